@@ -1,0 +1,18 @@
+"""clinaudit: audit medical writing for uncited claims and bad citations.
+
+The library API is `audit_text` and `audit_paths`; both return frozen dataclasses
+from `clinaudit.models`.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+__all__ = ["__version__", "audit_paths", "audit_text"]
+
+
+def __getattr__(name: str):  # the pipeline loads on first use, not on `import clinaudit`
+    if name in ("audit_text", "audit_paths"):
+        from clinaudit import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(name)

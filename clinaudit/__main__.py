@@ -1,0 +1,3 @@
+from clinaudit.cli import run
+
+run()

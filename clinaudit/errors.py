@@ -1,0 +1,5 @@
+"""Errors that end a run with exit code 2 and one line on stderr."""
+
+
+class InputError(Exception):
+    """Bad input (a file, an option, a config): the user can fix it; no traceback."""

@@ -1,0 +1,91 @@
+"""The terminal table: findings grouped by file, a citations table, a verdict line.
+
+Rich drops colour by itself when NO_COLOR is set or the output is not a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from clinaudit.models import AuditResult, FileReport, Status
+
+SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
+STATUS_STYLE = {
+    Status.VERIFIED: "green",
+    Status.UNCHECKED: "dim",
+    Status.UNVERIFIABLE: "yellow",
+    Status.CONCERN: "yellow",
+    Status.WITHDRAWN: "yellow",
+}
+
+
+def render(result: AuditResult, out: TextIO) -> None:
+    console = Console(file=out, width=None if out.isatty() else 140, soft_wrap=False)
+    for report in result.files:
+        _file(console, report)
+    counts = {s: 0 for s in ("high", "medium", "low")}
+    for finding in result.findings:
+        counts[finding.severity.value] = counts.get(finding.severity.value, 0) + 1
+    style = "bold green" if result.verdict == "pass" else "bold red"
+    console.print(
+        Text.assemble(
+            (result.verdict.upper(), style),
+            f"  {len(result.files)} file(s), {sum(len(r.findings) for r in result.files)} finding(s) "
+            f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
+            f"{sum(len(r.citations) for r in result.files)} citation(s)",
+        )
+    )
+
+
+def _file(console: Console, report: FileReport) -> None:
+    head = Text.assemble((report.path, "bold"), "  ", _verdict_text(report))
+    console.print(head)
+    if report.error:
+        console.print(Text(f"  error: {report.error}", style="red"))
+        return
+    if report.note:
+        console.print(Text(f"  {report.note}", style="dim"))
+    if report.findings:
+        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, expand=False)
+        table.add_column("line:col", no_wrap=True)
+        table.add_column("severity", no_wrap=True)
+        table.add_column("rule", no_wrap=True)
+        table.add_column("finding", overflow="fold")
+        for f in report.findings:
+            message = f.message
+            if f.sentence and f.rule == "uncited-claim":
+                message = f"{message}: “{f.sentence}”"
+            if f.suggestion:
+                message = f"{message}\n→ {f.suggestion}"
+            table.add_row(
+                f"{f.span.line}:{f.span.column}",
+                Text(f.severity.value, style=SEVERITY_STYLE.get(f.severity.value, "")),
+                f.rule,
+                message,
+            )
+        console.print(table)
+    if report.citations:
+        table = Table(title=None, show_header=True, header_style="bold", box=None, pad_edge=False)
+        table.add_column("citation", overflow="fold")
+        table.add_column("status", no_wrap=True)
+        table.add_column("line:col", no_wrap=True)
+        table.add_column("cited by", justify="right")
+        for c in report.citations:
+            table.add_row(
+                c.id,
+                Text(c.status.value, style=STATUS_STYLE.get(c.status, "red")),
+                f"{c.span.line}:{c.span.column}",
+                str(len(c.claims)),
+            )
+        console.print(table)
+    console.print()
+
+
+def _verdict_text(report: FileReport) -> Text:
+    if report.error:
+        return Text("ERROR", style="bold red")
+    return Text(report.verdict.upper(), style="bold green" if report.verdict == "pass" else "bold red")

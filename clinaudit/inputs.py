@@ -1,0 +1,150 @@
+"""Input sources: files, directories and stdin, read in bounded chunks.
+
+A large file is cut into chunks of about CHUNK_BYTES at blank lines that start a
+new top-level block outside code fences, so a 50 MB report is audited in memory
+proportional to the chunk, not the file.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinaudit.errors import InputError
+
+REPORT_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
+CHUNK_BYTES = 1 << 20
+_FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
+_BOMS = {b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16", b"\xff\xfe\x00\x00": "UTF-32"}
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    name: str  # as shown in findings
+    path: Path | None  # None for stdin
+    markdown: bool
+
+
+def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
+    """Expand the command line into report sources; missing paths are an InputError."""
+    sources: list[Source] = []
+    for raw in paths:
+        if raw == "-":
+            sources.append(Source("-", None, True))
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                p
+                for p in path.rglob("*")
+                if p.suffix.lower() in REPORT_SUFFIXES and p.is_file() and not _excluded(p, exclude)
+            )
+            if not found:
+                raise InputError(f"{raw}: no reports (*.md, *.markdown, *.txt) in this directory")
+            sources.extend(Source(str(p), p, p.suffix.lower() in MARKDOWN_SUFFIXES) for p in found)
+        elif path.exists():
+            sources.append(Source(raw, path, path.suffix.lower() != ".txt"))
+        else:
+            raise InputError(f"{raw}: no such file or directory")
+    return sources
+
+
+def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
+    return any(path.match(p) or any(part == p for part in path.parts) for p in patterns)
+
+
+def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
+    """Yield (text, lines before it) for each chunk; raise InputError on bad bytes."""
+    stream = sys.stdin.buffer if source.path is None else _open(source)
+    try:
+        yield from _chunks(stream, source.name, max_bytes)
+    finally:
+        if source.path is not None:
+            stream.close()
+
+
+def _open(source: Source):
+    try:
+        return open(source.path, "rb")
+    except IsADirectoryError:
+        raise InputError(f"{source.name}: is a directory") from None
+    except PermissionError:
+        raise InputError(f"{source.name}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{source.name}: cannot read ({exc.strerror})") from None
+
+
+def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
+    buffer: list[bytes] = []
+    size = 0
+    total = 0
+    line_base = 0  # lines before the current chunk
+    lines_in_buffer = 0
+    in_fence: bytes | None = None
+    in_comment = False
+    previous_blank = False
+    first = True
+    for line in stream:
+        if first:
+            first = False
+            for bom, encoding in _BOMS.items():
+                if line.startswith(bom):
+                    raise InputError(f"{name}: is {encoding} text; clinaudit reads UTF-8")
+            if line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+        total += len(line)
+        if total > max_bytes:
+            raise InputError(
+                f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
+            )
+        if b"\x00" in line:
+            raise InputError(f"{name}: binary file (NUL byte on line {line_base + lines_in_buffer + 1})")
+        stripped = line.strip()
+        blank = not stripped
+        # Cut before a line that starts a new top-level block after a blank line.
+        if (
+            size >= CHUNK_BYTES
+            and previous_blank
+            and not blank
+            and in_fence is None
+            and not in_comment
+            and line[:1] not in b" \t"
+        ):
+            yield _decode(b"".join(buffer), name, line_base), line_base
+            line_base += lines_in_buffer
+            buffer, size, lines_in_buffer = [], 0, 0
+        fence = _FENCE.match(line)
+        if fence:
+            marker = fence.group(1)
+            if in_fence is None:
+                in_fence = marker
+            elif marker[:1] == in_fence[:1] and len(marker) >= len(in_fence) and not line[fence.end() :].strip():
+                in_fence = None
+        if in_fence is None:
+            if b"<!--" in line and b"-->" not in line[line.rfind(b"<!--") :]:
+                in_comment = True
+            elif in_comment and b"-->" in line:
+                in_comment = False
+        buffer.append(line)
+        size += len(line)
+        lines_in_buffer += 1
+        previous_blank = blank
+    if buffer or first:
+        yield _decode(b"".join(buffer), name, line_base), line_base
+
+
+def _decode(data: bytes, name: str, line_base: int) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = line_base + data.count(b"\n", 0, exc.start) + 1
+        raise InputError(
+            f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8"
+        ) from None
+    if "\r" in text:  # CRLF → LF keeps columns right; a lone CR becomes a space, not a line
+        text = text.replace("\r\n", "\n").replace("\r", " ")
+    return text

@@ -1,0 +1,253 @@
+"""The records that flow between the pipeline's steps, all in one place.
+
+Every record is a frozen dataclass so a step can never change what an earlier
+step produced; a later step builds a new record with `dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Severity(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.LOW: 1, Severity.MEDIUM: 2, Severity.HIGH: 3}
+
+
+class Status(StrEnum):
+    """What is known about a cited id. `unverifiable` is never evidence against it."""
+
+    UNCHECKED = "unchecked"
+    VERIFIED = "verified"
+    NOT_FOUND = "not_found"
+    RETRACTED = "retracted"
+    CONCERN = "concern"
+    WITHDRAWN = "withdrawn"
+    RETIRED = "retired"
+    UNVERIFIABLE = "unverifiable"
+    INVALID = "invalid"
+    MISMATCHED = "mismatched"
+    OFF_TOPIC = "off_topic"
+    UNGROUNDED = "ungrounded"
+
+
+class CitationKind(StrEnum):
+    PMID = "pmid"
+    NCT = "nct"
+    DOI = "doi"
+    SOURCE = "source"
+    URL = "url"
+    REFERENCE = "reference"  # a reference-list entry with free text and no id
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """1-based line and column of a start and an end; the end column is exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A Markdown link: its text is prose, its target is not (but may cite)."""
+
+    text: str
+    target: str
+    start: int  # offsets into the unit text, covering the whole `[text](target)`
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """A block of prose that shares citations: a paragraph, list item or table row.
+
+    `text` has every non-prose character (code, link targets, HTML, table pipes)
+    replaced by a space, so offsets into it are offsets into the source lines;
+    `line_starts` maps each line of `text` back to its offset in the document.
+    """
+
+    kind: str  # paragraph | heading | table_row | text
+    text: str
+    line_starts: tuple[tuple[int, int], ...]  # (offset in text, offset in document)
+    links: tuple[Link, ...] = ()
+    section: str = ""  # text of the nearest heading above, for context
+    label: str = ""  # the number of an ordered-list item ("3" for "3. …")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    text: str
+    span: Span
+    unit_index: int
+    kind: str = "paragraph"  # the kind of unit it came from
+
+
+@dataclass(frozen=True, slots=True)
+class CitationMention:
+    """One place in the text where an id is cited."""
+
+    id: str  # canonical: pmid:123, nct:NCT01234567, doi:10.1/x, source:<id>, url:<url>, ref:<n>
+    kind: CitationKind
+    value: str  # the bare id
+    span: Span
+    sentence: str  # the sentence (or table row) that cites it; "" in a reference list
+    ref_text: str = ""  # link text or reference-entry text: what the author says it is
+    marker: str = ""  # e.g. "[3]" when cited through the reference list
+    claim_type: str | None = None  # the strongest claim made by the citing sentence
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceEntry:
+    label: str  # "3" for "[3]" or "3."
+    text: str
+    ids: tuple[tuple[str, CitationKind, str], ...]  # (canonical id, kind, value)
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    claim_type: str
+    severity: Severity
+    sentence: Sentence
+    cited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    severity: Severity
+    span: Span
+    message: str
+    sentence: str = ""
+    claim_type: str | None = None
+    citation: str | None = None
+    suggestion: str = ""
+    source: str = ""  # where a corrections entry got its fact
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """What a database says about one id. Services fill what they know."""
+
+    id: str  # canonical citation id
+    database: str  # pubmed | ctgov | crossref | doi | knowledge-base
+    exists: bool
+    title: str = ""
+    journal: str = ""
+    journal_iso: str = ""
+    year: int | None = None
+    authors: tuple[str, ...] = ()
+    doi: str = ""
+    abstract: str = ""
+    publication_types: tuple[str, ...] = ()
+    mesh: tuple[str, ...] = ()
+    retracted_by: tuple[str, ...] = ()  # ids of retraction / withdrawal notices
+    concern: tuple[str, ...] = ()  # ids of expressions of concern
+    corrections: tuple[str, ...] = ()  # errata / corrections (informational)
+    retraction_of: tuple[str, ...] = ()  # this record is itself a retraction notice
+    trial_status: str = ""
+    why_stopped: str = ""
+    conditions: tuple[str, ...] = ()
+    interventions: tuple[str, ...] = ()
+    phases: tuple[str, ...] = ()
+    extra: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """The outcome of looking one id up: a record, or why there is none."""
+
+    id: str
+    status: Status
+    record: Record | None = None
+    reason: str = ""  # for unverifiable / invalid: what went wrong
+
+
+@dataclass(frozen=True, slots=True)
+class CitationResult:
+    """One cited id in one file, with everything learned about it."""
+
+    id: str
+    kind: CitationKind
+    value: str
+    span: Span  # first mention
+    status: Status
+    claims: tuple[str, ...]  # the sentences that cite it
+    mentions: int = 1
+    ref_text: str = ""
+    note: str = ""
+    record: Record | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MarkerUse:
+    """A `[n]` marker in prose, waiting for the whole reference list."""
+
+    labels: tuple[str, ...]
+    span: Span
+    sentence: str
+    claim_type: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """Everything read out of one report before any lookup: the offline half."""
+
+    path: str
+    sentences: int
+    claims: tuple[Claim, ...]
+    mentions: tuple[CitationMention, ...]
+    markers: tuple[MarkerUse, ...]
+    entries: tuple[ReferenceEntry, ...]
+    findings: tuple[Finding, ...]  # found while reading: weak citations and the like
+    has_disclaimer: bool
+    prose: bool  # False for an empty report or one with no prose at all
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    path: str
+    verdict: str  # pass | fail
+    findings: tuple[Finding, ...]
+    citations: tuple[CitationResult, ...]
+    sentences: int
+    claims: int
+    uncited_claims: int
+    error: str = ""
+    note: str = ""  # e.g. "no prose"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    verdict: str
+    files: tuple[FileReport, ...]
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for report in self.files for f in report.findings)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What the caller asked for; the CLI builds one from flags."""
+
+    fail_on: str = "high"  # high | medium | low | never
+    require_disclaimer: bool = False
+    sources: str | None = None  # knowledge-base file for [src:…] markers
+    max_bytes: int = 100 * 1024 * 1024
+    strict: bool = False
+    offline: bool = True  # no resolution service in the offline core

@@ -1,0 +1,343 @@
+"""Markdown or plain text → units of prose that keep their way back to line:column.
+
+markdown-it-py finds the blocks (its block parser is three times faster than a
+full parse); inline code, HTML and link targets inside a block are masked here
+with linear scanners, so a 100,000-character line cannot make a regex backtrack.
+Masking replaces characters with spaces instead of deleting them: an offset into
+a unit's text is then an offset into its source line.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from clinaudit.models import Link, Span, Unit
+
+REFERENCE_HEADING = re.compile(
+    r"^(?:references?|bibliography|sources?|citations?|works cited|literature cited|"
+    r"further reading|key references)$",
+    re.IGNORECASE,
+)
+_HEADING_NOISE = re.compile(r"[*_#:\s]+")
+_NON_NEWLINE = re.compile(r"[^\n]")
+_BACKTICKS = re.compile(r"`+")
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,500})?/?>")
+_AUTOLINK = re.compile(r"<(https?://[^<>\s]{1,2000})>")
+_LINK = re.compile(
+    r"(!?)\[([^\[\]]{0,1000})\]\(\s*(<[^<>\n]{0,2000}>|[^\s()<>]{0,2000}(?:\([^\s()]{0,200}\)[^\s()<>]{0,200}){0,5})"
+    r"(?:\s+(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'))?\s*\)"
+)
+_REF_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]{1,100})\]:[ \t]*(\S.*)$")
+_TEXT_PARAGRAPH = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass(slots=True)
+class Comment:
+    """An HTML comment, kept for in-file suppressions."""
+
+    offset: int
+    text: str
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    units: list[Unit]
+    index: LineIndex
+    comments: list[Comment] = field(default_factory=list)
+    definitions: list[tuple[str, str, Span]] = field(default_factory=list)  # `[n]: …` lines
+
+
+class LineIndex:
+    """Offsets in a text ↔ 1-based line and column."""
+
+    __slots__ = ("length", "line_base", "starts")
+
+    def __init__(self, text: str, line_base: int = 0) -> None:
+        starts = [0]
+        find = text.find
+        pos = find("\n")
+        while pos >= 0:
+            starts.append(pos + 1)
+            pos = find("\n", pos + 1)
+        self.starts = starts
+        self.line_base = line_base
+        self.length = len(text)
+
+    def position(self, offset: int) -> tuple[int, int]:
+        i = bisect_right(self.starts, offset) - 1
+        return i + 1 + self.line_base, offset - self.starts[i] + 1
+
+    def span(self, start: int, end: int) -> Span:
+        line, column = self.position(start)
+        end_line, end_column = self.position(max(start, end))
+        return Span(line, column, end_line, end_column)
+
+    def line_bounds(self, line0: int) -> tuple[int, int]:
+        """Start and end (without the newline) of a 0-based line of this text."""
+        start = self.starts[line0]
+        end = self.starts[line0 + 1] - 1 if line0 + 1 < len(self.starts) else self.length
+        return start, end
+
+
+def unit_to_doc(unit: Unit, offset: int) -> int:
+    starts = unit.line_starts
+    lo, hi = 0, len(starts)
+    while lo < hi:  # bisect on the first element without building a list
+        mid = (lo + hi) // 2
+        if starts[mid][0] <= offset:
+            lo = mid + 1
+        else:
+            hi = mid
+    u0, d0 = starts[max(lo - 1, 0)]
+    return d0 + (offset - u0)
+
+
+def unit_span(unit: Unit, index: LineIndex, start: int, end: int) -> Span:
+    return index.span(unit_to_doc(unit, start), unit_to_doc(unit, end))
+
+
+def is_reference_heading(text: str) -> bool:
+    return bool(REFERENCE_HEADING.match(_HEADING_NOISE.sub(" ", text).strip()))
+
+
+# ---------------------------------------------------------------- markdown
+
+_md = None
+
+
+def _markdown():  # built on first use: the import costs time a `--help` need not pay
+    global _md
+    if _md is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.front_matter import front_matter_plugin
+
+        md = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+        md.core.ruler.disable(["inline", "text_join"])
+        _md = md
+    return _md
+
+
+def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
+    index = LineIndex(text, line_base)
+    tokens = _markdown().parse(text)
+    doc = ParsedDocument(units=[], index=index)
+    covered = bytearray(len(index.starts))
+    section = ""
+    label = ""
+    i = 0
+    n = len(tokens)
+    while i < n:
+        tok = tokens[i]
+        if tok.map and tok.level == 0:
+            for line in range(tok.map[0], min(tok.map[1], len(covered))):
+                covered[line] = 1
+        kind = tok.type
+        if kind == "list_item_open":
+            label = tok.info or ""
+        elif kind == "heading_open":
+            inline = tokens[i + 1]
+            unit = _block_unit(text, index, inline.content, inline.map, "heading", section)
+            section = unit.text.strip()
+            doc.units.append(unit)
+            i += 2
+            continue
+        elif kind == "paragraph_open":
+            inline = tokens[i + 1]
+            unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label)
+            label = ""
+            unit, links, comments = _mask_inline(unit)
+            doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
+            unit = _with_links(unit, links)
+            if is_reference_heading(unit.text) and len(unit.text) < 40:
+                unit = _replace_kind(unit, "heading")
+                section = unit.text.strip()
+            doc.units.append(unit)
+            i += 2
+            continue
+        elif kind == "tr_open":
+            j = i + 1
+            cells = []
+            header = False
+            while j < n and tokens[j].type != "tr_close":
+                if tokens[j].type == "inline":
+                    cells.append(tokens[j].content)
+                elif tokens[j].type == "th_open":
+                    header = True
+                j += 1
+            unit = _table_row_unit(text, index, tok.map, cells, "table_header" if header else "table_row", section)
+            unit, links, comments = _mask_inline(unit)
+            doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
+            doc.units.append(_with_links(unit, links))
+            i = j + 1
+            continue
+        elif kind == "html_block":
+            start = index.starts[tok.map[0]] if tok.map else 0
+            for m in re.finditer(r"<!--(.*?)-->", tok.content, re.DOTALL):
+                doc.comments.append(Comment(start + m.start(), m.group(1)))
+        i += 1
+    for line0, flag in enumerate(covered):
+        if flag:
+            continue
+        ls, le = index.line_bounds(line0)
+        m = _REF_DEFINITION.match(text, ls, le)
+        if m:
+            doc.definitions.append((m.group(1), m.group(2), index.span(m.start(2), m.end(2))))
+    return doc
+
+
+def _replace_kind(unit: Unit, kind: str) -> Unit:
+    return Unit(kind, unit.text, unit.line_starts, unit.links, unit.section, unit.label)
+
+
+def _with_links(unit: Unit, links: list[Link]) -> Unit:
+    return Unit(unit.kind, unit.text, unit.line_starts, tuple(links), unit.section, unit.label)
+
+
+def _block_unit(
+    text: str, index: LineIndex, content: str, map_: list[int] | None, kind: str, section: str, label: str = ""
+) -> Unit:
+    """Line up each line of a block's content with its source line."""
+    parts: list[str] = []
+    line_starts: list[tuple[int, int]] = []
+    offset = 0
+    line0 = map_[0] if map_ else 0
+    last = (map_[1] if map_ else len(index.starts)) - 1
+    for content_line in content.split("\n"):
+        stripped = content_line.strip()
+        found = -1
+        ls = le = 0
+        probe = line0
+        while probe <= last and probe < len(index.starts):  # usually the first probe hits
+            ls, le = index.line_bounds(probe)
+            found = text.rfind(stripped, ls, le) if stripped else le
+            if found >= 0:
+                line0 = probe + 1
+                break
+            probe += 1
+        if found < 0:
+            continue  # a line markdown-it rewrote past recognition: leave it out rather than misplace it
+        piece = text[found : found + len(stripped)]
+        line_starts.append((offset, found))
+        parts.append(piece)
+        offset += len(piece) + 1
+    return Unit(kind, "\n".join(parts), tuple(line_starts) or ((0, 0),), (), section, label)
+
+
+def _table_row_unit(
+    text: str, index: LineIndex, map_: list[int] | None, cells: list[str], kind: str, section: str
+) -> Unit:
+    """A whole table row is one unit: its pipes become spaces, its cells stay in place."""
+    ls, le = index.line_bounds(map_[0] if map_ else 0)
+    line = text[ls:le]
+    keep = bytearray(len(line))
+    pos = 0
+    for cell in cells:
+        cell = cell.strip()
+        if not cell:
+            continue
+        found = line.find(cell, pos)
+        if found < 0:
+            continue
+        keep[found : found + len(cell)] = b"\x01" * len(cell)
+        pos = found + len(cell)
+    masked = "".join(c if k else " " for c, k in zip(line, keep, strict=False))
+    return Unit(kind, masked, ((0, ls),), (), section, "")
+
+
+def _mask(chars: list[str], start: int, end: int) -> None:
+    for k in range(start, end):
+        if chars[k] != "\n":
+            chars[k] = " "
+
+
+def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
+    """Blank out code spans, HTML and link targets; keep link text as prose."""
+    s = unit.text
+    if not any(c in s for c in "`<["):
+        return unit, [], []
+    chars = list(s)
+    comments: list[tuple[int, str]] = []
+    # Code spans: a run of N backticks closes at the next run of exactly N (CommonMark).
+    if "`" in s:
+        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(s)]
+        by_len: dict[int, list[int]] = {}
+        for idx, (a, b) in enumerate(runs):
+            by_len.setdefault(b - a, []).append(idx)
+        k = 0
+        while k < len(runs):
+            a, b = runs[k]
+            same = by_len[b - a]
+            pos = bisect_right(same, k)
+            if pos < len(same):
+                closer = same[pos]
+                _mask(chars, a, runs[closer][1])
+                k = closer + 1
+            else:
+                k += 1
+    masked = "".join(chars)
+    if "<" in masked:
+        start = masked.find("<!--")
+        while start >= 0:
+            end = masked.find("-->", start + 4)
+            if end < 0:
+                break
+            comments.append((start, masked[start + 4 : end]))
+            _mask(chars, start, end + 3)
+            start = masked.find("<!--", end + 3)
+        masked = "".join(chars)
+        for m in _AUTOLINK.finditer(masked):
+            _mask(chars, m.start(), m.start() + 1)
+            _mask(chars, m.end() - 1, m.end())
+        for m in _HTML_TAG.finditer(masked):
+            _mask(chars, m.start(), m.end())
+        masked = "".join(chars)
+    links: list[Link] = []
+    if "](" in masked:
+        for m in _LINK.finditer(masked):
+            target = m.group(3).strip("<>")
+            links.append(Link(m.group(2), target, m.start(), m.end()))
+            if m.group(1):  # an image: its alt text is not prose either
+                _mask(chars, m.start(), m.end())
+            else:
+                _mask(chars, m.start(), m.start(2))
+                _mask(chars, m.end(2), m.end())
+        masked = "".join(chars)
+    return Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label), links, comments
+
+
+# ---------------------------------------------------------------- plain text
+
+
+def parse_text(text: str, line_base: int = 0) -> ParsedDocument:
+    """Plain text is all prose: paragraphs are separated by blank lines."""
+    index = LineIndex(text, line_base)
+    doc = ParsedDocument(units=[], index=index)
+    section = ""
+    pos = 0
+    for m in [*_TEXT_PARAGRAPH.finditer(text), None]:
+        end = m.start() if m else len(text)
+        block = text[pos:end]
+        if block.strip():
+            lead = len(block) - len(block.lstrip())
+            start = pos + lead
+            body = text[start:end].rstrip()
+            line_starts = []
+            offset = 0
+            for line in body.split("\n"):
+                line_starts.append((offset, start + offset))
+                offset += len(line) + 1
+            first = body.split("\n", 1)[0]
+            if is_reference_heading(first) and len(first) < 40:
+                doc.units.append(Unit("heading", first, ((0, start),), (), section))
+                section = first.strip()
+                if "\n" not in body:
+                    pos = m.end() if m else len(text)
+                    continue
+                rest = body.index("\n") + 1
+                body = body[rest:]
+                line_starts = [(u - rest, d) for u, d in line_starts[1:]]
+            doc.units.append(Unit("paragraph", body, tuple(line_starts), (), section))
+        pos = m.end() if m else len(text)
+    return doc

@@ -1,0 +1,333 @@
+"""The whole audit, top-down:
+
+    parse → sentences → citations → claims      (read: one Document per report)
+    → resolve                                   (every id of every report, in shared batches)
+    → verify → score → verdict                  (one FileReport per report)
+
+`audit_text` and `audit_paths` are the library API; the CLI is a thin layer over them.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from clinaudit import citations, claims, inputs, sentences, verdict
+from clinaudit.errors import InputError
+from clinaudit.knowledge import KnowledgeBase
+from clinaudit.models import (
+    AuditResult,
+    CitationKind,
+    CitationMention,
+    Claim,
+    Document,
+    FileReport,
+    Finding,
+    MarkerUse,
+    Options,
+    ReferenceEntry,
+    Sentence,
+    Severity,
+    Unit,
+)
+from clinaudit.parse import ParsedDocument, is_reference_heading, parse_markdown, parse_text, unit_span
+
+SENTENCE_DISPLAY = 200
+_LETTERS = re.compile(r"[A-Za-z]{3}")
+
+
+def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
+    """Audit one report held in memory."""
+    options = options or Options()
+    document = read_document(path, [(text, 0)], markdown)
+    return _finish([document], options)[0]
+
+
+def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditResult:
+    """Audit files, directories (recursively) and `-` for stdin."""
+    options = options or Options()
+    sources = inputs.collect(list(paths))
+    documents: list[Document | FileReport] = []
+    for source in sources:
+        try:
+            documents.append(read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown))
+        except InputError as exc:
+            documents.append(FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc)))
+    reports = _finish(documents, options)
+    return AuditResult(verdict.overall(reports), tuple(reports))
+
+
+def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:
+    """resolve → verify → score → verdict, with every report's ids resolved together."""
+    knowledge = _knowledge(options)
+    read = [d for d in documents if isinstance(d, Document)]
+    statuses = resolve_offline(read, knowledge)
+    reports = []
+    for item in documents:
+        if isinstance(item, FileReport):
+            reports.append(item)
+            continue
+        cited = verdict.citation_results(item, statuses)
+        findings = verdict.findings(item, cited, options)
+        reports.append(
+            FileReport(
+                path=item.path,
+                verdict=verdict.file_verdict(findings, cited, options),
+                findings=findings,
+                citations=cited,
+                sentences=item.sentences,
+                claims=len(item.claims),
+                uncited_claims=sum(1 for c in item.claims if not c.cited),
+                note="" if item.prose else "no prose",
+            )
+        )
+    return reports
+
+
+def _knowledge(options: Options) -> KnowledgeBase | None:
+    if not options.sources:
+        return None
+    from clinaudit import knowledge
+
+    return knowledge.load(options.sources)
+
+
+def resolve_offline(documents: list[Document], knowledge: KnowledgeBase | None) -> dict[str, verdict.Lookup]:
+    """What is known without a network: malformed ids and the local knowledge base."""
+    found: dict[str, verdict.Lookup] = {}
+    for document in documents:
+        for mention in document.mentions:
+            if mention.id in found:
+                continue
+            found[mention.id] = verdict.offline_lookup(mention, knowledge)
+    return found
+
+
+# ---------------------------------------------------------------- read: parse → sentences → citations → claims
+
+
+@dataclass(slots=True)
+class _Reading:
+    sentences: int = 0
+    claims: list[Claim] = field(default_factory=list)
+    mentions: list[CitationMention] = field(default_factory=list)
+    markers: list[MarkerUse] = field(default_factory=list)
+    entries: list[ReferenceEntry] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    has_disclaimer: bool = False
+    prose: bool = False
+
+
+def read_document(path: str, chunks: Iterable[tuple[str, int]], markdown: bool) -> Document:
+    reading = _Reading()
+    for text, line_base in chunks:
+        parsed = parse_markdown(text, line_base) if markdown else parse_text(text, line_base)
+        _read_units(parsed, reading)
+    _link_references(reading)
+    return Document(
+        path=path,
+        sentences=reading.sentences,
+        claims=tuple(reading.claims),
+        mentions=tuple(reading.mentions),
+        markers=tuple(reading.markers),
+        entries=tuple(reading.entries),
+        findings=tuple(reading.findings),
+        has_disclaimer=reading.has_disclaimer,
+        prose=reading.prose,
+    )
+
+
+def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
+    index = parsed.index
+    rules = claims.rules()
+    for unit in parsed.units:
+        if unit.kind in ("heading", "table_header"):
+            continue
+        if is_reference_heading(unit.section):
+            reading.entries.extend(_reference_entries(unit, index))
+            continue
+        _read_prose(unit, index, rules, reading)
+    for label, text, span in parsed.definitions:
+        ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
+        reading.entries.append(ReferenceEntry(label.strip(), text.strip(), ids, span))
+
+
+def _link_references(reading: _Reading) -> None:
+    """Tie each `[n]` marker to its reference entry, now that the whole list is known."""
+    entries: dict[str, ReferenceEntry] = {}
+    for entry in reading.entries:
+        if entry.label:
+            entries.setdefault(entry.label, entry)
+    used: set[str] = set()
+    for use in reading.markers:
+        for label in use.labels:
+            entry = entries.get(label)
+            if entry is None:
+                reading.findings.append(
+                    Finding(
+                        "dangling-reference",
+                        Severity.HIGH,
+                        use.span,
+                        f"[{label}] has no entry in the reference list",
+                        sentence=use.sentence,
+                        claim_type=use.claim_type,
+                        suggestion="Add the entry under References, or correct the marker's number.",
+                    )
+                )
+                continue
+            used.add(label)
+            ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
+            for cid, kind, value in ids:
+                reading.mentions.append(
+                    CitationMention(cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type)
+                )
+    for entry in reading.entries:  # listed but never cited in the text: still reported
+        if entry.label and entry.label in used:
+            continue
+        marker = f"[{entry.label}]" if entry.label else ""
+        for cid, kind, value in entry.ids:
+            reading.mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, marker, None))
+
+
+@dataclass(slots=True)
+class _Cite:
+    """A citation found in a unit, before it is tied to a sentence."""
+
+    start: int
+    end: int
+    found: citations.Found | None = None  # an id
+    labels: tuple[str, ...] = ()  # a [n] marker
+    source: str = ""  # a [src:…] marker
+    ref_text: str = ""
+
+
+def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) -> None:
+    text = unit.text
+    bounds = sentences.split(text)
+    if not bounds:
+        return
+    reading.prose = True
+    cites = _unit_citations(unit)
+    starts = [a for a, _ in bounds]
+    per_sentence: list[list[_Cite]] = [[] for _ in bounds]
+    for cite in cites:
+        k = max(bisect_right(starts, cite.start) - 1, 0)
+        per_sentence[k].append(cite)
+    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
+    for k in range(len(bounds) - 1, 0, -1):
+        if per_sentence[k] and not _has_prose(text, bounds[k], per_sentence[k]):
+            per_sentence[k - 1].extend(per_sentence[k])
+            per_sentence[k] = []
+    row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
+    strongest: claims.ClaimType | None = None
+    for k, (a, b) in enumerate(bounds):
+        raw = text[a:b]
+        if not _has_prose(text, (a, b), per_sentence[k]):
+            continue
+        reading.sentences += 1
+        display = _display(raw)
+        if rules.is_disclaimer(raw):
+            reading.has_disclaimer = True
+        claim_type = rules.classify(raw)
+        name = claim_type.name if claim_type else None
+        if claim_type is not None:
+            sentence = Sentence(display, unit_span(unit, index, a, b), 0, unit.kind)
+            reading.claims.append(
+                Claim(claim_type.name, claim_type.severity, sentence, bool(per_sentence[k] or (row and cites)))
+            )
+            if strongest is None or claim_type.severity.rank > strongest.severity.rank:
+                strongest = claim_type
+        for weak, s, e in citations.find_weak(raw):
+            reading.findings.append(
+                Finding(
+                    rule="weak-citation",
+                    severity=Severity.LOW,
+                    span=unit_span(unit, index, a + s, a + e),
+                    message=f"'{weak}' names a source that cannot be checked",
+                    sentence=display,
+                    claim_type=name,
+                    suggestion="Add the PMID, DOI or NCT id of the work you mean.",
+                )
+            )
+        if not row:
+            for cite in per_sentence[k]:
+                _record(cite, unit, index, display, name, reading)
+    if row:
+        row_text = _display(text)
+        for cite in cites:
+            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading)
+
+
+def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
+    a, b = bound
+    if not cites:
+        return True
+    chars = list(text[a:b])
+    for cite in cites:
+        for k in range(max(cite.start, a) - a, min(cite.end, b) - a):
+            chars[k] = " "
+    return bool(_LETTERS.search("".join(chars)))
+
+
+def _record(cite: _Cite, unit: Unit, index, sentence: str, claim_type: str | None, reading: _Reading) -> None:
+    span = unit_span(unit, index, cite.start, cite.end)
+    if cite.labels:
+        reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type))
+    elif cite.source:
+        reading.mentions.append(
+            CitationMention(
+                f"source:{cite.source}", CitationKind.SOURCE, cite.source, span, sentence, "", "", claim_type
+            )
+        )
+    elif cite.found is not None:
+        f = cite.found
+        reading.mentions.append(CitationMention(f.id, f.kind, f.value, span, sentence, cite.ref_text, "", claim_type))
+
+
+def _unit_citations(unit: Unit) -> list[_Cite]:
+    text = unit.text
+    cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(text)]
+    cites += [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
+    cites += [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
+    for link in unit.links:
+        for f in citations.find_ids(link.target):
+            cites.append(_Cite(link.start, link.end, found=f, ref_text=" ".join(link.text.split())))
+    cites.sort(key=lambda c: c.start)
+    return cites
+
+
+def _display(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
+
+
+def _reference_entries(unit: Unit, index) -> list[ReferenceEntry]:
+    """Split a unit of a reference section into numbered entries."""
+    text = unit.text
+    pieces: list[tuple[str, int, int]] = []  # label, start, end
+    if unit.label:
+        pieces.append((unit.label.lstrip("0") or "0", 0, len(text)))
+    else:
+        offset = 0
+        for line in text.split("\n"):
+            start = citations.entry_start(line)
+            if start is not None:
+                pieces.append((start[0], offset + start[1], offset + len(line)))
+            elif pieces:
+                label, s, _ = pieces[-1]
+                pieces[-1] = (label, s, offset + len(line))
+            elif line.strip():
+                pieces.append(("", offset, offset + len(line)))
+            offset += len(line) + 1
+    entries = []
+    for label, s, e in pieces:
+        body = text[s:e]
+        ids = [(f.id, f.kind, f.value) for f in citations.find_ids(body)]
+        for link in unit.links:
+            if s <= link.start < e:
+                ids += [(f.id, f.kind, f.value) for f in citations.find_ids(link.target)]
+        unique = tuple(dict.fromkeys(ids))
+        entries.append(ReferenceEntry(label, " ".join(body.split()), unique, unit_span(unit, index, s, e)))
+    return entries
