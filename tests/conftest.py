@@ -1,0 +1,54 @@
+"""Shared test fixtures.
+
+Every test runs with the services pointed at a closed loopback port and the cache
+in a temporary directory, so no test can reach the internet or a user's cache by
+accident; tests that need the recorded services start the local server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, connections are refused
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    cache = tmp_path_factory.mktemp("cache")
+    for name in ("CLINAUDIT_EUTILS_URL", "CLINAUDIT_CTGOV_URL", "CLINAUDIT_CROSSREF_URL", "CLINAUDIT_DOI_URL"):
+        monkeypatch.setenv(name, CLOSED)
+    monkeypatch.setenv("CLINAUDIT_CACHE_DIR", str(cache))
+    monkeypatch.delenv("NCBI_API_KEY", raising=False)
+    monkeypatch.delenv("CLINAUDIT_JUDGE_URL", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    yield
+
+
+def clinaudit_exe() -> list[str]:
+    """The installed console script, as a user runs it."""
+    exe = shutil.which("clinaudit", path=str(Path(sys.executable).parent)) or shutil.which("clinaudit")
+    assert exe, "the clinaudit console script is not installed (pip install -e '.[test]')"
+    return [exe]
+
+
+def run_cli(*args: str, input: str | bytes | None = None, env: dict | None = None, cwd=None, timeout: float = 60):
+    """Run the installed `clinaudit` in a subprocess; returns CompletedProcess with text output."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    data = input.encode() if isinstance(input, str) else input
+    proc = subprocess.run(
+        [*clinaudit_exe(), *args], input=data, capture_output=True, env=full_env, cwd=cwd, timeout=timeout
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    )
