@@ -29,7 +29,7 @@ _LINK = re.compile(
     r"(!?)\[([^\[\]]{0,1000})\]\(\s*(<[^<>\n]{0,2000}>|[^\s()<>]{0,2000}(?:\([^\s()]{0,200}\)[^\s()<>]{0,200}){0,5})"
     r"(?:\s+(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'))?\s*\)"
 )
-_REF_DEFINITION = re.compile(r"^ {0,3}\[([^\]\n]{1,100})\]:[ \t]*(\S.*)$")
+_REF_DEFINITION = re.compile(r" {0,3}\[([^\]\n]{1,100})\]:[ \t]*(\S.*)$")
 _TEXT_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
@@ -120,8 +120,12 @@ def _markdown():  # built on first use: the import costs time a `--help` need no
 
 
 def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
+    md = _markdown()
+    tokens = md.parse(text)
+    if tokens and max(t.level for t in tokens) >= md.options["maxNesting"] - 1:
+        # markdown-it drops what lies deeper than its nesting limit; read it all rather than lose it
+        return parse_text(text, line_base)
     index = LineIndex(text, line_base)
-    tokens = _markdown().parse(text)
     doc = ParsedDocument(units=[], index=index)
     covered = bytearray(len(index.starts))
     section = ""
@@ -150,10 +154,14 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
             unit, links, comments = _mask_inline(unit)
             doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
             unit = _with_links(unit, links)
-            if is_reference_heading(unit.text) and len(unit.text) < 40:
-                unit = _replace_kind(unit, "heading")
-                section = unit.text.strip()
-            doc.units.append(unit)
+            head, rest = _split_reference_heading(unit)
+            if head is not None:
+                section = head.text.strip()
+                doc.units.append(head)
+                if rest is not None:
+                    doc.units.append(Unit(rest.kind, rest.text, rest.line_starts, rest.links, section, rest.label))
+            else:
+                doc.units.append(unit)
             i += 2
             continue
         elif kind == "tr_open":
@@ -174,8 +182,7 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
             continue
         elif kind == "html_block":
             start = index.starts[tok.map[0]] if tok.map else 0
-            for m in re.finditer(r"<!--(.*?)-->", tok.content, re.DOTALL):
-                doc.comments.append(Comment(start + m.start(), m.group(1)))
+            doc.comments.extend(Comment(start + at, body) for at, body, _ in html_comments(tok.content))
         i += 1
     for line0, flag in enumerate(covered):
         if flag:
@@ -187,8 +194,18 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
     return doc
 
 
-def _replace_kind(unit: Unit, kind: str) -> Unit:
-    return Unit(kind, unit.text, unit.line_starts, unit.links, unit.section, unit.label)
+def _split_reference_heading(unit: Unit) -> tuple[Unit | None, Unit | None]:
+    """ "**References**" or "Sources:" as a paragraph's first line starts a reference section."""
+    first, _, rest = unit.text.partition("\n")
+    if len(first) >= 40 or not is_reference_heading(first):
+        return None, None
+    head = Unit("heading", first, unit.line_starts[:1], (), unit.section)
+    if not rest.strip():
+        return head, None
+    cut = len(first) + 1
+    starts = tuple((u - cut, d) for u, d in unit.line_starts[1:])
+    links = tuple(Link(k.text, k.target, k.start - cut, k.end - cut) for k in unit.links if k.start >= cut)
+    return head, Unit(unit.kind, rest, starts, links, unit.section, unit.label)
 
 
 def _with_links(unit: Unit, links: list[Link]) -> Unit:
@@ -246,6 +263,19 @@ def _table_row_unit(
     return Unit(kind, masked, ((0, ls),), (), section, "")
 
 
+def html_comments(text: str) -> list[tuple[int, str, int]]:
+    """(start, body, end) of each `<!-- … -->`, found in one linear pass."""
+    out = []
+    start = text.find("<!--")
+    while start >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        out.append((start, text[start + 4 : end], end + 3))
+        start = text.find("<!--", end + 3)
+    return out
+
+
 def _mask(chars: list[str], start: int, end: int) -> None:
     for k in range(start, end):
         if chars[k] != "\n":
@@ -278,14 +308,9 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
                 k += 1
     masked = "".join(chars)
     if "<" in masked:
-        start = masked.find("<!--")
-        while start >= 0:
-            end = masked.find("-->", start + 4)
-            if end < 0:
-                break
-            comments.append((start, masked[start + 4 : end]))
-            _mask(chars, start, end + 3)
-            start = masked.find("<!--", end + 3)
+        for start, body, end in html_comments(masked):
+            comments.append((start, body))
+            _mask(chars, start, end)
         masked = "".join(chars)
         for m in _AUTOLINK.finditer(masked):
             _mask(chars, m.start(), m.start() + 1)

@@ -99,7 +99,7 @@ _DOTTED = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]$")
 _CANDIDATE = re.compile(r"[.!?]+(?:[\"'\u201d\u2019)\]]|\[\d[\d,\s\u2013-]{0,40}\])*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]{0,15})$")
 _NEXT = re.compile(r"\s*(\S)")
-_TRAILING_MARKERS = re.compile(r"(?:[ \t]*\[\d[\d,\s\u2013-]{0,40}\])+")
+_TRAILING_MARKERS = re.compile(r"(?:[ \t]{0,3}\[\d[\d,\s\u2013-]{0,40}\])+")
 
 
 def split(text: str) -> list[tuple[int, int]]:

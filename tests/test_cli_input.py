@@ -1,0 +1,132 @@
+"""Bad input ends with one line on stderr and exit 2 — never a traceback, never a hang."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import SAMPLES, run_cli
+
+
+def one_error_line(proc, *fragments):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("clinaudit: error:")]
+    assert len(errors) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    for fragment in fragments:
+        assert fragment in errors[0]
+
+
+def test_missing_file(tmp_path):
+    one_error_line(run_cli("check", str(tmp_path / "nope.md")), "nope.md", "no such file")
+
+
+def test_directory_without_reports(tmp_path):
+    (tmp_path / "data.csv").write_text("a,b\n")
+    one_error_line(run_cli("check", str(tmp_path)), str(tmp_path), "no reports")
+
+
+def test_binary_file(tmp_path):
+    path = tmp_path / "image.md"
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    one_error_line(run_cli("check", str(path)), "image.md", "binary")
+
+
+def test_latin1_file(tmp_path):
+    path = tmp_path / "latin1.md"
+    path.write_bytes("Caf\xe9 au lait.\nLa dose recommand\xe9e est 5 mg.\n".encode("latin-1"))
+    one_error_line(run_cli("check", str(path)), "latin1.md", "not UTF-8", "line 1")
+
+
+def test_utf16_file(tmp_path):
+    path = tmp_path / "wide.md"
+    path.write_bytes("Hello.\n".encode("utf-16"))
+    one_error_line(run_cli("check", str(path)), "wide.md", "UTF-16")
+
+
+def test_bom_is_fine(tmp_path):
+    path = tmp_path / "bom.md"
+    path.write_bytes(b"\xef\xbb\xbfWarfarin is contraindicated in pregnancy.\n")
+    proc = run_cli("check", str(path), "--format", "json")
+    assert proc.returncode == 1
+    finding = json.loads(proc.stdout)["files"][0]["findings"][0]
+    assert (finding["line"], finding["column"]) == (1, 1)
+
+
+def test_empty_file_passes_with_no_prose(tmp_path):
+    path = tmp_path / "empty.md"
+    path.write_text("")
+    proc = run_cli("check", str(path), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["files"][0]["note"] == "no prose"
+    assert "no prose" in run_cli("check", str(path)).stdout
+
+
+def test_bad_file_among_good_ones_still_reports_the_good_ones(tmp_path):
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\x00\x01")
+    proc = run_cli("check", str(SAMPLES / "clean_cited.md"), str(bad), "--format", "json")
+    one_error_line(proc, "bad.md")
+    files = json.loads(proc.stdout)["files"]
+    assert [f["verdict"] for f in files] == ["pass", "error"]
+
+
+def test_too_large_file(tmp_path):
+    path = tmp_path / "big.md"
+    path.write_bytes(b"Plain words here.\n" * 70_000)  # about 1.2 MB
+    one_error_line(run_cli("check", str(path), "--max-size", "1"), "big.md", "1 MB limit")
+
+
+def test_unknown_option_value_is_a_usage_error():
+    proc = run_cli("check", str(SAMPLES), "--fail-on", "sometimes")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_stdin():
+    proc = run_cli("check", "-", "--format", "json", input="Warfarin is contraindicated in pregnancy.\n")
+    assert proc.returncode == 1
+    data = json.loads(proc.stdout)
+    assert data["files"][0]["path"] == "-"
+    assert data["files"][0]["findings"][0]["rule"] == "uncited-claim"
+
+
+def test_directory_recursion_picks_reports_only(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "one.md").write_text("Fine words.\n")
+    (tmp_path / "a" / "two.markdown").write_text("Fine words.\n")
+    (tmp_path / "three.txt").write_text("Fine words.\n")
+    (tmp_path / "skip.py").write_text("print('the recommended dose is 5 mg daily')\n")
+    proc = run_cli("check", str(tmp_path), "--format", "json")
+    assert proc.returncode == 0
+    names = sorted(f["path"].rsplit("/", 1)[-1] for f in json.loads(proc.stdout)["files"])
+    assert names == ["one.md", "three.txt", "two.markdown"]
+
+
+@pytest.mark.timeout(300)
+def test_fifty_megabyte_file_in_bounded_memory(tmp_path):
+    block = (
+        "## Section\n\nStatins significantly reduce mortality (PMID: 12345678). The weather was mild.\n\n"
+        "- The recommended dose is 10 mg once daily [1].\n- Plain list item with nothing to say.\n\n"
+        "```\ncode that is not prose\n```\n\n"
+    )
+    path = tmp_path / "big.md"
+    with open(path, "w", encoding="utf-8") as out:
+        blocks = 0
+        while blocks * len(block) < 50 * 1024 * 1024:
+            out.write(block)
+            blocks += 1
+        out.write("\n## References\n\n1. A reference. PMID: 7654321\n")
+    code = (
+        "import resource, sys; from clinaudit.pipeline import audit_paths; "
+        "from clinaudit.models import Options; "
+        f"r = audit_paths([{str(path)!r}], Options(offline=True)); f = r.files[0]; "
+        "print(f.sentences, f.claims, len(f.citations), len(f.findings)); "
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=290)
+    assert proc.returncode == 0, proc.stderr
+    counts, peak_kb = proc.stdout.strip().splitlines()
+    sentences, claims, citations, _findings = map(int, counts.split())
+    assert (sentences, claims) == (4 * blocks, 2 * blocks)  # nothing lost at chunk boundaries
+    assert citations == 2  # one id cited throughout, plus the reference entry's id via [1]
+    assert int(peak_kb) < 1_500_000, f"peak RSS {int(peak_kb) // 1024} MB"
