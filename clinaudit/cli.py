@@ -71,6 +71,32 @@ def check(
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
     max_size: Annotated[int, typer.Option("--max-size", help="Largest report to read, in MB.", min=1)] = 100,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use only the cache; citations not cached are unverifiable.")
+    ] = False,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Ignore cached lookups and ask every service again.")
+    ] = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds allowed for resolving all citations.", min=0.1, max=3600)
+    ] = 60.0,
+    corrections: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--corrections", help="Also apply this corrections.yaml, after the others (repeatable).", metavar="FILE"
+        ),
+    ] = None,
+    no_default_corrections: Annotated[
+        bool, typer.Option("--no-default-corrections", help="Leave out the packaged corrections.")
+    ] = False,
+    suggest_corrections: Annotated[
+        bool,
+        typer.Option(
+            "--suggest-corrections",
+            help="Print a corrections.yaml entry for each citation found not_found, retracted, mismatched or "
+            "off_topic (on stderr when a JSON-like report goes to stdout).",
+        ),
+    ] = False,
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from clinaudit.errors import InputError
@@ -84,7 +110,12 @@ def check(
         sources=sources,
         strict=strict,
         max_bytes=max_size * 1024 * 1024,
+        offline=offline,
+        refresh=refresh,
+        timeout=timeout,
+        progress=sys.stderr.isatty(),
     )
+    _warnings_to_stderr()
     try:
         result = audit_paths(paths, options)
     except InputError as exc:
@@ -117,6 +148,56 @@ def _summary_line(result) -> str:
         f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
         f"{severities['low']} low), {sum(len(r.citations) for r in result.files)} citations"
     )
+
+
+def _warnings_to_stderr() -> None:
+    """Library warnings (an unusable cache, a failed lookup) as one `clinaudit: warning:` line each."""
+    import logging
+
+    logger = logging.getLogger("clinaudit")
+    if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("clinaudit: warning: %(message)s"))
+        handler._clinaudit = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty the lookup cache.")
+app.add_typer(cache_app, name="cache")
+
+from clinaudit.corrections_cli import corrections_app  # noqa: E402  (typer only: start-up stays fast)
+
+app.add_typer(corrections_app, name="corrections")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Where the cache is, how many lookups it holds and how big it is."""
+    from clinaudit.cache import ResolutionCache, default_dir
+
+    _warnings_to_stderr()
+    directory = default_dir()
+    if not directory.exists():
+        print(f"directory: {directory}\nentries: 0 (no cache yet)")
+        return
+    info = ResolutionCache(directory).info()
+    state = "" if info["usable"] else " (unusable)"
+    print(f"directory: {info['directory']}{state}\nentries: {info['entries']}\nsize: {info['bytes']} bytes")
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Delete every cached lookup."""
+    from clinaudit.cache import ResolutionCache, default_dir
+
+    _warnings_to_stderr()
+    directory = default_dir()
+    if not directory.exists():
+        print(f"cleared 0 entries ({directory} does not exist)")
+        return
+    cleared = ResolutionCache(directory).clear()
+    print(f"cleared {cleared} entries from {directory}")
 
 
 def run() -> None:

@@ -250,4 +250,8 @@ class Options:
     sources: str | None = None  # knowledge-base file for [src:…] markers
     max_bytes: int = 100 * 1024 * 1024
     strict: bool = False
-    offline: bool = True  # no resolution service in the offline core
+    offline: bool = False  # resolve from the cache only; anything not cached is unverifiable
+    refresh: bool = False  # ignore cached entries (still writes fresh ones)
+    timeout: float = 60.0  # seconds for the whole resolution step
+    email: str | None = None  # sent to NCBI and Crossref; defaults to $CLINAUDIT_EMAIL
+    progress: bool = False  # a progress bar on stderr (the CLI sets it when stderr is a TTY)

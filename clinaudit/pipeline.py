@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from clinaudit import citations, claims, inputs, sentences, verdict
+from clinaudit import citations, claims, inputs, resolve, sentences, verdict
 from clinaudit.errors import InputError
 from clinaudit.knowledge import KnowledgeBase
 from clinaudit.models import (
@@ -63,7 +63,7 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
     """resolve → verify → score → verdict, with every report's ids resolved together."""
     knowledge = _knowledge(options)
     read = [d for d in documents if isinstance(d, Document)]
-    statuses = resolve_offline(read, knowledge)
+    statuses = resolve.resolve_all(read, knowledge, options)
     reports = []
     for item in documents:
         if isinstance(item, FileReport):

@@ -1,8 +1,8 @@
 """Sentence boundaries with offsets, tuned for clinical prose.
 
-Chosen by measurement (benchmarks/sentences.py): syntok runs at about 1 MB/s and
-splits "Ref. 3"; pysbd is right but about 50 KB/s on long text; this splitter
-runs at over 20 MB/s and keeps every pinned case (et al., e.g., i.e., vs., Fig. 2,
+Chosen by measurement (benchmarks/sentences.py, on 1 MB of PubMedQA abstracts):
+syntok ran at 0.5 MB/s and split "Ref. 3"; pysbd at 0.01 MB/s and split "approx.";
+this splitter runs at about 15 MB/s and keeps every pinned case (et al., e.g., i.e., vs., Fig. 2,
 Dr., approx., Ref. 3, No. 5, 1.5%, b.i.d., (p < 0.05)) inside one sentence.
 One regex finds candidate ends; an abbreviation table decides each candidate.
 """

@@ -131,6 +131,7 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
     for mention in document.mentions:
         by_id.setdefault(mention.id, mention)
     for result in cited:
+        out += _record_notes(result, by_id[result.id])
         rule = STATUS_RULES.get(result.status)
         if rule is None:
             continue
@@ -141,7 +142,7 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
             Status.INVALID: f"{what} is malformed",
             Status.NOT_FOUND: f"{what} does not exist" + (f" ({result.note})" if result.note else ""),
             Status.RETRACTED: f"{what} is retracted" + (f" ({result.note})" if result.note else ""),
-            Status.CONCERN: f"{what} carries an expression of concern",
+            Status.CONCERN: f"{what} carries an expression of concern" + (f" ({result.note})" if result.note else ""),
             Status.WITHDRAWN: f"{what} is a withdrawn trial" + (f": {result.note}" if result.note else ""),
             Status.RETIRED: f"{what} is retired" + (f" ({result.note})" if result.note else ""),
             Status.UNVERIFIABLE: f"{what} could not be checked" + (f": {result.note}" if result.note else ""),
@@ -155,9 +156,51 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
                 sentence=mention.sentence,
                 claim_type=mention.claim_type,
                 citation=result.id,
+                suggestion=STATUS_SUGGESTIONS.get(result.status, ""),
             )
         )
     return out
+
+
+STATUS_SUGGESTIONS = {
+    Status.NOT_FOUND: "Check the id against the source; an id no database knows may be fabricated.",
+    Status.RETRACTED: "Remove the citation and the claims that rest on it, or cite the retraction if that is the point.",
+    Status.CONCERN: "Read the expression of concern before relying on this work.",
+    Status.WITHDRAWN: "A withdrawn trial enrolled no one: cite a trial that reported results.",
+    Status.UNVERIFIABLE: "Run again with network access; --strict fails the run on citations that could not be checked.",
+}
+
+
+def _record_notes(result: CitationResult, mention: CitationMention) -> list[Finding]:
+    """Info findings from a record that exists: stopped trials, corrections, retraction notices."""
+    record = result.record
+    if record is None or result.status not in (Status.VERIFIED, Status.CONCERN):
+        return []
+    what = describe(result.kind, result.value)
+    notes: list[tuple[str, str]] = []
+    if record.trial_status in ("TERMINATED", "SUSPENDED"):
+        why = f" (why stopped: {record.why_stopped})" if record.why_stopped else " (no reason given)"
+        notes.append(("stopped-trial", f"{what} was {record.trial_status.lower()}{why}"))
+    if record.retraction_of:
+        of = ", ".join(describe_id(r) for r in record.retraction_of)
+        notes.append(("retraction-notice", f"{what} is a retraction notice (it retracts {of}), not the work itself"))
+    if record.corrections:
+        fixes = ", ".join(describe_id(c) for c in record.corrections)
+        notes.append(("corrected-citation", f"{what} has a published correction ({fixes})"))
+    return [
+        Finding(rule, Severity.INFO, mention.span, message, mention.sentence, mention.claim_type, result.id)
+        for rule, message in notes
+    ]
+
+
+def describe_id(cid: str) -> str:
+    """'pmid:123' → 'PMID 123'; free text (a PubMed RefSource) stays as it is."""
+    kind, sep, value = cid.partition(":")
+    if sep and kind in ("pmid", "doi"):
+        return f"{kind.upper()} {value}"
+    if sep and kind == "nct":
+        return value
+    return cid
 
 
 def _report_findings(document: Document, options: Options) -> list[Finding]:

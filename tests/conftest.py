@@ -52,3 +52,17 @@ def run_cli(*args: str, input: str | bytes | None = None, env: dict | None = Non
     return subprocess.CompletedProcess(
         proc.args, proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
     )
+
+
+@pytest.fixture
+def services(monkeypatch):
+    """The recorded PubMed, ClinicalTrials.gov, Crossref and doi.org on 127.0.0.1 (tests/fakeserver.py).
+
+    The CLINAUDIT_*_URL variables point at it, so `run_cli` subprocesses use it too.
+    """
+    from fakeserver import FakeServices
+
+    with FakeServices() as server:
+        for name, url in server.env().items():
+            monkeypatch.setenv(name, url)
+        yield server

@@ -42,6 +42,18 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         "mentions": citation.mentions,
         "reference": citation.ref_text or None,
         "note": citation.note or None,
+        **_record_keys(citation),
+    }
+
+
+def _record_keys(citation: CitationResult) -> dict[str, Any]:
+    """What the database says the cited work is: null when it was not looked up or not found."""
+    record = citation.record
+    return {
+        "title": (record.title or None) if record else None,
+        "journal": (record.journal or None) if record else None,
+        "year": record.year if record else None,
+        "retraction": record.retracted_by[0] if record and record.retracted_by else None,
     }
 
 

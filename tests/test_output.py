@@ -1,0 +1,87 @@
+"""Table and JSON output, the library API, and exit codes."""
+
+import dataclasses
+import json
+
+import pytest
+
+from clinaudit import audit_paths, audit_text
+
+from conftest import SAMPLES, run_cli
+
+FINDING_KEYS = {"rule", "severity", "line", "column", "end_line", "end_column", "message", "sentence", "claim_type", "citation"}
+CITATION_KEYS = {"id", "kind", "line", "column", "status", "claims"}
+
+
+def test_json_schema_version_1():
+    proc = run_cli("check", str(SAMPLES), "--format", "json")
+    data = json.loads(proc.stdout)
+    assert data["version"] == 1 and data["verdict"] == "fail"
+    summary = data["summary"]
+    for key in ("files", "sentences", "claims", "uncited_claims", "citations", "citations_by_status"):
+        assert key in summary
+    assert set(summary["findings_by_severity"]) >= {"high", "medium", "low"}
+    assert summary["files"] == 3
+    for file in data["files"]:
+        assert {"path", "verdict", "findings", "citations"} <= set(file)
+        for finding in file["findings"]:
+            assert set(finding) >= FINDING_KEYS
+            assert finding["line"] >= 1 and finding["column"] >= 1
+        for citation in file["citations"]:
+            assert set(citation) >= CITATION_KEYS
+            assert citation["kind"] in {"pmid", "nct", "doi", "source", "url", "reference"}
+            assert citation["id"].startswith(citation["kind"] if citation["kind"] != "reference" else "ref")
+    counted = sum(len(f["citations"]) for f in data["files"])
+    assert summary["citations"] == counted == sum(summary["citations_by_status"].values())
+
+
+def test_json_to_output_file_and_summary_on_stderr(tmp_path):
+    out = tmp_path / "audit.json"
+    proc = run_cli("check", str(SAMPLES / "uncited_dosing.md"), "--format", "json", "--output", str(out))
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert json.loads(out.read_text())["verdict"] == "fail"
+    assert "findings" in proc.stderr and "FAIL" in proc.stderr
+
+
+def test_table_without_a_terminal_has_no_colour_codes():
+    proc = run_cli("check", str(SAMPLES / "uncited_dosing.md"))
+    assert proc.returncode == 1
+    assert "\x1b[" not in proc.stdout
+    assert "uncited-claim" in proc.stdout and "4:" in proc.stdout  # grouped by file, with line:col
+    assert proc.stdout.rstrip().splitlines()[-1].startswith("FAIL")
+
+
+def test_table_colour_when_forced_and_never_with_no_color():
+    forced = run_cli("check", str(SAMPLES / "uncited_dosing.md"), env={"NO_COLOR": "", "FORCE_COLOR": "1"})
+    assert "\x1b[" in forced.stdout
+    plain = run_cli("check", str(SAMPLES / "uncited_dosing.md"), env={"NO_COLOR": "1", "FORCE_COLOR": ""})
+    assert "\x1b[" not in plain.stdout
+
+
+def test_exit_codes():
+    assert run_cli("check", str(SAMPLES / "clean_cited.md")).returncode == 0
+    assert run_cli("check", str(SAMPLES / "uncited_dosing.md")).returncode == 1
+    assert run_cli("check", str(SAMPLES / "uncited_dosing.md"), "--fail-on", "never").returncode == 0
+    assert run_cli("check", "missing.md").returncode == 2
+
+
+def test_library_returns_frozen_records():
+    report = audit_text("Warfarin is contraindicated in pregnancy.\n", path="r.md")
+    assert report.path == "r.md" and report.verdict == "fail"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.verdict = "pass"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.findings[0].rule = "x"
+    result = audit_paths([str(SAMPLES / "clean_cited.md")])
+    assert result.verdict == "pass" and result.files[0].path.endswith("clean_cited.md")
+
+
+def test_samples_say_what_they_are_for():
+    clean = audit_paths([str(SAMPLES / "clean_cited.md")]).files[0]
+    assert not [f for f in clean.findings if f.rule == "uncited-claim"]
+    dosing = audit_paths([str(SAMPLES / "uncited_dosing.md")]).files[0]
+    types = {f.claim_type for f in dosing.findings if f.rule == "uncited-claim" and f.severity.value == "high"}
+    assert types == {"dose_recommendation", "contraindication", "approval_claim"}
+    answer = audit_paths([str(SAMPLES / "llm_answer.md")]).files[0]
+    assert any(c.id == "pmid:9500320" for c in answer.citations)  # the retracted Wakefield paper, via [4]
+    assert any(f.rule == "dangling-reference" for f in answer.findings)
