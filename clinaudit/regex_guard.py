@@ -1,0 +1,237 @@
+"""Reject user regexes that could hang a run, before they ever see a report.
+
+Two checks, because neither alone is enough:
+
+1. **Static**: a quantified group that itself holds an unbounded quantifier
+   (`(a+)+`, `(\\w+\\s?)*`, `(?:x*){2,}`) is the classic exponential shape; it is
+   refused at once with a clear message, no matter what it would match.
+2. **Empirical**: every other pattern is run against adversarial lines of
+   10,000 characters (runs of common characters and of the pattern's own
+   literals, ended by a character that forces a failed match) in a separate
+   Python process. A pattern that does not finish one line within LINE_BUDGET
+   seconds is refused. A subprocess is the only portable way to stop `re` in
+   the middle of a match: the C matcher cannot be interrupted from a thread,
+   and signals work only in the main thread.
+
+A pattern that is quadratic on a 10,000-character line (about 0.2-1 s in
+CPython) still passes: "catastrophic" here means it would not finish at all.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+LINE_LENGTH = 10_000
+LINE_BUDGET = 2.0  # seconds for one search over one adversarial line
+_BOUNDED_OUTER = 10  # an outer {0,3} around \w+ is polynomial and tolerable; {0,50} is not
+_COMMON = ("a", "A", "0", " ", "\t", ".", ",", "-", "/", "_", "é", "a ", "a.", "0.", "a-")
+
+try:  # Python 3.11+
+    from re import _constants as _sre_constants
+    from re import _parser as _sre_parse
+except ImportError:  # pragma: no cover - older Pythons
+    import sre_constants as _sre_constants  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+_MAXREPEAT = _sre_constants.MAXREPEAT
+_REPEATS = {
+    _sre_constants.MAX_REPEAT,
+    _sre_constants.MIN_REPEAT,
+    *([_sre_constants.POSSESSIVE_REPEAT] if hasattr(_sre_constants, "POSSESSIVE_REPEAT") else []),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    pattern: str
+    ok: bool
+    reason: str = ""
+
+
+def static_problem(pattern: str, flags: int = 0) -> str:
+    """Why the pattern is refused without running it, or "" when it may run."""
+    try:
+        tree = _sre_parse.parse(pattern, flags)
+    except re.error as exc:
+        return f"invalid regex ({exc})"
+    if _nested(list(tree), inside_repeat=False):
+        return "nested quantifier (a repeated group that itself repeats without bound) can backtrack catastrophically"
+    return ""
+
+
+def _children(op, av) -> list[list]:
+    """The sub-patterns under one parse-tree node."""
+    name = str(op)
+    if op in _REPEATS:
+        return [list(av[2])]
+    if name == "SUBPATTERN":
+        return [list(av[3])]
+    if name == "BRANCH":
+        return [list(p) for p in av[1]]
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return [list(av[1])]
+    if name == "ATOMIC_GROUP":
+        return [list(av)]
+    if name == "GROUPREF_EXISTS":
+        return [list(p) for p in av[1:] if p is not None]
+    return []
+
+
+def _unbounded(items: list) -> bool:
+    """Does this sub-pattern hold a quantifier with no upper bound (or a large one)?"""
+    for op, av in items:
+        if op in _REPEATS and (av[1] == _MAXREPEAT or av[1] > _BOUNDED_OUTER):
+            return True
+        if any(_unbounded(child) for child in _children(op, av)):
+            return True
+    return False
+
+
+def _nested(items: list, inside_repeat: bool) -> bool:
+    for op, av in items:
+        if op in _REPEATS:
+            many = av[1] == _MAXREPEAT or av[1] > _BOUNDED_OUTER
+            body = list(av[2])
+            if many and _unbounded(body):
+                return True
+            if _nested(body, inside_repeat or many):
+                return True
+            continue
+        for child in _children(op, av):
+            if _nested(child, inside_repeat):
+                return True
+    return False
+
+
+def _literals(pattern: str, flags: int) -> list[str]:
+    """Runs of literal characters in the pattern: the text most likely to make it backtrack."""
+    try:
+        tree = _sre_parse.parse(pattern, flags)
+    except re.error:
+        return []
+    runs: list[str] = []
+
+    def walk(items) -> None:
+        current = ""
+        for op, av in items:
+            if str(op) == "LITERAL":
+                current += chr(av)
+                continue
+            if current:
+                runs.append(current)
+                current = ""
+            for child in _children(op, av):
+                walk(child)
+        if current:
+            runs.append(current)
+
+    walk(list(tree))
+    return runs
+
+
+def adversarial_lines(pattern: str, flags: int = 0) -> list[str]:
+    """10,000-character lines built to make a backtracking matcher work hardest."""
+    seeds = list(_COMMON)
+    runs = _literals(pattern, flags)
+    seeds += sorted({ch for run in runs for ch in run})[:12]
+    seeds += sorted(set(runs), key=len, reverse=True)[:6]
+    seeds += [f"{run} " for run in sorted(set(runs), key=len, reverse=True)[:3]]
+    lines = []
+    for seed in dict.fromkeys(s for s in seeds if s):
+        body = (seed * (LINE_LENGTH // len(seed) + 1))[: LINE_LENGTH - 1]
+        lines.append(body + "\x00")
+    return lines
+
+
+_WORKER = r"""
+import json, re, sys
+jobs = json.loads(sys.stdin.read())
+print("ready", flush=True)
+for i, (pattern, flags, lines) in enumerate(jobs):
+    compiled = re.compile(pattern, flags)
+    for j, line in enumerate(lines):
+        compiled.search(line)
+        print(i, j, flush=True)
+"""
+
+
+def check_many(patterns: Iterable[tuple[str, int]], budget: float = LINE_BUDGET) -> list[Verdict]:
+    """Run each (pattern, flags) against adversarial lines in a worker process, under a time limit."""
+    todo = list(dict.fromkeys(patterns))
+    verdicts: dict[tuple[str, int], Verdict] = {}
+    ready: list[tuple[str, int]] = []
+    for pattern, flags in todo:
+        problem = static_problem(pattern, flags)
+        if problem:
+            verdicts[(pattern, flags)] = Verdict(pattern, False, problem)
+        else:
+            ready.append((pattern, flags))
+    while ready:
+        try:
+            slow = _run_worker(ready, budget)
+        except (OSError, RuntimeError):  # no worker could run: the static check is all there is
+            slow = None
+        if slow is None:
+            for item in ready:
+                verdicts.setdefault(item, Verdict(item[0], True))
+            break
+        index, _ = slow
+        for item in ready[:index]:
+            verdicts.setdefault(item, Verdict(item[0], True))
+        pattern, flags = ready[index]
+        verdicts[(pattern, flags)] = Verdict(
+            pattern,
+            False,
+            f"backtracks catastrophically: no result within {budget:g} s on a {LINE_LENGTH:,}-character line",
+        )
+        ready = ready[index + 1 :]
+    return [verdicts[item] for item in todo]
+
+
+def _run_worker(items: list[tuple[str, int]], budget: float) -> tuple[int, int] | None:
+    """None when every pattern finished; else (index of the pattern that overran, lines done)."""
+    jobs = [(p, f, adversarial_lines(p, f)) for p, f in items]
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", _WORKER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            lines.put(raw.strip())
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(jobs))
+        proc.stdin.close()
+        startup = lines.get(timeout=30)  # interpreter start-up is not the pattern's fault
+        if startup != "ready":
+            raise RuntimeError("regex worker failed to start")
+        order = [i for i, (_, _, lines_) in enumerate(jobs) for _ in lines_]
+        for position, index in enumerate(order):
+            try:
+                got = lines.get(timeout=budget)
+            except queue.Empty:
+                return index, position
+            if got is None:
+                raise RuntimeError("regex worker stopped early")
+        return None
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()

@@ -1,0 +1,241 @@
+"""The installed `clinaudit`: corrections check / add, --corrections, --no-default-corrections,
+--suggest-corrections, and the project corrections.yaml found by walking up from a report."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+from conftest import ROOT, run_cli
+
+VIOXX = "Vioxx is FDA-approved for osteoarthritis pain (PMID: 29768149).\n"
+OVERRIDE = """\
+version: 1
+entries:
+  - id: rofecoxib-withdrawn-2004
+    kind: withdrawn_approval
+    names: [rofecoxib, Vioxx]
+    withdrawn: marketing
+    date: 2004-09-30
+    message: our own wording of the Vioxx withdrawal
+    severity: high
+    source: https://example.org/our-review
+"""
+BROKEN = """\
+version: 1
+entries:
+  - id: fine
+    kind: synonym
+    names: [a, b]
+    message: m
+    severity: info
+    source: s
+  - id: fine
+    kind: pattern
+    pattern: '[unclosed'
+    message: m
+    severity: low
+"""
+
+
+def findings(stdout: str) -> list[dict]:
+    return [f for file in json.loads(stdout)["files"] for f in file["findings"]]
+
+
+def corrections_found(stdout: str) -> dict[str, dict]:
+    return {f["rule"]: f for f in findings(stdout) if f["rule"].startswith("correction/")}
+
+
+# ---------------------------------------------------------------- corrections check
+
+
+def test_corrections_check_accepts_the_shipped_file():
+    proc = run_cli("corrections", "check", str(ROOT / "corrections.yaml"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok, " in proc.stdout and "withdrawn_approval" in proc.stdout
+
+
+def test_corrections_check_reports_every_problem_with_its_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text(BROKEN)
+    proc = run_cli("corrections", "check", str(path))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    lines = proc.stdout.splitlines()
+    assert f"{path}:9: duplicate id `fine` (first at line 3)" in lines
+    assert any(line.startswith(f"{path}:11: bad regex in `pattern`") for line in lines)
+    assert any(line.startswith(f"{path}:9: missing `source`") for line in lines)
+
+
+def test_corrections_check_broken_yaml_or_missing_file_is_one_clear_line(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("version: 1\nentries:\n  - id: x\n    kind: [oops\n")
+    proc = run_cli("corrections", "check", str(path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    (line,) = proc.stdout.splitlines()
+    assert line.startswith(f"{path}:") and "invalid YAML" in line
+    proc = run_cli("corrections", "check", str(tmp_path / "absent.yaml"))
+    assert proc.returncode == 2 and "not found" in proc.stdout and "Traceback" not in proc.stderr
+
+
+# ---------------------------------------------------------------- check with corrections
+
+
+def test_packaged_corrections_apply_by_default_and_can_be_turned_off(tmp_path):
+    report = tmp_path / "r.md"
+    report.write_text(VIOXX)
+    proc = run_cli("check", str(report), "--format", "json", "--offline")
+    assert proc.returncode == 1, proc.stderr
+    found = corrections_found(proc.stdout)
+    finding = found["correction/rofecoxib-withdrawn-2004"]
+    assert finding["severity"] == "high" and finding["message"].startswith("withdrawn approval: ")
+    assert "FDA Public Health Advisory" in finding["source"]
+    proc = run_cli("check", str(report), "--format", "json", "--offline", "--no-default-corrections")
+    assert corrections_found(proc.stdout) == {}
+
+
+def test_corrections_option_overrides_by_id(tmp_path):
+    report = tmp_path / "r.md"
+    report.write_text(VIOXX)
+    extra = tmp_path / "ours.yaml"
+    extra.write_text(OVERRIDE)
+    proc = run_cli("check", str(report), "--format", "json", "--offline", "--corrections", str(extra))
+    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
+    assert finding["message"] == "withdrawn approval: our own wording of the Vioxx withdrawal"
+    assert finding["source"] == "https://example.org/our-review"
+    # --no-default-corrections keeps files given explicitly
+    proc = run_cli(
+        "check", str(report), "-f", "json", "--offline", "--no-default-corrections", "--corrections", str(extra)
+    )
+    assert set(corrections_found(proc.stdout)) == {"correction/rofecoxib-withdrawn-2004"}
+
+
+def test_a_broken_corrections_option_stops_the_run(tmp_path):
+    report = tmp_path / "r.md"
+    report.write_text(VIOXX)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(BROKEN)
+    proc = run_cli("check", str(report), "--corrections", str(broken))
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("clinaudit: error:")]
+    assert f"{broken}:" in line and "more; run `clinaudit corrections check" in line
+
+
+def test_the_nearest_project_file_is_found_by_walking_up(tmp_path):
+    (tmp_path / "corrections.yaml").write_text(OVERRIDE)
+    folder = tmp_path / "docs" / "2026"
+    folder.mkdir(parents=True)
+    (folder / "r.md").write_text(VIOXX)
+    proc = run_cli("check", str(folder / "r.md"), "--format", "json", "--offline")
+    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
+    assert finding["source"] == "https://example.org/our-review"
+    assert "correction/wakefield-1998-lancet" not in corrections_found(proc.stdout)  # nothing else cited
+
+
+# ---------------------------------------------------------------- the loop: suggest, add, and the next run
+
+
+REPORT = """# Notes
+
+CBP enhances Cdx2 transcription (PMID: 10066780).
+A made-up trial showed a 50% reduction in mortality (PMID: 39999991).
+As-needed budesonide-formoterol controlled mild asthma (PMID: 29768149).
+"""
+
+
+def test_suggest_add_and_the_next_run_settles_them_offline(services, tmp_path):
+    report = tmp_path / "r.md"
+    report.write_text(REPORT)
+    proc = run_cli("check", str(report), "--suggest-corrections")
+    assert proc.returncode == 1, proc.stderr
+    suggestion = proc.stdout[proc.stdout.index("# clinaudit --suggest-corrections") :]
+    assert "kind: retracted_id" in suggestion and "ids: ['pmid:10066780']" in suggestion
+    assert "kind: fabricated_id" in suggestion and "ids: ['pmid:39999991']" in suggestion
+    assert "pmid:29768149" not in suggestion  # verified: nothing to suggest
+    assert "source: https://pubmed.ncbi.nlm.nih.gov/39999991/" in suggestion
+
+    # with JSON on stdout the suggestions go to stderr, so the JSON still parses
+    proc = run_cli("check", str(report), "--format", "json", "--suggest-corrections")
+    json.loads(proc.stdout)
+    assert "kind: fabricated_id" in proc.stderr
+
+    # with the report in a file, stdout is the YAML alone: ready to pipe into `corrections add`
+    proc = run_cli("check", str(report), "-f", "json", "-o", str(tmp_path / "a.json"), "--suggest-corrections")
+    assert proc.stdout.startswith("# clinaudit --suggest-corrections")
+    ours = tmp_path / "ours.yaml"
+    ours.write_text("# our known failures\nversion: 1\nentries:\n")
+    proc = run_cli("corrections", "add", str(ours), "--entry", "-", input=proc.stdout)
+    assert proc.returncode == 0, proc.stderr
+    assert ours.read_text().startswith("# our known failures\nversion: 1\nentries:\n")
+    assert run_cli("corrections", "check", str(ours)).returncode == 0
+
+    services.reset_counts()
+    proc = run_cli("check", str(report), "--format", "json", "--refresh", "--corrections", str(ours))
+    cited = {c["id"]: c["status"] for f in json.loads(proc.stdout)["files"] for c in f["citations"]}
+    assert cited["pmid:10066780"] == "retracted" and cited["pmid:39999991"] == "not_found"
+    (request,) = services.requests("eutils")
+    assert request["form"]["id"] == "29768149"  # the two known-bad ids were never sent
+    rules = {f["rule"] for f in findings(proc.stdout)}
+    assert {"correction/retracted-pmid-10066780", "correction/fabricated-pmid-39999991"} <= rules
+
+
+def test_corrections_add_from_options_keeps_comments_and_order(tmp_path):
+    path = tmp_path / "corrections.yaml"
+    original = textwrap.dedent(
+        """\
+        # team list: keep sorted by kind
+        version: 1
+        entries:
+          # genes
+          - id: syn-one
+            kind: synonym
+            names: [a, b]  # why: HGNC
+            message: m
+            severity: info
+            source: s
+        """
+    )
+    path.write_text(original)
+    args = [
+        "corrections",
+        "add",
+        str(path),
+        "--id",
+        "syn-two",
+        "--kind",
+        "synonym",
+        "--message",
+        "c and d are one gene",
+        "--severity",
+        "info",
+        "--source",
+        "https://www.genenames.org/",
+        "--set",
+        "names=[c, d]",
+    ]
+    proc = run_cli(*args)
+    assert proc.returncode == 0, proc.stderr
+    text = path.read_text()
+    assert text.startswith(original)
+    assert "  - id: syn-two\n    kind: synonym\n" in text and "    names: [c, d]\n" in text
+    # the same id again is refused and the file is left as it was
+    proc = run_cli(*args)
+    assert proc.returncode == 2 and "duplicate id `syn-two`" in proc.stderr
+    assert path.read_text() == text
+    proc = run_cli("corrections", "add", str(path), "--id", "x", "--set", "novalue")
+    assert proc.returncode == 2 and "KEY=VALUE" in proc.stderr and path.read_text() == text
+
+
+def test_explain_an_entry():
+    proc = run_cli("explain", "correction/wakefield-1998-lancet")
+    assert proc.returncode == 0, proc.stderr
+    assert "retracted" in proc.stdout and "Lancet 2010;375:445" in proc.stdout and "pmid:9500320" in proc.stdout
+    assert run_cli("explain", "correction/no-such-entry").returncode == 2
+    assert run_cli("explain", "correction").returncode == 0  # the family, from the catalogue
+
+
+def test_adding_nothing_is_not_an_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    proc = run_cli("corrections", "add", str(path), "--entry", "-", input="# clinaudit: no citation to suggest\n")
+    assert proc.returncode == 0 and "nothing to add" in proc.stderr and not path.exists()
