@@ -114,6 +114,9 @@ def check(
         refresh=refresh,
         timeout=timeout,
         progress=sys.stderr.isatty(),
+        corrections=tuple(corrections or ()),
+        no_default_corrections=no_default_corrections,
+        suggest_corrections=suggest_corrections,
     )
     _warnings_to_stderr()
     try:
@@ -132,6 +135,10 @@ def check(
                 render(format.value, result, out)
     except OSError as exc:
         fail(f"{output}: cannot write ({exc.strerror})")
+    if options.suggest_corrections:
+        from clinaudit.corrections_cli import print_suggestions
+
+        print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
     print(_summary_line(result), file=sys.stderr)
     if any(r.error for r in result.files):
         raise typer.Exit(2)

@@ -255,3 +255,6 @@ class Options:
     timeout: float = 60.0  # seconds for the whole resolution step
     email: str | None = None  # sent to NCBI and Crossref; defaults to $CLINAUDIT_EMAIL
     progress: bool = False  # a progress bar on stderr (the CLI sets it when stderr is a TTY)
+    corrections: tuple[str, ...] = ()  # --corrections FILE, loaded after the defaults and the project file
+    no_default_corrections: bool = False  # leave out the packaged corrections.yaml
+    suggest_corrections: bool = False  # print a corrections.yaml entry for each bad citation

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from clinaudit import citations, claims, inputs, resolve, sentences, verdict
+from clinaudit import citations, claims, corrections, inputs, resolve, sentences, verdict
 from clinaudit.errors import InputError
 from clinaudit.knowledge import KnowledgeBase
 from clinaudit.models import (
@@ -41,7 +42,7 @@ _LETTERS = re.compile(r"[A-Za-z]{3}")
 def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
     """Audit one report held in memory."""
     options = options or Options()
-    document = read_document(path, [(text, 0)], markdown)
+    document = read_document(path, [(text, 0)], markdown, corrections.for_report(path, options))
     return _finish([document], options)[0]
 
 
@@ -49,10 +50,14 @@ def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditRe
     """Audit files, directories (recursively) and `-` for stdin."""
     options = options or Options()
     sources = inputs.collect(list(paths))
+    corrections.check_options(options)  # a broken --corrections file stops the run, not one report
     documents: list[Document | FileReport] = []
     for source in sources:
         try:
-            documents.append(read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown))
+            known = corrections.for_report(source.name, options)
+            documents.append(
+                read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown, known)
+            )
         except InputError as exc:
             documents.append(FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc)))
     reports = _finish(documents, options)
@@ -63,14 +68,15 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
     """resolve → verify → score → verdict, with every report's ids resolved together."""
     knowledge = _knowledge(options)
     read = [d for d in documents if isinstance(d, Document)]
-    statuses = resolve.resolve_all(read, knowledge, options)
+    condemned = corrections.known_bad(read, options)  # resolved offline: never sent to the services
+    statuses = resolve.resolve_all(corrections.without(read, condemned), knowledge, options)
     reports = []
     for item in documents:
         if isinstance(item, FileReport):
             reports.append(item)
             continue
-        cited = verdict.citation_results(item, statuses)
-        findings = verdict.findings(item, cited, options)
+        cited = verdict.citation_results(item, ChainMap(condemned.get(item.path, {}), statuses))
+        findings = corrections.refine_findings(item, cited, verdict.findings(item, cited, options), options)
         reports.append(
             FileReport(
                 path=item.path,
@@ -118,10 +124,13 @@ class _Reading:
     findings: list[Finding] = field(default_factory=list)
     has_disclaimer: bool = False
     prose: bool = False
+    corrections: corrections.Corrections | None = None  # the known failures that apply to this report
 
 
-def read_document(path: str, chunks: Iterable[tuple[str, int]], markdown: bool) -> Document:
-    reading = _Reading()
+def read_document(
+    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None = None
+) -> Document:
+    reading = _Reading(corrections=known)
     for text, line_base in chunks:
         parsed = parse_markdown(text, line_base) if markdown else parse_text(text, line_base)
         _read_units(parsed, reading)
@@ -250,6 +259,10 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
                     claim_type=name,
                     suggestion="Add the PMID, DOI or NCT id of the work you mean.",
                 )
+            )
+        if reading.corrections is not None:  # known failures fire whether or not the sentence is cited
+            reading.findings += reading.corrections.sentence_findings(
+                raw, display, name, lambda s, e, a=a: unit_span(unit, index, a + s, a + e)
             )
         if not row:
             for cite in per_sentence[k]:
