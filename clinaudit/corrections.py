@@ -396,11 +396,24 @@ def canonical_id(text: str) -> str | None:
     return found[0].id
 
 
-def _line_map(text: str) -> tuple[dict[str, int], list[dict[str, int]], int, list[int]]:
+def _load(text: str):
+    """The data and its node tree from one parse (libyaml when present): lines come from the nodes."""
+    import yaml
+
+    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader = loader_class(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    finally:
+        loader.dispose()
+    return data, root
+
+
+def _line_map(root) -> tuple[dict[str, int], list[dict[str, int]], int, list[int]]:
     """Line numbers (1-based) of top-level keys, of each entry's keys, and of each entry."""
     import yaml
 
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
     top: dict[str, int] = {}
     per_entry: list[dict[str, int]] = []
     entry_lines: list[int] = []
@@ -435,8 +448,8 @@ def parse_text(
 
     problems: list[Problem] = []
     try:
-        data = yaml.safe_load(text)
-        top, per_entry, entries_line, entry_lines = _line_map(text)
+        data, root = _load(text)
+        top, per_entry, entries_line, entry_lines = _line_map(root)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark else 1
