@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -108,12 +109,21 @@ class ResolutionCache:
         self.refused = 0
 
     def _open(self):
-        if self._cache is None and not self._broken:
+        """Open the cache, giving up after LOCK_TIMEOUT.
+
+        diskcache retries a locked database for 60 s while it opens, so the opening
+        runs in a daemon thread and a run that cannot get in goes on without it.
+        """
+        if self._cache is not None or self._broken:
+            return self._cache
+        result: dict[str, Any] = {}
+
+        def open_cache() -> None:
             try:
                 import diskcache
 
                 self.directory.mkdir(parents=True, exist_ok=True)
-                self._cache = diskcache.Cache(
+                result["cache"] = diskcache.Cache(
                     str(self.directory),
                     disk=_json_disk(),
                     timeout=LOCK_TIMEOUT,
@@ -121,7 +131,17 @@ class ResolutionCache:
                     eviction_policy="least-recently-stored",
                 )
             except Exception as exc:
-                self._fail(exc)
+                result["error"] = exc
+
+        opener = threading.Thread(target=open_cache, name="clinaudit-cache-open", daemon=True)
+        opener.start()
+        opener.join(LOCK_TIMEOUT)
+        if opener.is_alive():
+            self._fail(TimeoutError(f"locked by another process for more than {LOCK_TIMEOUT:g}s"))
+        elif "error" in result:
+            self._fail(result["error"])
+        else:
+            self._cache = result["cache"]
         return self._cache
 
     def _fail(self, exc: Exception) -> None:

@@ -1,0 +1,113 @@
+"""Every way a service can fail ends as `unverifiable`: never `not_found`, never a dropped citation."""
+
+from __future__ import annotations
+
+import pytest
+from resolve_helpers import check, citations, findings, statuses, write
+
+from conftest import SAMPLES
+
+REPORT = """# Mixed
+
+Budesonide-formoterol controlled mild asthma (PMID: 29768149).
+GET73 was studied in alcohol use disorder (NCT03418623).
+Methylphenidate causes dopamine neuron loss in mice (doi:10.1371/journal.pone.0033693).
+"""
+IDS = {"pmid:29768149", "nct:NCT03418623", "doi:10.1371/journal.pone.0033693"}
+SERVICES = ("eutils", "ctgov", "crossref")
+
+FAULTS = {
+    "http-500": {"kind": "status", "status": 500},
+    "http-502": {"kind": "status", "status": 502},
+    "http-503": {"kind": "status", "status": 503, "retry_after": "1"},
+    "http-429": {"kind": "status", "status": 429, "retry_after": "1"},
+    "connection-reset": {"kind": "reset"},
+    "read-timeout": {"kind": "hang", "seconds": 10},
+    "truncated-body": {"kind": "truncate"},
+    "malformed-body": {"kind": "malformed"},
+    "html-instead-of-data": {"kind": "garbage"},
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_every_fault_is_unverifiable_never_not_found(services, tmp_path, fault):
+    for service in SERVICES:
+        services.inject(service, **FAULTS[fault])
+    proc, data, elapsed = check(write(tmp_path, REPORT), "--timeout", "4")
+    assert statuses(data) == dict.fromkeys(IDS, "unverifiable")  # all three kept, none not_found
+    assert proc.returncode == 0  # unverifiable is low: it fails the run only with --strict
+    for cid in IDS:
+        (finding,) = findings(data, cid)
+        assert finding["rule"] == "unverifiable-citation" and finding["severity"] == "low"
+        assert citations(data)[cid]["note"]  # says what went wrong
+    assert elapsed < 12  # --timeout caps the resolution
+
+
+def test_strict_fails_the_run_on_an_unverifiable_citation(services, tmp_path):
+    services.inject("eutils", "status", status=503)
+    report = write(tmp_path, "Budesonide-formoterol controlled mild asthma (PMID: 29768149).")
+    proc, data, _ = check(report, "--timeout", "3")
+    assert statuses(data) == {"pmid:29768149": "unverifiable"} and proc.returncode == 0
+    proc, data, _ = check(report, "--timeout", "3", "--strict")
+    assert statuses(data) == {"pmid:29768149": "unverifiable"} and proc.returncode == 1
+
+
+def test_retry_after_is_honoured_and_the_retry_succeeds(services, tmp_path):
+    services.inject("eutils", "status", status=429, retry_after="1", times=1)
+    _, data, elapsed = check(write(tmp_path, "Budesonide works in mild asthma (PMID: 29768149)."))
+    assert statuses(data) == {"pmid:29768149": "verified"}
+    assert services.counts["eutils"] == 2
+    assert elapsed >= 1.0
+
+
+@pytest.mark.parametrize("kind", ["reset", "truncate", "malformed"])
+def test_a_transient_fault_is_retried(services, tmp_path, kind):
+    services.inject("ctgov", kind, times=1)
+    _, data, _ = check(write(tmp_path, "GET73 was studied in alcohol use disorder (NCT03418623)."))
+    if kind == "malformed":  # a well-framed bad body is not retried: that id is unverifiable
+        assert statuses(data) == {"nct:NCT03418623": "unverifiable"}
+    else:
+        assert statuses(data) == {"nct:NCT03418623": "verified"}
+        assert services.counts["ctgov"] == 2
+
+
+def test_the_circuit_breaker_stops_calling_a_failing_host(services, tmp_path):
+    services.inject("crossref", "status", status=503)
+    dois = [f"10.1234/example.{k}" for k in range(15)]
+    write(tmp_path, "\n\n".join(f"Finding {k} was reported (doi:{d})." for k, d in enumerate(dois)))
+    _, data, elapsed = check(tmp_path, "--timeout", "20")
+    assert set(statuses(data).values()) == {"unverifiable"} and len(statuses(data)) == 15
+    # without a breaker: 15 DOIs × 4 attempts = 60 requests
+    assert services.counts["crossref"] <= 8
+    assert any("earlier in this run" in c["note"] for c in citations(data).values())
+    assert elapsed < 10
+
+
+def test_the_ncbi_rate_limit_is_never_exceeded(services, tmp_path):
+    services.rate_limits["eutils"] = 3  # NCBI without a key; past it the server answers NCBI's real 429
+    pmids = [str(30000000 + k) for k in range(1000)]
+    write(tmp_path, "\n\n".join(f"Claim {k} is supported (PMID: {p})." for k, p in enumerate(pmids)))
+    _, data, _ = check(tmp_path)
+    assert set(statuses(data).values()) == {"not_found"}
+    assert services.counts["eutils"] == 5
+    assert services.rejected["eutils"] == 0
+
+
+def test_timeout_caps_the_whole_resolution(services, tmp_path):
+    services.inject("ctgov", "hang", seconds=15)
+    report = write(tmp_path, "GET73 was studied (NCT03418623); budesonide works (PMID: 29768149).")
+    _, data, elapsed = check(report, "--timeout", "1.5")
+    assert statuses(data) == {"nct:NCT03418623": "unverifiable", "pmid:29768149": "verified"}
+    assert elapsed < 6
+
+
+def test_no_network_samples_finish_fast():
+    """The conftest points every service at a closed port: an offline laptop, a firewalled CI runner."""
+    _, data, elapsed = check(SAMPLES)
+    found = statuses(data)
+    looked_up = ["pmid:29768149", "pmid:22663011", "pmid:35830032", "doi:10.1056/nejmoa1715274"]
+    assert all(found[cid] == "unverifiable" for cid in looked_up)
+    assert "not_found" not in found.values()
+    notes = [citations(data)[cid]["note"] for cid in looked_up]
+    assert all("unreachable" in note or "earlier in this run" in note for note in notes), notes
+    assert elapsed < 3.0, elapsed
