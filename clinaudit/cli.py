@@ -27,6 +27,10 @@ app = typer.Typer(
 class Format(StrEnum):
     table = "table"
     json = "json"
+    jsonl = "jsonl"
+    sarif = "sarif"
+    github = "github"
+    markdown = "markdown"
 
 
 class FailOn(StrEnum):
@@ -59,6 +63,7 @@ def fail(message: str) -> None:
 
 @app.command()
 def check(
+    ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Reports, directories (recursed) or - for stdin.")],
     format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")] = None,
@@ -71,6 +76,31 @@ def check(
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
     max_size: Annotated[int, typer.Option("--max-size", help="Largest report to read, in MB.", min=1)] = 100,
+    config: Annotated[
+        Optional[str],
+        typer.Option("--config", help="Settings file, instead of the nearest .clinaudit.toml or pyproject.toml."),
+    ] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")] = False,
+    exclude: Annotated[
+        Optional[list[str]],
+        typer.Option("--exclude", help="Skip reports matching this glob (repeatable).", metavar="GLOB"),
+    ] = None,
+    enable: Annotated[
+        Optional[list[str]], typer.Option("--enable", help="Turn a rule on (repeatable).", metavar="RULE")
+    ] = None,
+    disable: Annotated[
+        Optional[list[str]], typer.Option("--disable", help="Turn a rule off (repeatable).", metavar="RULE")
+    ] = None,
+    show_suppressed: Annotated[
+        bool, typer.Option("--show-suppressed", help="List suppressed findings too (they are always counted).")
+    ] = False,
+    baseline: Annotated[
+        Optional[str], typer.Option("--baseline", help="Fail only on findings not recorded in FILE.", metavar="FILE")
+    ] = None,
+    write_baseline: Annotated[
+        Optional[str],
+        typer.Option("--write-baseline", help="Record today's findings in FILE, then pass.", metavar="FILE"),
+    ] = None,
     offline: Annotated[
         bool, typer.Option("--offline", help="Use only the cache; citations not cached are unverifiable.")
     ] = False,
@@ -110,6 +140,8 @@ def check(
         sources=sources,
         strict=strict,
         max_bytes=max_size * 1024 * 1024,
+        exclude=tuple(exclude or ()),
+        baseline=baseline,
         offline=offline,
         refresh=refresh,
         timeout=timeout,
@@ -120,6 +152,13 @@ def check(
     )
     _warnings_to_stderr()
     try:
+        from dataclasses import replace
+
+        from clinaudit.config import configure
+
+        options = configure(ctx, paths, options, config, isolated, tuple(enable or ()), tuple(disable or ()))
+        if write_baseline and options.baseline and not Path(options.baseline).exists():
+            options = replace(options, baseline=None)  # the first --write-baseline creates it
         result = audit_paths(paths, options)
     except InputError as exc:
         fail(str(exc))
@@ -128,21 +167,23 @@ def check(
             print(f"clinaudit: error: {report.error}", file=sys.stderr)
     try:
         if output is None:
-            render(format.value, result, sys.stdout)
+            render(format.value, result, sys.stdout, show_suppressed)
             sys.stdout.flush()
         else:
             with open(output, "w", encoding="utf-8") as out:
-                render(format.value, result, out)
+                render(format.value, result, out, show_suppressed)
     except OSError as exc:
         fail(f"{output}: cannot write ({exc.strerror})")
     if options.suggest_corrections:
         from clinaudit.corrections_cli import print_suggestions
 
         print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
+    if write_baseline is not None:
+        _write_baseline(write_baseline, result)
     print(_summary_line(result), file=sys.stderr)
     if any(r.error for r in result.files):
         raise typer.Exit(2)
-    raise typer.Exit(1 if result.verdict == "fail" else 0)
+    raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
 
 
 def _summary_line(result) -> str:
@@ -205,6 +246,46 @@ def cache_clear() -> None:
         return
     cleared = ResolutionCache(directory).clear()
     print(f"cleared {cleared} entries from {directory}")
+
+
+def _write_baseline(path: str, result) -> None:
+    from clinaudit import baseline
+    from clinaudit.errors import InputError
+
+    try:
+        count = baseline.write(path, result)
+    except InputError as exc:
+        fail(str(exc))
+    print(f"clinaudit: wrote {count} finding(s) to the baseline {path}", file=sys.stderr)
+
+
+class RulesFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command("rules")
+def rules_(format: Annotated[RulesFormat, typer.Option("--format", "-f")] = RulesFormat.text) -> None:
+    """List every rule: id, default severity, what it catches and how to fix it."""
+    from clinaudit import catalogue
+
+    if format is RulesFormat.json:
+        import json
+
+        print(json.dumps(catalogue.as_dicts(), indent=2, ensure_ascii=False))
+    else:
+        print(catalogue.listing())
+
+
+@app.command()
+def explain(rule: Annotated[str, typer.Argument(help="A rule id, as `clinaudit rules` lists them.")]) -> None:
+    """Print what one rule catches, how to fix it and how to suppress it."""
+    from clinaudit import catalogue
+
+    found = catalogue.get(rule)
+    if found is None:
+        fail(f"unknown rule '{rule}'{catalogue.suggest(rule)} (clinaudit rules lists them)")
+    print(catalogue.explain(found))
 
 
 def run() -> None:

@@ -11,6 +11,7 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from clinaudit.errors import InputError
@@ -47,6 +48,8 @@ def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
                 raise InputError(f"{raw}: no reports (*.md, *.markdown, *.txt) in this directory")
             sources.extend(Source(str(p), p, p.suffix.lower() in MARKDOWN_SUFFIXES) for p in found)
         elif path.exists():
+            if _excluded(path, exclude):  # named files too: pre-commit names every staged file
+                continue
             sources.append(Source(raw, path, path.suffix.lower() != ".txt"))
         else:
             raise InputError(f"{raw}: no such file or directory")
@@ -54,7 +57,16 @@ def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
 
 
 def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
-    return any(path.match(p) or any(part == p for part in path.parts) for p in patterns)
+    """A glob matches the end of the path (`drafts/*` matches docs/drafts/a.md) or a folder's name."""
+    if not patterns:
+        return False
+    parts = path.parts
+    tails = ["/".join(parts[i:]) for i in range(len(parts))]
+    for pattern in patterns:
+        pattern = pattern.removeprefix("./").removeprefix("**/").rstrip("/")
+        if any(fnmatchcase(tail, pattern) for tail in tails) or pattern in parts:
+            return True
+    return False
 
 
 def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:

@@ -204,6 +204,25 @@ class MarkerUse:
 
 
 @dataclass(frozen=True, slots=True)
+class Directive:
+    """An in-file `<!-- clinaudit-disable… -->` comment, read before any finding exists."""
+
+    action: str  # disable-next-line | disable | enable | disable-file
+    line: int  # the line the comment ends on
+    rules: tuple[str, ...]  # () means every rule
+    reason: str = ""  # the text after ` -- `, kept as the suppression's justification
+
+
+@dataclass(frozen=True, slots=True)
+class Suppressed:
+    """A finding that does not count towards the verdict, and why: it never just disappears."""
+
+    finding: Finding
+    kind: str  # inline (a comment in the report) | baseline (recorded by --write-baseline)
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     """Everything read out of one report before any lookup: the offline half."""
 
@@ -216,6 +235,7 @@ class Document:
     findings: tuple[Finding, ...]  # found while reading: weak citations and the like
     has_disclaimer: bool
     prose: bool  # False for an empty report or one with no prose at all
+    directives: tuple[Directive, ...] = ()  # in-file suppression comments
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +249,7 @@ class FileReport:
     uncited_claims: int
     error: str = ""
     note: str = ""  # e.g. "no prose"
+    suppressed: tuple[Suppressed, ...] = ()  # counted and listable, never part of the verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +261,10 @@ class AuditResult:
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for report in self.files for f in report.findings)
 
+    @property
+    def suppressed(self) -> tuple[Suppressed, ...]:
+        return tuple(s for report in self.files for s in report.suppressed)
+
 
 @dataclass(frozen=True, slots=True)
 class Options:
@@ -250,6 +275,11 @@ class Options:
     sources: str | None = None  # knowledge-base file for [src:…] markers
     max_bytes: int = 100 * 1024 * 1024
     strict: bool = False
+    exclude: tuple[str, ...] = ()  # globs of reports to skip, matched against the end of each path
+    enable: frozenset[str] = frozenset()  # rules switched on: overrides a rule's `default: off`
+    disable: frozenset[str] = frozenset()  # rules switched off; `family` also covers `family/<id>`
+    severity: tuple[tuple[str, str], ...] = ()  # (rule, severity) overrides
+    baseline: str | None = None  # findings recorded in this file by --write-baseline do not fail the run
     offline: bool = False  # resolve from the cache only; anything not cached is unverifiable
     refresh: bool = False  # ignore cached entries (still writes fresh ones)
     timeout: float = 60.0  # seconds for the whole resolution step

@@ -23,6 +23,7 @@ from clinaudit.models import (
     CitationKind,
     CitationMention,
     Claim,
+    Directive,
     Document,
     FileReport,
     Finding,
@@ -49,7 +50,7 @@ def audit_text(text: str, path: str = "<text>", options: Options | None = None, 
 def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditResult:
     """Audit files, directories (recursively) and `-` for stdin."""
     options = options or Options()
-    sources = inputs.collect(list(paths))
+    sources = inputs.collect(list(paths), options.exclude)
     corrections.check_options(options)  # a broken --corrections file stops the run, not one report
     documents: list[Document | FileReport] = []
     for source in sources:
@@ -66,7 +67,10 @@ def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditRe
 
 def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:
     """resolve → verify → score → verdict, with every report's ids resolved together."""
+    from clinaudit import baseline, suppress  # here, not at the top: most runs need neither
+
     knowledge = _knowledge(options)
+    accepted = baseline.load(options.baseline) if options.baseline else None
     read = [d for d in documents if isinstance(d, Document)]
     condemned = corrections.known_bad(read, options)  # resolved offline: never sent to the services
     statuses = resolve.resolve_all(corrections.without(read, condemned), knowledge, options)
@@ -76,17 +80,19 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
             reports.append(item)
             continue
         cited = verdict.citation_results(item, ChainMap(condemned.get(item.path, {}), statuses))
-        findings = corrections.refine_findings(item, cited, verdict.findings(item, cited, options), options)
+        found = corrections.refine_findings(item, cited, verdict.findings(item, cited, options), options)
+        findings, suppressed = suppress.apply(item.path, found, item.directives, options, accepted)
         reports.append(
             FileReport(
                 path=item.path,
-                verdict=verdict.file_verdict(findings, cited, options),
+                verdict=verdict.file_verdict(findings, suppress.countable(cited, suppressed), options),
                 findings=findings,
                 citations=cited,
                 sentences=item.sentences,
                 claims=len(item.claims),
                 uncited_claims=sum(1 for c in item.claims if not c.cited),
                 note="" if item.prose else "no prose",
+                suppressed=suppressed,
             )
         )
     return reports
@@ -124,6 +130,7 @@ class _Reading:
     findings: list[Finding] = field(default_factory=list)
     has_disclaimer: bool = False
     prose: bool = False
+    comments: list[tuple[int, str]] = field(default_factory=list)  # (line it ends on, text)
     corrections: corrections.Corrections | None = None  # the known failures that apply to this report
 
 
@@ -134,6 +141,7 @@ def read_document(
     for text, line_base in chunks:
         parsed = parse_markdown(text, line_base) if markdown else parse_text(text, line_base)
         _read_units(parsed, reading)
+        reading.comments += [(parsed.index.position(c.offset + 4 + len(c.text))[0], c.text) for c in parsed.comments]
     _link_references(reading)
     return Document(
         path=path,
@@ -145,7 +153,17 @@ def read_document(
         findings=tuple(reading.findings),
         has_disclaimer=reading.has_disclaimer,
         prose=reading.prose,
+        directives=tuple(_directives(reading.comments)),
     )
+
+
+def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
+    """Suppression comments; most reports have none, so the module loads only when one is there."""
+    if not any("clinaudit-" in text for _, text in comments):
+        return []
+    from clinaudit.suppress import directives
+
+    return directives(comments)
 
 
 def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:

@@ -10,10 +10,11 @@ from typing import TextIO
 
 from clinaudit.models import AuditResult
 
-FORMATS = ("table", "json")
+FORMATS = ("table", "json", "jsonl", "sarif", "github", "markdown")
 
 
-def render(name: str, result: AuditResult, out: TextIO) -> None:
+def render(name: str, result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    """Every format counts suppressed findings; `show_suppressed` also lists them where it can."""
     if name not in FORMATS:
         raise ValueError(f"unknown format {name!r}")
-    import_module(f"clinaudit.formats.{name}_format").render(result, out)
+    import_module(f"clinaudit.formats.{name}_format").render(result, out, show_suppressed=show_suppressed)

@@ -6,7 +6,8 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity
+from clinaudit.baseline import fingerprint
+from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed
 
 SCHEMA_VERSION = 1
 
@@ -27,7 +28,13 @@ def finding_dict(finding: Finding, path: str) -> dict[str, Any]:
         "citation": finding.citation,
         "suggestion": finding.suggestion,
         "source": finding.source or None,
+        "fingerprint": fingerprint(finding),
     }
+
+
+def suppressed_dict(item: Suppressed, path: str) -> dict[str, Any]:
+    """A suppressed finding: the finding's keys plus why it does not count."""
+    return {**finding_dict(item.finding, path), "suppressed": item.kind, "suppressed_reason": item.reason}
 
 
 def citation_dict(citation: CitationResult) -> dict[str, Any]:
@@ -66,6 +73,7 @@ def file_dict(report: FileReport) -> dict[str, Any]:
         "sentences": report.sentences,
         "claims": report.claims,
         "uncited_claims": report.uncited_claims,
+        "suppressed": [suppressed_dict(s, report.path) for s in report.suppressed],
     }
     if report.error:
         out["error"] = report.error
@@ -86,6 +94,7 @@ def summary(result: AuditResult) -> dict[str, Any]:
         "findings_by_severity": {s.value: severities.get(s.value, 0) for s in Severity},
         "citations_by_status": dict(sorted(statuses.items())),
         "errors": sum(1 for r in result.files if r.error),
+        "suppressed": len(result.suppressed),
     }
 
 
@@ -98,6 +107,7 @@ def to_dict(result: AuditResult) -> dict[str, Any]:
     }
 
 
-def render(result: AuditResult, out: TextIO) -> None:
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show."""
     json.dump(to_dict(result), out, indent=2, ensure_ascii=False)
     out.write("\n")

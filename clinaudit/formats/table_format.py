@@ -23,10 +23,10 @@ STATUS_STYLE = {
 }
 
 
-def render(result: AuditResult, out: TextIO) -> None:
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
     console = Console(file=out, width=None if out.isatty() else 140, soft_wrap=False)
     for report in result.files:
-        _file(console, report)
+        _file(console, report, show_suppressed)
     counts = {s: 0 for s in ("high", "medium", "low")}
     for finding in result.findings:
         counts[finding.severity.value] = counts.get(finding.severity.value, 0) + 1
@@ -37,11 +37,19 @@ def render(result: AuditResult, out: TextIO) -> None:
             f"  {len(result.files)} file(s), {sum(len(r.findings) for r in result.files)} finding(s) "
             f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
             f"{sum(len(r.citations) for r in result.files)} citation(s)",
+            _suppressed_note(result, show_suppressed),
         )
     )
 
 
-def _file(console: Console, report: FileReport) -> None:
+def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
+    count = len(result.suppressed)
+    if not count:
+        return ""
+    return f", {count} suppressed" + ("" if show_suppressed else " (--show-suppressed lists them)")
+
+
+def _file(console: Console, report: FileReport, show_suppressed: bool = False) -> None:
     head = Text.assemble((report.path, "bold"), "  ", _verdict_text(report))
     console.print(head)
     if report.error:
@@ -66,6 +74,16 @@ def _file(console: Console, report: FileReport) -> None:
                 Text(f.severity.value, style=SEVERITY_STYLE.get(f.severity.value, "")),
                 f.rule,
                 message,
+            )
+        console.print(table)
+    if show_suppressed and report.suppressed:
+        table = Table(show_header=True, header_style="bold dim", box=None, pad_edge=False, expand=False)
+        for column in ("line:col", "severity", "rule", "suppressed finding", "by"):
+            table.add_column(column, overflow="fold", style="dim")
+        for s in report.suppressed:
+            f = s.finding
+            table.add_row(
+                f"{f.span.line}:{f.span.column}", f.severity.value, f.rule, f.message, f"{s.kind}: {s.reason}"
             )
         console.print(table)
     if report.citations:

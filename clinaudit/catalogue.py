@@ -1,0 +1,111 @@
+"""The rule catalogue (rules/catalogue.yaml): one place that says what every rule means.
+
+`clinaudit rules`, `clinaudit explain`, SARIF rule metadata and config validation all
+read it, so a rule added to the YAML shows up everywhere without code changes.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+LEVELS = ("high", "medium", "low", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    severity: str  # as written: "high", or prose such as "by claim type (…)"
+    summary: str  # what it catches
+    fix: str  # how to fix it
+    title: str = ""  # a short name; derived from the id when the YAML has none
+    default_on: bool = True
+
+    @property
+    def level(self) -> str:
+        """The severity as one of LEVELS: the first level word in `severity`, else medium."""
+        words = self.severity.replace("(", " ").replace(",", " ").split()
+        return next((w for w in words if w in LEVELS), "medium")
+
+    @property
+    def name(self) -> str:
+        return self.title or self.id.replace("-", " ").replace("/", ": ").capitalize()
+
+
+@cache
+def rules() -> tuple[Rule, ...]:
+    import yaml
+
+    text = resources.files("clinaudit").joinpath("rules/catalogue.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text) or {}
+    out = []
+    for rule_id, entry in (data.get("rules") or {}).items():
+        entry = entry or {}
+        out.append(
+            Rule(
+                id=str(rule_id),
+                severity=str(entry.get("severity", "medium")),
+                summary=" ".join(str(entry.get("summary", "")).split()),
+                fix=" ".join(str(entry.get("fix", "")).split()),
+                title=str(entry.get("title", "")),
+                default_on=entry.get("default", "on") not in ("off", False),
+            )
+        )
+    return tuple(out)
+
+
+def get(rule_id: str) -> Rule | None:
+    return next((r for r in rules() if r.id == rule_id), None)
+
+
+def known(rule_id: str) -> bool:
+    """A catalogue rule, or a namespaced one (`correction/<entry>`) whose ids come from data files."""
+    return get(rule_id) is not None or "/" in rule_id.strip("/")
+
+
+def suggest(rule_id: str) -> str:
+    close = difflib.get_close_matches(rule_id, [r.id for r in rules()], n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def covers(name: str, rule_id: str) -> bool:
+    """Whether a rule name given by the user (`correction` or `weak-citation`) covers a finding's rule."""
+    return rule_id == name or rule_id.startswith(name + "/")
+
+
+def explain(rule: Rule) -> str:
+    """`clinaudit explain RULE`: everything a writer needs to act on a finding."""
+    lines = [
+        f"{rule.id}: {rule.name}",
+        f"  severity:  {rule.severity}" + ("" if rule.default_on else " (off unless enabled)"),
+        f"  catches:   {rule.summary}",
+        f"  fix:       {rule.fix}",
+        f"  suppress:  <!-- clinaudit-disable-next-line {rule.id} -- why -->  (the line below the comment)",
+        f'  configure: disable = ["{rule.id}"], or [severity] {rule.id} = "low", in .clinaudit.toml',
+    ]
+    return "\n".join(lines)
+
+
+def listing() -> str:
+    """`clinaudit rules`: one block a rule, in catalogue order."""
+    blocks = []
+    for rule in rules():
+        state = "" if rule.default_on else ", off by default"
+        blocks.append(f"{rule.id}  [{rule.severity}{state}]\n    {rule.summary}\n    Fix: {rule.fix}")
+    return "\n\n".join(blocks)
+
+
+def as_dicts() -> list[dict[str, object]]:
+    return [
+        {
+            "id": r.id,
+            "severity": r.severity,
+            "level": r.level,
+            "summary": r.summary,
+            "fix": r.fix,
+            "default_on": r.default_on,
+        }
+        for r in rules()
+    ]

@@ -1,0 +1,413 @@
+"""Settings from `.clinaudit.toml` or `[tool.clinaudit]` in pyproject.toml.
+
+The file is found by walking up from the first report (or the working directory);
+in one folder `.clinaudit.toml` wins over pyproject.toml, and a pyproject.toml
+without a `[tool.clinaudit]` table is passed over. Keys mirror the CLI flags, and
+a flag given on the command line beats the file. Environment variables beat the
+file too (CLINAUDIT_EMAIL and the service URLs), as in pip and git.
+
+A mistake (an unknown key, a wrong type, an unknown rule) is an exit-2 error that
+names the file, the line and the key: a typo in a gate must never be ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clinaudit.errors import InputError
+from clinaudit.models import Options
+
+DOTFILE = ".clinaudit.toml"
+PYPROJECT = "pyproject.toml"
+SEVERITIES = ("high", "medium", "low", "info")
+
+
+class ConfigError(InputError):
+    """A config file the user must fix; the message already names file, line and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    kind: str  # bool | choice | number | int | text | url | email | path | paths | globs | rules | severities
+    field: str = ""  # the Options field it sets, when that field exists
+    param: str = ""  # the CLI parameter that overrides it
+    env: str = ""  # an environment variable that overrides it
+    choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+
+
+KEYS: dict[str, Key] = {
+    "fail-on": Key("choice", "fail_on", "fail_on", choices=("high", "medium", "low", "never")),
+    "strict": Key("bool", "strict", "strict"),
+    "offline": Key("bool", "offline", "offline"),
+    "min-credibility": Key("number", "min_credibility", "min_credibility", low=0, high=100),
+    "require-disclaimer": Key("bool", "require_disclaimer", "require_disclaimer"),
+    "sources": Key("path", "sources", "sources"),
+    "corrections": Key("paths", "corrections", "corrections"),
+    "default-corrections": Key("bool", "default_corrections", "no_default_corrections"),
+    "exclude": Key("globs", "exclude", "exclude"),
+    "enable": Key("rules", "enable", "enable"),
+    "disable": Key("rules", "disable", "disable"),
+    "severity": Key("severities", "severity"),
+    "baseline": Key("path", "baseline", "baseline"),
+    "timeout": Key("number", "timeout", "timeout", low=0),
+    "max-size": Key("int", "max_bytes", "max_size", low=1),
+    "email": Key("email", "email", "email", env="CLINAUDIT_EMAIL"),
+    "eutils-url": Key("url", env="CLINAUDIT_EUTILS_URL"),
+    "ctgov-url": Key("url", env="CLINAUDIT_CTGOV_URL"),
+    "crossref-url": Key("url", env="CLINAUDIT_CROSSREF_URL"),
+    "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: Path | None = None  # None: no file found
+    values: dict[str, Any] = field(default_factory=dict)  # key → checked value, paths made absolute
+
+    def apply(self, options: Options, given: Iterable[str] = (), enable=(), disable=()) -> Options:
+        """Options with the file's values, except where the command line (`given`) or the environment spoke.
+
+        CLI `--enable`/`--disable` are merged over the file's lists: a rule the
+        command line enables is no longer disabled by the file, and vice versa.
+        """
+        given = set(given)
+        known = {f.name for f in dataclasses.fields(Options)}
+        changes: dict[str, Any] = {}
+        for name, value in self.values.items():
+            key = KEYS[name]
+            if (key.param and key.param in given) or (key.env and os.environ.get(key.env)):
+                continue
+            if key.field in known and key.kind != "rules":
+                changes[key.field] = _to_option(name, value)
+        enabled = set(self.values.get("enable", ())) - set(disable) | set(enable)
+        disabled = set(self.values.get("disable", ())) - set(enable) | set(disable)
+        changes["enable"] = frozenset(enabled)
+        changes["disable"] = frozenset(disabled)
+        return dataclasses.replace(options, **changes)
+
+    def environment(self) -> dict[str, str]:
+        """Service URLs the file sets and the environment does not: the resolver reads them from there."""
+        return {
+            KEYS[name].env: str(value)
+            for name, value in self.values.items()
+            if KEYS[name].kind == "url" and not os.environ.get(KEYS[name].env)
+        }
+
+
+def _to_option(name: str, value: Any) -> Any:
+    if name == "max-size":
+        return value * 1024 * 1024
+    if name == "severity":
+        return tuple(sorted(value.items()))
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
+def given_params(ctx: Any) -> set[str]:
+    """The CLI parameters the user typed (or set through their envvar): those beat the file."""
+    out = set()
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            out.add(name)
+    return out
+
+
+def configure(
+    ctx: Any,
+    paths: Iterable[str],
+    options: Options,
+    explicit: str | None = None,
+    isolated: bool = False,
+    enable: tuple[str, ...] = (),
+    disable: tuple[str, ...] = (),
+) -> Options:
+    """The CLI's one call: find and check the file, export its service URLs, merge it under the flags."""
+    check_rules(enable, "--enable")
+    check_rules(disable, "--disable")
+    both = set(enable) & set(disable)
+    if both:
+        raise ConfigError(f"--enable and --disable both name {', '.join(sorted(both))}")
+    config = discover(paths, explicit, isolated)
+    os.environ.update(config.environment())  # the resolver reads base URLs from the environment
+    return config.apply(options, given_params(ctx), enable, disable)
+
+
+# ---------------------------------------------------------------- finding and reading the file
+
+
+def start_folder(paths: Iterable[str]) -> Path:
+    """Where to start looking: the first report's folder (a folder given is its own start)."""
+    for raw in paths:
+        if raw == "-":
+            continue
+        path = Path(raw)
+        return (path if path.is_dir() else path.parent).resolve()
+    return Path.cwd()
+
+
+def find(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        dotfile = folder / DOTFILE
+        if dotfile.is_file():
+            return dotfile
+        pyproject = folder / PYPROJECT
+        if pyproject.is_file() and _mentions_us(pyproject):
+            return pyproject
+    return None
+
+
+def _mentions_us(pyproject: Path) -> bool:
+    """Cheap test before a parse: an unrelated (even broken) pyproject.toml is passed over."""
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if "clinaudit" not in text:
+        return False
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return True  # it means to configure us: load() reports the syntax error with its line
+    return isinstance(data.get("tool"), dict) and "clinaudit" in data["tool"]
+
+
+def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool = False) -> Config:
+    """The config for this run: `--config FILE`, else the nearest file, else none (`--isolated`: none)."""
+    if isolated:
+        return Config()
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"{explicit}: no such config file")
+        return load(path)
+    found = find(start_folder(paths))
+    return load(found) if found else Config()
+
+
+def load(path: Path) -> Config:
+    shown = _shown(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{shown}: cannot read the config ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        m = re.search(r"\(at line (\d+), column \d+\)$", message)
+        where = f":{m.group(1)}" if m else ""
+        message = message[: m.start()].strip() if m else message
+        raise ConfigError(f"{shown}{where}: invalid TOML: {message}") from None
+    if path.name == PYPROJECT:
+        table, prefix = data.get("tool", {}).get("clinaudit", {}), ("tool", "clinaudit")
+        title = "[tool.clinaudit]"
+    else:
+        table, prefix, title = data, (), ""
+    lines = _key_lines(text)
+    checker = _Checker(shown, title, prefix, lines, path.parent)
+    if not isinstance(table, dict):
+        raise checker.error((), "must be a table")
+    return Config(path, checker.check(table))
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+# ---------------------------------------------------------------- checking values
+
+
+@dataclass(slots=True)
+class _Checker:
+    shown: str
+    title: str
+    prefix: tuple[str, ...]
+    lines: dict[tuple[str, ...], int]
+    folder: Path
+
+    def error(self, key: tuple[str, ...], problem: str) -> ConfigError:
+        line = _line_of(self.lines, self.prefix + key)
+        name = ".".join(key)
+        where = f"{self.shown}:{line}" if line else self.shown
+        label = " ".join(part for part in (self.title, name) if part)
+        return ConfigError(f"{where}: {label}: {problem}" if label else f"{where}: {problem}")
+
+    def check(self, table: dict[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, value in table.items():
+            key = KEYS.get(name)
+            if key is None:
+                raise self.error((name,), "unknown key" + _hint(name))
+            values[name] = self.value((name,), key, value)
+        both = set(values.get("enable", ())) & set(values.get("disable", ()))
+        if both:
+            raise self.error(("enable",), f"{', '.join(sorted(both))} cannot be both enabled and disabled")
+        return values
+
+    def value(self, at: tuple[str, ...], key: Key, value: Any) -> Any:
+        kind = key.kind
+        if kind == "bool":
+            return self._type(at, value, bool, "true or false")
+        if kind == "choice":
+            if value not in key.choices:
+                raise self.error(at, f"must be one of {', '.join(key.choices)}, not {_repr(value)}")
+            return value
+        if kind in ("number", "int"):
+            ok = isinstance(value, int if kind == "int" else (int, float)) and not isinstance(value, bool)
+            if not ok:
+                raise self.error(at, f"must be {'an integer' if kind == 'int' else 'a number'}, not {_repr(value)}")
+            if (key.low is not None and value < key.low) or (key.high is not None and value > key.high):
+                bounds = f"at least {key.low:g}" if key.high is None else f"from {key.low:g} to {key.high:g}"
+                raise self.error(at, f"must be {bounds}, not {value}")
+            return value
+        if kind == "text":
+            return self._type(at, value, str, "a string")
+        if kind == "email":
+            text = self._type(at, value, str, "a string")
+            if "@" not in text:
+                raise self.error(at, f"must be an email address, not {_repr(value)}")
+            return text
+        if kind == "url":
+            text = self._type(at, value, str, "a string")
+            if not re.match(r"^https?://[^\s/]+", text):
+                raise self.error(at, f"must be an http(s) URL, not {_repr(value)}")
+            return text.rstrip("/")
+        if kind == "path":
+            return str(self.folder / self._type(at, value, str, "a path (string)"))
+        if kind == "paths":
+            items = [value] if isinstance(value, str) else self._strings(at, value, "a path or a list of paths")
+            return [str(self.folder / item) for item in items]
+        if kind == "globs":
+            return self._strings(at, value, "a list of glob strings")
+        if kind == "rules":
+            names = self._strings(at, value, "a list of rule ids")
+            for name in names:
+                self._rule(at, name)
+            return names
+        if kind == "severities":
+            if not isinstance(value, dict):
+                raise self.error(at, f"must be a table of rule = severity, not {_repr(value)}")
+            out = {}
+            for rule, level in value.items():
+                self._rule((*at, rule), rule)
+                if level not in SEVERITIES:
+                    raise self.error((*at, rule), f"must be one of {', '.join(SEVERITIES)}, not {_repr(level)}")
+                out[rule] = level
+            return out
+        raise AssertionError(kind)
+
+    def _type(self, at: tuple[str, ...], value: Any, kind: type, expected: str) -> Any:
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            raise self.error(at, f"must be {expected}, not {_repr(value)}")
+        return value
+
+    def _strings(self, at: tuple[str, ...], value: Any, expected: str) -> list[str]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(at, f"must be {expected}, not {_repr(value)}")
+        return list(value)
+
+    def _rule(self, at: tuple[str, ...], name: str) -> None:
+        from clinaudit import catalogue
+
+        if not catalogue.known(name):
+            raise self.error(at, f"unknown rule '{name}'{catalogue.suggest(name)} (clinaudit rules lists them)")
+
+
+def check_rules(names: Iterable[str], flag: str) -> None:
+    """The same check for `--enable`/`--disable` on the command line."""
+    from clinaudit import catalogue
+
+    for name in names:
+        if not catalogue.known(name):
+            raise ConfigError(f"{flag} {name}: unknown rule{catalogue.suggest(name)} (clinaudit rules lists them)")
+
+
+def _hint(name: str) -> str:
+    spelled = name.replace("_", "-")
+    if spelled in KEYS:
+        return f"; did you mean '{spelled}'?"
+    close = difflib.get_close_matches(name, list(KEYS), n=1)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    if name == "tool":
+        return f"; in {DOTFILE} write the settings at the top level, without [tool.clinaudit]"
+    return f" (known: {', '.join(KEYS)})"
+
+
+def _repr(value: Any) -> str:
+    kind = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "table"}.get(
+        type(value), type(value).__name__
+    )
+    text = repr(value) if not isinstance(value, bool) else str(value).lower()
+    if len(text) > 40:
+        text = text[:39] + "…"
+    return f"{kind} {text}"
+
+
+# ---------------------------------------------------------------- line numbers (tomllib gives none)
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]#]+?)\s*\]\s*(?:#.*)?$")
+_KEY_PART = r"(?:[A-Za-z0-9_-]+|\"[^\"\n]*\"|'[^'\n]*')"
+_KEY_LINE = re.compile(rf"^\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=")
+_INLINE_KEY = re.compile(rf"[{{,]\s*({_KEY_PART}(?:\s*\.\s*{_KEY_PART})*)\s*=")
+_PART = re.compile(_KEY_PART)
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    return tuple(p.strip("\"'") for p in _PART.findall(text))
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Full key path → the line that sets it: enough of TOML to point at a mistake."""
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    in_string = False
+    for number, line in enumerate(text.splitlines(), 1):
+        quotes = line.count('"""') + line.count("'''")
+        if in_string:
+            in_string = quotes % 2 == 0
+            continue
+        header = _HEADER.match(line)
+        if header and not line.lstrip().startswith("[["):
+            table = _split_key(header.group(1))
+            lines.setdefault(table, number)
+            continue
+        m = _KEY_LINE.match(line)
+        if m:
+            key = table + _split_key(m.group(1))
+            lines.setdefault(key, number)
+            rest = line[m.end() :]
+            if rest.lstrip().startswith("{"):
+                for inner in _INLINE_KEY.finditer(rest):
+                    lines.setdefault(key + _split_key(inner.group(1)), number)
+        if quotes % 2 == 1:
+            in_string = True
+    return lines
+
+
+def _line_of(lines: dict[tuple[str, ...], int], key: tuple[str, ...]) -> int:
+    """The key's own line, else the first line under it (`[tool.x]` for `tool`), else its nearest parent's."""
+    if key in lines:
+        return lines[key]
+    below = [line for found, line in lines.items() if found[: len(key)] == key]
+    if below:
+        return min(below)
+    for end in range(len(key) - 1, 0, -1):
+        if key[:end] in lines:
+            return lines[key[:end]]
+    return 0

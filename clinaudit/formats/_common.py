@@ -1,0 +1,49 @@
+"""What the CI formats share: repo-relative paths and one text for a finding."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+from clinaudit.models import Finding
+
+
+@cache
+def repo_root() -> Path:
+    """$GITHUB_WORKSPACE in Actions, else the git work tree around the working directory, else it."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    if workspace and Path(workspace).is_dir():
+        return Path(workspace).resolve()
+    cwd = Path.cwd().resolve()
+    for folder in (cwd, *cwd.parents):
+        if (folder / ".git").exists():
+            return folder
+    return cwd
+
+
+def relative(path: str) -> str | None:
+    """The report's path relative to the repository root, with `/`; None outside it (or stdin)."""
+    if path == "-":
+        return None
+    try:
+        return Path(path).resolve().relative_to(repo_root()).as_posix()
+    except ValueError:
+        return None
+
+
+def shown_path(path: str) -> str:
+    """A repo-relative path where there is one, else the path as given."""
+    return relative(path) or path
+
+
+def describe(finding: Finding) -> str:
+    """The message, the sentence it is about, and the fix: one text for annotations and SARIF."""
+    text = finding.message
+    if finding.sentence and finding.rule == "uncited-claim":
+        text = f"{text}: “{finding.sentence}”"
+    if finding.suggestion:
+        text = f"{text}\nFix: {finding.suggestion}"
+    if finding.source:
+        text = f"{text}\nSource: {finding.source}"
+    return text

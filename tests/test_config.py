@@ -1,0 +1,227 @@
+"""Config files: discovery, precedence (CLI > environment > file) and errors that name file, line and key."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from clinaudit.config import KEYS, Config, ConfigError, load
+from clinaudit.models import Options
+
+from conftest import run_cli
+
+# One medium finding (an uncited side-effect claim) and nothing high: passes by default.
+MEDIUM_ONLY = "Common side effects include a dry cough and dizziness.\n"
+
+
+def project(tmp_path: Path, config: str, name: str = "pyproject.toml", report: str = MEDIUM_ONLY) -> Path:
+    (tmp_path / name).write_text(textwrap.dedent(config), encoding="utf-8")
+    (tmp_path / "docs" / "deep").mkdir(parents=True)
+    (tmp_path / "docs" / "deep" / "report.md").write_text(report, encoding="utf-8")
+    return tmp_path
+
+
+def verdicts(proc) -> dict[str, str]:
+    return {Path(f["path"]).name: f["verdict"] for f in json.loads(proc.stdout)["files"]}
+
+
+def test_pyproject_is_found_walking_up_from_the_report(tmp_path):
+    root = project(tmp_path, '[tool.clinaudit]\nfail-on = "medium"\n')
+    proc = run_cli("check", str(root / "docs" / "deep" / "report.md"), "-f", "json", cwd="/")
+    assert proc.returncode == 1, proc.stderr
+    assert verdicts(proc) == {"report.md": "fail"}
+
+
+def test_the_command_line_beats_the_file(tmp_path):
+    root = project(tmp_path, '[tool.clinaudit]\nfail-on = "medium"\n')
+    # --fail-on high is the default value, but typed on the command line it still wins
+    proc = run_cli("check", "docs", "--fail-on", "high", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_without_a_file_the_defaults_apply(tmp_path):
+    root = project(tmp_path, "[project]\nname = 'x'\n")  # a pyproject with no [tool.clinaudit]
+    assert run_cli("check", "docs", cwd=root).returncode == 0
+
+
+def test_dotfile_wins_over_pyproject_in_the_same_folder(tmp_path):
+    root = project(tmp_path, '[tool.clinaudit]\nfail-on = "never"\n')
+    (root / ".clinaudit.toml").write_text('fail-on = "medium"\n', encoding="utf-8")
+    assert run_cli("check", "docs", cwd=root).returncode == 1
+
+
+def test_a_pyproject_without_our_table_is_passed_over(tmp_path):
+    root = project(tmp_path, 'fail-on = "medium"\n', name=".clinaudit.toml")
+    (root / "docs" / "pyproject.toml").write_text("[project]\nname = 'docs'\n[tool.black]\n", encoding="utf-8")
+    assert run_cli("check", "deep/report.md", cwd=root / "docs").returncode == 1
+
+
+def test_isolated_and_explicit_config(tmp_path):
+    root = project(tmp_path, 'fail-on = "medium"\n', name=".clinaudit.toml")
+    assert run_cli("check", "docs", "--isolated", cwd=root).returncode == 0
+    other = tmp_path / "strict.toml"
+    other.write_text('fail-on = "never"\nstrict = false\n', encoding="utf-8")
+    assert run_cli("check", "docs", "--config", str(other), cwd=root).returncode == 0
+
+
+def test_rule_selection_and_severity_overrides(tmp_path):
+    root = project(
+        tmp_path,
+        """\
+        [tool.clinaudit]
+        fail-on = "medium"
+        disable = ["no-sources"]
+
+        [tool.clinaudit.severity]
+        uncited-claim = "low"
+        """,
+    )
+    proc = run_cli("check", "docs", "-f", "json", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    findings = json.loads(proc.stdout)["files"][0]["findings"]
+    assert [(f["rule"], f["severity"]) for f in findings] == [("uncited-claim", "low")]
+    # --enable on the command line re-enables what the file disabled
+    proc = run_cli("check", "docs", "-f", "json", "--enable", "no-sources", cwd=root)
+    assert proc.returncode == 1
+    assert "no-sources" in {f["rule"] for f in json.loads(proc.stdout)["files"][0]["findings"]}
+    # and --disable switches a rule off
+    proc = run_cli("check", "docs", "--disable", "uncited-claim", "--enable", "no-sources", cwd=root)
+    assert proc.returncode == 1  # no-sources is medium
+
+
+def test_exclude_globs_skip_folders_and_named_files(tmp_path):
+    root = project(tmp_path, 'exclude = ["deep/*"]\nfail-on = "medium"\n', name=".clinaudit.toml")
+    (root / "docs" / "kept.md").write_text("A plain note.\n", encoding="utf-8")
+    proc = run_cli("check", "docs", "-f", "json", cwd=root)
+    assert verdicts(proc) == {"kept.md": "pass"}
+    proc = run_cli("check", "docs/deep/report.md", "docs/kept.md", "-f", "json", cwd=root)  # as pre-commit does
+    assert verdicts(proc) == {"kept.md": "pass"}
+    proc = run_cli("check", "docs", "--exclude", "nothing", "-f", "json", cwd=root)  # the CLI list replaces the file's
+    assert verdicts(proc) == {"kept.md": "pass", "report.md": "fail"}
+
+
+def test_paths_in_the_file_are_relative_to_it(tmp_path):
+    root = project(tmp_path, 'baseline = "audit/baseline.json"\nfail-on = "medium"\n', name=".clinaudit.toml")
+    (root / "audit").mkdir()
+    assert run_cli("check", "docs", "--write-baseline", "audit/baseline.json", cwd=root).returncode == 0
+    assert run_cli("check", "deep", cwd=root / "docs").returncode == 0  # finds ../.clinaudit.toml and its baseline
+
+
+@pytest.mark.parametrize(
+    ("config", "line", "needle"),
+    [
+        ('[tool.clinaudit]\nstrict = true\nfail_on = "low"\n', 3, "fail_on: unknown key; did you mean 'fail-on'?"),
+        ('[tool.clinaudit]\n\nstrict = "yes"\n', 3, "strict: must be true or false, not string 'yes'"),
+        ('[tool.clinaudit]\nfail-on = "sometimes"\n', 2, "fail-on: must be one of high, medium, low, never"),
+        ("[tool.clinaudit]\nmin-credibility = 101\n", 2, "min-credibility: must be from 0 to 100, not 101"),
+        ('[tool.clinaudit]\ntimeout = "10"\n', 2, "timeout: must be a number, not string '10'"),
+        ('[tool.clinaudit]\nexclude = "drafts"\n', 2, "exclude: must be a list of glob strings"),
+        (
+            '[tool.clinaudit]\ndisable = [\n  "uncited-claims",\n]\n',
+            2,
+            "unknown rule 'uncited-claims'; did you mean 'uncited-claim'?",
+        ),
+        ('[tool.clinaudit]\nx = 1\n\n[tool.clinaudit.severity]\nweak-citation = "loud"\n', 2, "x: unknown key"),
+        (
+            '[tool.clinaudit.severity]\nweak-citation = "high"\nno-sources = "loud"\n',
+            3,
+            "severity.no-sources: must be one of high",
+        ),
+        ("[tool.clinaudit]\nseverity = { weak-citation = 3 }\n", 2, "severity.weak-citation: must be one of"),
+        ('[tool.clinaudit]\neutils-url = "ftp://mirror"\n', 2, "eutils-url: must be an http(s) URL"),
+        ('[tool.clinaudit]\nemail = "nobody"\n', 2, "email: must be an email address"),
+        ('[tool.clinaudit]\nenable = ["weak-citation"]\ndisable = ["weak-citation"]\n', 2, "cannot be both"),
+        ("[tool.clinaudit]\nstrict = tru\n", 2, "invalid TOML"),
+    ],
+)
+def test_mistakes_exit_2_naming_file_line_and_key(tmp_path, config, line, needle):
+    root = project(tmp_path, config)
+    proc = run_cli("check", "docs", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"clinaudit: error: pyproject.toml:{line}: "), lines[0]
+    assert needle in lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_tool_table_in_the_dotfile_is_explained(tmp_path):
+    root = project(tmp_path, "[tool.clinaudit]\nstrict = true\n", name=".clinaudit.toml")
+    proc = run_cli("check", "docs", cwd=root)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("clinaudit: error: .clinaudit.toml:1: tool: unknown key")
+    assert "write the settings at the top level" in proc.stderr
+
+
+def test_unknown_rule_on_the_command_line_is_exit_2(tmp_path):
+    root = project(tmp_path, "[project]\n")
+    proc = run_cli("check", "docs", "--disable", "weak-citations", cwd=root)
+    assert proc.returncode == 2
+    assert "--disable weak-citations: unknown rule; did you mean 'weak-citation'?" in proc.stderr
+
+
+def test_every_key_is_accepted(tmp_path):
+    """Keys for features other issues add (min-credibility, corrections) are checked even before they act."""
+    config = tmp_path / ".clinaudit.toml"
+    config.write_text(
+        textwrap.dedent(
+            """\
+            fail-on = "low"
+            strict = true
+            offline = true
+            min-credibility = 60
+            require-disclaimer = true
+            sources = "kb.jsonl"
+            corrections = ["extra.yaml"]
+            default-corrections = false
+            exclude = ["drafts/*"]
+            enable = ["weak-citation"]
+            disable = ["no-sources"]
+            baseline = "baseline.json"
+            timeout = 5.5
+            max-size = 2
+            email = "me@example.org"
+            eutils-url = "http://127.0.0.1:1/eutils"
+            ctgov-url = "http://127.0.0.1:1/ctgov"
+            crossref-url = "http://127.0.0.1:1/crossref"
+            doi-url = "http://127.0.0.1:1/doi"
+
+            [severity]
+            weak-citation = "medium"
+            """
+        ),
+        encoding="utf-8",
+    )
+    loaded = load(config)
+    assert set(loaded.values) == set(KEYS)
+    options = loaded.apply(Options())
+    assert options.fail_on == "low" and options.strict and options.offline and options.require_disclaimer
+    assert options.sources == str(tmp_path / "kb.jsonl")
+    assert options.baseline == str(tmp_path / "baseline.json")
+    assert options.exclude == ("drafts/*",)
+    assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5
+    assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
+    assert options.severity == (("weak-citation", "medium"),)
+
+
+def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
+    config = tmp_path / ".clinaudit.toml"
+    config.write_text('email = "file@example.org"\neutils-url = "http://127.0.0.1:1/eutils"\n', encoding="utf-8")
+    monkeypatch.delenv("CLINAUDIT_EMAIL", raising=False)
+    monkeypatch.delenv("CLINAUDIT_EUTILS_URL", raising=False)
+    loaded = load(config)
+    assert loaded.apply(Options()).email == "file@example.org"
+    assert loaded.environment() == {"CLINAUDIT_EUTILS_URL": "http://127.0.0.1:1/eutils"}
+    monkeypatch.setenv("CLINAUDIT_EMAIL", "env@example.org")
+    monkeypatch.setenv("CLINAUDIT_EUTILS_URL", "http://127.0.0.1:2/eutils")
+    assert loaded.apply(Options()).email is None  # the resolver reads $CLINAUDIT_EMAIL itself
+    assert loaded.environment() == {}
+
+
+def test_config_error_is_an_input_error():
+    assert issubclass(ConfigError, Exception)
+    assert Config().apply(Options()) == Options()
