@@ -79,7 +79,6 @@ class Resolver:
 
     def __init__(self, options: Options):
         self.options = options
-        self.requests: dict[str, int] = {}  # per endpoint, after a run: what the benchmark counts
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
         from clinaudit.cache import ResolutionCache
@@ -142,7 +141,6 @@ class Resolver:
                     log.warning("%s lookup failed (%s)", name, type(exc).__name__)
                     for cid in missing[name]:
                         out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=f"{name} lookup failed")
-        self.requests = http.requests_made()
         return out
 
     @staticmethod

@@ -164,10 +164,10 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
 
 STATUS_SUGGESTIONS = {
     Status.NOT_FOUND: "Check the id against the source; an id no database knows may be fabricated.",
-    Status.RETRACTED: "Remove the citation and the claims that rest on it, or cite the retraction if that is the point.",
+    Status.RETRACTED: "Remove the citation and the claims resting on it, or cite the retraction if that is the point.",
     Status.CONCERN: "Read the expression of concern before relying on this work.",
     Status.WITHDRAWN: "A withdrawn trial enrolled no one: cite a trial that reported results.",
-    Status.UNVERIFIABLE: "Run again with network access; --strict fails the run on citations that could not be checked.",
+    Status.UNVERIFIABLE: "Run again with network access; --strict fails the run on citations that cannot be checked.",
 }
 
 

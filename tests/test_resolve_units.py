@@ -203,3 +203,14 @@ def test_timeout_must_be_positive(tmp_path):
     report.write_text("Budesonide works (PMID: 29768149).")
     proc = run_cli("check", str(report), "--timeout", "0")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_in_process_tests_cannot_reach_beyond_loopback(pytestconfig):
+    """pytest-socket guards every in-process socket: only loopback may be connected to."""
+    import socket
+
+    import pytest_socket
+
+    assert socket.socket.connect is not pytest_socket._true_connect
+    allowed = pytestconfig.getoption("--allow-hosts")
+    assert allowed and set(allowed.split(",")) <= {"127.0.0.0/8", "::1", "127.0.0.1", "localhost"}

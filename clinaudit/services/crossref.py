@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -158,7 +158,7 @@ def parse_work(data: Any, cid: str) -> Record:
         extra.append(("type", message["type"]))
     if isinstance(message.get("publisher"), str):
         extra.append(("publisher", message["publisher"]))
-    record = Record(
+    return Record(
         id=cid,
         database="crossref",
         exists=True,
@@ -174,4 +174,3 @@ def parse_work(data: Any, cid: str) -> Record:
         retraction_of=_updates(update_to, RETRACTING),
         extra=tuple(extra),
     )
-    return replace(record, id=cid)

@@ -7,7 +7,7 @@ absent from the batch but redirects there; only a 404 means "no such trial".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -21,6 +21,8 @@ FIELDS = ",".join(
         "protocolSection.statusModule",
         "protocolSection.conditionsModule",
         "protocolSection.designModule.phases",
+        "protocolSection.designModule.studyType",
+        "protocolSection.designModule.designInfo",  # allocation and model: the evidence level (issue 4)
         "protocolSection.armsInterventionsModule.interventions",
         "hasResults",
     ]
@@ -42,12 +44,9 @@ class ClinicalTrials:
         absent: list[str] = []
         for batch in chunks(ids, BATCH):
             result = self._batch(http, batch)
-            for cid in batch:
-                if cid in result:
-                    out[cid] = result[cid]
-                else:
-                    absent.append(cid)
-            progress(len(batch) - sum(1 for cid in batch if cid in absent))
+            out.update(result)
+            absent += [cid for cid in batch if cid not in result]
+            progress(len(result))
         for cid in absent:
             out[cid] = self._single(http, cid)
             progress(1)
@@ -105,8 +104,6 @@ class ClinicalTrials:
 
 
 def judge(cid: str, record: Record) -> Resolution:
-    from dataclasses import replace
-
     actual = record.id
     record = replace(record, id=cid)
     alias = f"alias of {actual.split(':', 1)[1]}" if actual != cid else ""
@@ -164,6 +161,14 @@ def parse_study(study: dict) -> Record | None:
         extra.append(("official_title", official))
     if isinstance(study.get("hasResults"), bool):
         extra.append(("has_results", study["hasResults"]))
+    design = _get(study, "protocolSection", "designModule") or {}
+    for name, value in (
+        ("study_type", _get(design, "studyType")),
+        ("allocation", _get(design, "designInfo", "allocation")),
+        ("observational_model", _get(design, "designInfo", "observationalModel")),
+    ):
+        if isinstance(value, str) and value:
+            extra.append((name, value))
     for name, key in (
         ("start_date", "startDateStruct"),
         ("primary_completion_date", "primaryCompletionDateStruct"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from clinaudit.models import Record, Resolution, Status
 from clinaudit.services import Progress, chunks, unverifiable
@@ -75,8 +75,6 @@ def judge(cid: str, record: Record) -> Resolution:
 
 
 def _with_id(record: Record, cid: str) -> Record:
-    from dataclasses import replace
-
     return record if record.id == cid else replace(record, id=cid)
 
 
