@@ -217,3 +217,14 @@ def entry_start(line: str) -> tuple[str, int] | None:
     if not m:
         return None
     return (m.group(1) or m.group(2)).lstrip("0") or "0", m.end()
+
+
+# Every citation-marker grammar by name: the streaming guard derives its hold-back from these.
+MARKER_PATTERNS: dict[str, re.Pattern[str]] = {
+    "reference": _MARKER,
+    "source": _SOURCE_MARKER,
+    "pmid": _PMID,
+    "nct": _NCT,
+    "doi": _DOI,
+    "url": _URL,
+}

@@ -288,6 +288,45 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule id, as `clinaudit r
     print(catalogue.explain(found))
 
 
+@app.command()
+def guard(
+    events: Annotated[bool, typer.Option("--events", help="Write the JSON Lines event stream, not the text.")] = False,
+    verify_timeout: Annotated[
+        float,
+        typer.Option("--verify-timeout", help="Seconds for checking citations once the stream ends.", min=0.1),
+    ] = 12.0,
+    stop_on: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--stop-on",
+            help="Claim type whose uncited sentence stops the stream (repeatable; 'none' for no stops). "
+            "Default: the high-severity types.",
+            metavar="TYPE",
+        ),
+    ] = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest severity that fails the run.")] = FailOn.high,
+    sources: Annotated[
+        Optional[str], typer.Option("--sources", help="Knowledge base (JSONL or YAML) for [src:…] markers.")
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Check citations against the cache only.")] = False,
+    max_size: Annotated[int, typer.Option("--max-size", help="Longest stream to read, in MB.", min=1)] = 100,
+) -> None:
+    """Guard a model's answer streamed on stdin: safe text out as it arrives; exit 0 pass, 1 fail, 2 input error."""
+    from clinaudit.guard_cli import run as run_guard
+    from clinaudit.models import Options
+
+    options = Options(
+        fail_on=fail_on.value, sources=sources, strict=strict, offline=offline, max_bytes=max_size * 1024 * 1024
+    )
+    stops = None if stop_on is None else [t for t in stop_on if t != "none"]
+    try:
+        code = run_guard(options, events, verify_timeout, stops)
+    except ValueError as exc:  # an unknown --stop-on type
+        fail(str(exc))
+    raise typer.Exit(code)
+
+
 def run() -> None:
     """Console-script entry point: a broken pipe or Ctrl-C is not a traceback."""
     try:
