@@ -75,10 +75,16 @@ _APPROVAL = re.compile(
     re.IGNORECASE,
 )
 _NEAR = 80  # characters between a drug's name and the approval words, in either direction
-# A sentence that already says the approval is gone, or denies it, is not the error.
+# A sentence that already says the approval is gone is not the error...
 _ACKNOWLEDGED = re.compile(
     r"\b(?:withdr[ae]wn?|withdrawal|withdrawing|removed|pulled|revoked|rescinded|revocation|suspended|suspension"
-    r"|recalled|recall|discontinued|banned|no\s+longer|formerly|previously|until|not|never|n't)\b",
+    r"|recalled|recall|discontinued|banned|no\s+longer|formerly|previously|until)\b",
+    re.IGNORECASE,
+)
+# ...nor one that denies the approval itself ("is not approved", "has never been FDA-approved").
+_DENIED = re.compile(
+    r"\b(?:not|never|no)(?:\s+\w+){0,3}?\s+(?:FDA[- ]|EMA[- ])?(?:approved|indicated|licensed|authori[sz]ed"
+    r"|first[- ]line|approval)\b|n't(?:\s+\w+){0,3}?\s+(?:FDA[- ]|EMA[- ])?(?:approved|indicated|licensed)\b",
     re.IGNORECASE,
 )
 
@@ -274,7 +280,7 @@ class Corrections:
         self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
     ) -> list[Finding]:
         text = raw.rstrip()
-        if text.endswith("?") or _ACKNOWLEDGED.search(text):
+        if text.endswith("?") or _ACKNOWLEDGED.search(text) or _DENIED.search(text):
             return []
         approvals = [(a.start(), a.end()) for a in _APPROVAL.finditer(text)]
         if not approvals:

@@ -67,7 +67,7 @@ def test_packaged_file_validates_and_meets_the_floors():
 
 
 def test_packaged_regexes_do_not_backtrack():
-    """The packaged file's regexes are trusted at load because this test runs them."""
+    """The packaged file's regexes (and the module's own) are trusted at load because this test runs them."""
     regexes = [
         (entry.get(key), re.IGNORECASE)
         for entry in corrections.packaged()
@@ -75,6 +75,7 @@ def test_packaged_regexes_do_not_backtrack():
         if entry.get(key)
     ]
     assert regexes
+    regexes += [(r.pattern, r.flags) for r in (corrections._APPROVAL, corrections._ACKNOWLEDGED, corrections._DENIED)]
     verdicts = regex_guard.check_many(regexes)
     assert [v for v in verdicts if not v.ok] == []
 
@@ -96,6 +97,7 @@ def test_packaged_regexes_do_not_backtrack():
         ("Avastin is FDA approved for metastatic breast cancer.", "bevacizumab-breast-revoked-2011"),
         ("Rosiglitazone is approved in the EU for type 2 diabetes.", "rosiglitazone-eu-suspended-2010"),
         ("Ranitidine is indicated for gastro-oesophageal reflux.", "ranitidine-withdrawn-2020"),
+        ("Rofecoxib is FDA-approved for osteoarthritis, not for gout.", "rofecoxib-withdrawn-2004"),
     ],
 )
 def test_withdrawn_approval_fires_even_when_cited(sentence, entry):
@@ -119,6 +121,7 @@ def test_withdrawn_approval_fires_even_when_cited(sentence, entry):
         "Zantac 360 is approved for heartburn.",  # not ranitidine
         "Is Vioxx still approved?",  # a question, not a claim
         "Rofecoxib is not approved anywhere today.",  # denies it
+        "Lorcaserin has never been FDA-approved for children.",  # denies it
         "Hydroxyprogesterone caproate is indicated for advanced uterine adenocarcinoma.",  # not preterm birth
         "Vioxx was compared in a trial that enrolled many patients; the comparator drug, unlike most of the "
         "analgesics then on the market and studied in the decades before it, had been approved.",  # too far apart
