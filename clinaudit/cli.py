@@ -282,6 +282,13 @@ def explain(rule: Annotated[str, typer.Argument(help="A rule id, as `clinaudit r
     """Print what one rule catches, how to fix it and how to suppress it."""
     from clinaudit import catalogue
 
+    if rule.startswith("correction/"):  # one corrections.yaml entry: its own message and source
+        from clinaudit.corrections_cli import explain_entry
+
+        text = explain_entry(rule.removeprefix("correction/"))
+        if text:
+            print(text)
+            return
     found = catalogue.get(rule)
     if found is None:
         fail(f"unknown rule '{rule}'{catalogue.suggest(rule)} (clinaudit rules lists them)")
