@@ -53,7 +53,7 @@ KEYS: dict[str, Key] = {
     "require-disclaimer": Key("bool", "require_disclaimer", "require_disclaimer"),
     "sources": Key("path", "sources", "sources"),
     "corrections": Key("paths", "corrections", "corrections"),
-    "default-corrections": Key("bool", "default_corrections", "no_default_corrections"),
+    "default-corrections": Key("bool", "no_default_corrections", "no_default_corrections"),  # inverted
     "exclude": Key("globs", "exclude", "exclude"),
     "enable": Key("rules", "enable", "enable"),
     "disable": Key("rules", "disable", "disable"),
@@ -66,6 +66,8 @@ KEYS: dict[str, Key] = {
     "ctgov-url": Key("url", env="CLINAUDIT_CTGOV_URL"),
     "crossref-url": Key("url", env="CLINAUDIT_CROSSREF_URL"),
     "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
+    "judge-url": Key("url", "judge_url", "judge", env="CLINAUDIT_JUDGE_URL"),
+    "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0),
 }
 
 
@@ -100,11 +102,13 @@ class Config:
         return {
             KEYS[name].env: str(value)
             for name, value in self.values.items()
-            if KEYS[name].kind == "url" and not os.environ.get(KEYS[name].env)
+            if KEYS[name].kind == "url" and not KEYS[name].field and not os.environ.get(KEYS[name].env)
         }
 
 
 def _to_option(name: str, value: Any) -> Any:
+    if name == "default-corrections":
+        return not value  # the option is --no-default-corrections
     if name == "max-size":
         return value * 1024 * 1024
     if name == "severity":

@@ -189,6 +189,8 @@ def test_every_key_is_accepted(tmp_path):
             ctgov-url = "http://127.0.0.1:1/ctgov"
             crossref-url = "http://127.0.0.1:1/crossref"
             doi-url = "http://127.0.0.1:1/doi"
+            judge-url = "http://127.0.0.1:1/v1"
+            judge-timeout = 3
 
             [severity]
             weak-citation = "medium"
@@ -206,6 +208,8 @@ def test_every_key_is_accepted(tmp_path):
     assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5
     assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
     assert options.severity == (("weak-citation", "medium"),)
+    assert options.corrections == (str(tmp_path / "extra.yaml"),) and options.no_default_corrections
+    assert options.judge_timeout == 3 and options.judge_url == "http://127.0.0.1:1/v1"
 
 
 def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
