@@ -194,8 +194,15 @@ def _summary_line(result) -> str:
     return (
         f"clinaudit: {result.verdict}: {files} file{'s' if files != 1 else ''}, "
         f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
-        f"{severities['low']} low), {sum(len(r.citations) for r in result.files)} citations"
+        f"{severities['low']} low), {_suppressed_count(result)}"
+        f"{sum(len(r.citations) for r in result.files)} citations"
     )
+
+
+def _suppressed_count(result) -> str:
+    """Suppressed findings are counted in the summary, never silently dropped."""
+    count = len(result.suppressed)
+    return f"{count} suppressed, " if count else ""
 
 
 def _warnings_to_stderr() -> None:
