@@ -36,7 +36,7 @@ class ConfigError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Key:
-    kind: str  # bool | choice | number | int | text | url | email | path | paths | globs | rules | severities
+    kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities
     field: str = ""  # the Options field it sets, when that field exists
     param: str = ""  # the CLI parameter that overrides it
     env: str = ""  # an environment variable that overrides it
@@ -49,7 +49,7 @@ KEYS: dict[str, Key] = {
     "fail-on": Key("choice", "fail_on", "fail_on", choices=("high", "medium", "low", "never")),
     "strict": Key("bool", "strict", "strict"),
     "offline": Key("bool", "offline", "offline"),
-    "min-credibility": Key("number", "min_credibility", "min_credibility", low=0, high=100),
+    "min-credibility": Key("int", "min_credibility", "min_credibility", low=0, high=100),
     "require-disclaimer": Key("bool", "require_disclaimer", "require_disclaimer"),
     "sources": Key("path", "sources", "sources"),
     "corrections": Key("paths", "corrections", "corrections"),
@@ -279,8 +279,6 @@ class _Checker:
                 bounds = f"at least {key.low:g}" if key.high is None else f"from {key.low:g} to {key.high:g}"
                 raise self.error(at, f"must be {bounds}, not {value}")
             return value
-        if kind == "text":
-            return self._type(at, value, str, "a string")
         if kind == "email":
             text = self._type(at, value, str, "a string")
             if "@" not in text:

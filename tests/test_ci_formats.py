@@ -242,3 +242,18 @@ def test_github_actions_example_runs_the_gate_and_uploads_sarif():
     upload = next(s for s in steps if "upload-sarif" in s.get("uses", ""))
     assert upload.get("if") == "always()"
     assert any(job.get("permissions", {}).get("security-events") == "write" for job in workflow["jobs"].values())
+
+
+def test_sarif_describes_namespaced_correction_rules(repo):
+    """`correction/<entry>` rules are not in the catalogue one by one: they take the `correction` family's text."""
+    (repo / "docs" / "report.md").write_text(
+        "Rofecoxib is FDA-approved for osteoarthritis pain (PMID: 10979977).\n", encoding="utf-8"
+    )
+    log = sarif(repo, "--offline")
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    run = log["runs"][0]
+    result = next(r for r in run["results"] if r["ruleId"].startswith("correction/"))
+    rule = run["tool"]["driver"]["rules"][result["ruleIndex"]]
+    assert rule["id"] == result["ruleId"]
+    assert rule["fullDescription"]["text"] == " ".join(CATALOGUE["correction"]["summary"].split())
+    assert "rofecoxib" in rule["shortDescription"]["text"].lower()

@@ -209,6 +209,7 @@ def test_every_key_is_accepted(tmp_path):
     assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
     assert options.severity == (("weak-citation", "medium"),)
     assert options.corrections == (str(tmp_path / "extra.yaml"),) and options.no_default_corrections
+    assert options.min_credibility == 60
     assert options.judge_timeout == 3 and options.judge_url == "http://127.0.0.1:1/v1"
 
 
@@ -229,3 +230,18 @@ def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
 def test_config_error_is_an_input_error():
     assert issubclass(ConfigError, Exception)
     assert Config().apply(Options()) == Options()
+
+
+def test_a_family_name_disables_every_correction(tmp_path):
+    report = "Rofecoxib is FDA-approved for osteoarthritis pain (PMID: 10979977).\n"
+    root = project(tmp_path, "[project]\n", report=report)
+    rules = {
+        f["rule"]
+        for f in json.loads(run_cli("check", "docs", "-f", "json", "--offline", cwd=root).stdout)["files"][0][
+            "findings"
+        ]
+    }
+    assert any(r.startswith("correction/") for r in rules)
+    (root / ".clinaudit.toml").write_text('disable = ["correction"]\n', encoding="utf-8")
+    proc = run_cli("check", "docs", "-f", "json", "--offline", cwd=root)
+    assert not any(f["rule"].startswith("correction/") for f in json.loads(proc.stdout)["files"][0]["findings"])

@@ -121,9 +121,13 @@ class _Rules:
             self._add(rule.id, rule.name, rule.summary, rule.fix, rule.level, rule.severity)
 
     def index(self, finding: Finding) -> int:
+        """A namespaced rule (`correction/<entry>`) takes its family's text, with the entry's message as its name."""
         if finding.rule not in self._index:
-            fix = finding.suggestion or "See the message."
-            self._add(finding.rule, finding.rule, finding.message, fix, finding.severity.value, finding.severity.value)
+            family = catalogue.get(finding.rule.split("/", 1)[0])
+            summary = family.summary if family else finding.message
+            fix = (family.fix if family else "") or finding.suggestion or "See the message."
+            level = severity = finding.severity.value
+            self._add(finding.rule, finding.message, summary, fix, level, severity)
         return self._index[finding.rule]
 
     def _add(self, rule_id: str, name: str, summary: str, fix: str, level: str, severity: str) -> None:
