@@ -69,12 +69,17 @@ def check(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest severity that fails the run.")] = FailOn.high,
     require_disclaimer: Annotated[
-        bool, typer.Option("--require-disclaimer", help="Fail a report that has no medical-advice disclaimer.")
+        bool,
+        typer.Option(
+            "--require-disclaimer/--no-require-disclaimer", help="Fail a report that has no medical-advice disclaimer."
+        ),
     ] = False,
     sources: Annotated[
         Optional[str], typer.Option("--sources", help="Knowledge base (JSONL or YAML) for [src:…] markers.")
     ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict/--no-strict", help="Fail when a citation could not be checked.")
+    ] = False,
     max_size: Annotated[int, typer.Option("--max-size", help="Largest report to read, in MB.", min=1)] = 100,
     config: Annotated[
         Optional[str],
@@ -102,7 +107,7 @@ def check(
         typer.Option("--write-baseline", help="Record today's findings in FILE, then pass.", metavar="FILE"),
     ] = None,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Use only the cache; citations not cached are unverifiable.")
+        bool, typer.Option("--offline/--online", help="Use only the cache; citations not cached are unverifiable.")
     ] = False,
     refresh: Annotated[
         bool, typer.Option("--refresh", help="Ignore cached lookups and ask every service again.")

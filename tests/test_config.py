@@ -245,3 +245,9 @@ def test_a_family_name_disables_every_correction(tmp_path):
     (root / ".clinaudit.toml").write_text('disable = ["correction"]\n', encoding="utf-8")
     proc = run_cli("check", "docs", "-f", "json", "--offline", cwd=root)
     assert not any(f["rule"].startswith("correction/") for f in json.loads(proc.stdout)["files"][0]["findings"])
+
+
+def test_a_switch_set_in_the_file_can_be_turned_off_on_the_command_line(tmp_path):
+    root = project(tmp_path, 'require-disclaimer = true\ndisable = ["no-sources"]\n', name=".clinaudit.toml")
+    assert run_cli("check", "docs", cwd=root).returncode == 1  # missing-disclaimer is high
+    assert run_cli("check", "docs", "--no-require-disclaimer", cwd=root).returncode == 0
