@@ -26,6 +26,7 @@ from clinaudit.errors import InputError
 from clinaudit.models import Options
 
 DOTFILE = ".clinaudit.toml"
+_OUR_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?clinaudit\b|^\s*tool\s*\.\s*clinaudit\s*[.=]", re.MULTILINE)
 PYPROJECT = "pyproject.toml"
 SEVERITIES = ("high", "medium", "low", "info")
 
@@ -182,8 +183,8 @@ def _mentions_us(pyproject: Path) -> bool:
         return False
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return True  # it means to configure us: load() reports the syntax error with its line
+    except tomllib.TOMLDecodeError:  # ours if it has our table: then load() reports the error with its line
+        return bool(_OUR_TABLE.search(text))
     return isinstance(data.get("tool"), dict) and "clinaudit" in data["tool"]
 
 

@@ -251,3 +251,12 @@ def test_a_switch_set_in_the_file_can_be_turned_off_on_the_command_line(tmp_path
     root = project(tmp_path, 'require-disclaimer = true\ndisable = ["no-sources"]\n', name=".clinaudit.toml")
     assert run_cli("check", "docs", cwd=root).returncode == 1  # missing-disclaimer is high
     assert run_cli("check", "docs", "--no-require-disclaimer", cwd=root).returncode == 0
+
+
+def test_a_broken_pyproject_that_is_not_ours_is_passed_over(tmp_path):
+    root = project(tmp_path, 'fail-on = "medium"\n', name=".clinaudit.toml")
+    (root / "docs" / "pyproject.toml").write_text('[project]\ndependencies = ["clinaudit"\n', encoding="utf-8")
+    assert run_cli("check", "deep", cwd=root / "docs").returncode == 1  # the dotfile above still applies
+    (root / "docs" / "pyproject.toml").write_text("[tool.clinaudit]\nstrict = \n", encoding="utf-8")
+    proc = run_cli("check", "deep", cwd=root / "docs")
+    assert proc.returncode == 2 and proc.stderr.startswith("clinaudit: error: pyproject.toml:2: invalid TOML")
