@@ -61,6 +61,24 @@ def fail(message: str) -> None:
     raise typer.Exit(2)
 
 
+JudgeUrl = Annotated[
+    Optional[str],
+    typer.Option(
+        "--judge",
+        help="Second opinion: an OpenAI-compatible chat-completions URL (or $CLINAUDIT_JUDGE_URL; model in "
+        "$CLINAUDIT_JUDGE_MODEL, key in $CLINAUDIT_JUDGE_API_KEY) that checks each source supports its claims.",
+        metavar="URL",
+    ),
+]
+JudgeTimeout = Annotated[
+    float, typer.Option("--judge-timeout", help="Seconds for all judge calls of one report.", min=0.1, max=3600)
+]
+JudgeLog = Annotated[
+    Optional[str],
+    typer.Option("--judge-log", help="Append each judge request and reply (keys masked) to FILE.", metavar="FILE"),
+]
+
+
 @app.command()
 def check(
     ctx: typer.Context,
@@ -132,6 +150,9 @@ def check(
             "off_topic (on stderr when a JSON-like report goes to stdout).",
         ),
     ] = False,
+    judge: JudgeUrl = None,
+    judge_timeout: JudgeTimeout = 12.0,
+    judge_log: JudgeLog = None,
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from clinaudit.errors import InputError
@@ -154,6 +175,9 @@ def check(
         corrections=tuple(corrections or ()),
         no_default_corrections=no_default_corrections,
         suggest_corrections=suggest_corrections,
+        judge_url=judge,
+        judge_timeout=judge_timeout,
+        judge_log=judge_log,
     )
     _warnings_to_stderr()
     try:
@@ -330,6 +354,9 @@ def guard(
     strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="Check citations against the cache only.")] = False,
     max_size: Annotated[int, typer.Option("--max-size", help="Longest stream to read, in MB.", min=1)] = 100,
+    judge: JudgeUrl = None,
+    judge_timeout: JudgeTimeout = 12.0,
+    judge_log: JudgeLog = None,
 ) -> None:
     """Guard a model's answer streamed on stdin: safe text out as it arrives; exit 0 pass, 1 fail, 2 input error."""
     from clinaudit.guard_cli import run as run_guard
@@ -338,12 +365,28 @@ def guard(
     options = Options(
         fail_on=fail_on.value, sources=sources, strict=strict, offline=offline, max_bytes=max_size * 1024 * 1024
     )
+    options = _judge_options(options, judge, judge_timeout, judge_log)  # checked now, not after the stream
     stops = None if stop_on is None else [t for t in stop_on if t != "none"]
     try:
         code = run_guard(options, events, verify_timeout, stops)
     except ValueError as exc:  # an unknown --stop-on type
         fail(str(exc))
     raise typer.Exit(code)
+
+
+def _judge_options(options, url: str | None, timeout: float, log: str | None):
+    """The guard's judge settings, validated before the stream starts (the judge runs within --verify-timeout)."""
+    from dataclasses import replace
+
+    from clinaudit.errors import InputError
+    from clinaudit.judge import reviewer
+
+    options = replace(options, judge_url=url, judge_timeout=timeout, judge_log=log)
+    try:
+        reviewer(options)  # a missing model or an unwritable log is an error now, not a silent fallback
+    except InputError as exc:
+        fail(str(exc))
+    return options
 
 
 def run() -> None:

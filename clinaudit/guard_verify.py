@@ -40,6 +40,8 @@ def verify(text: str, path: str, options: Options, limit: float, markdown: bool 
 
     if "timeout" in _option_names():  # the resolution step gives up on its own by the same deadline
         options = replace(options, timeout=min(options.timeout, limit))
+    if "judge_deadline" in _option_names():  # the model judge (issue 8) finishes inside the same limit
+        options = replace(options, judge_deadline=time.monotonic() + limit - min(0.5, limit / 4))
     box: dict[str, Any] = {}
 
     def work() -> None:

@@ -191,6 +191,20 @@ class CitationResult:
     ref_text: str = ""
     note: str = ""
     record: Record | None = None
+    judge: Judgement | None = None  # the model judge's second opinion; None when no judge ran on it
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """What the model judge said about one source and the sentences citing it (clinaudit/judge.py).
+
+    `verdict` is `unchecked` when there is no usable answer (timeout, HTTP error,
+    malformed reply, the judge unsure): that is never evidence against the source.
+    """
+
+    verdict: str  # supports | partial | contradicts | unrelated | unchecked
+    supported: bool | None  # None when unchecked
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,3 +302,7 @@ class Options:
     corrections: tuple[str, ...] = ()  # --corrections FILE, loaded after the defaults and the project file
     no_default_corrections: bool = False  # leave out the packaged corrections.yaml
     suggest_corrections: bool = False  # print a corrections.yaml entry for each bad citation
+    judge_url: str | None = None  # --judge: OpenAI-compatible endpoint; None means $CLINAUDIT_JUDGE_URL, "" off
+    judge_timeout: float = 12.0  # --judge-timeout: seconds for every judge call of one report together
+    judge_log: str | None = None  # --judge-log FILE: each request and reply, keys redacted
+    judge_deadline: float | None = None  # a time.monotonic() the judge must finish by (the guard's limit)

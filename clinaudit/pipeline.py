@@ -70,6 +70,7 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
     from clinaudit import baseline, suppress  # here, not at the top: most runs need neither
 
     knowledge = _knowledge(options)
+    reviewer = _reviewer(options, knowledge)  # the model judge; None unless one is configured
     accepted = baseline.load(options.baseline) if options.baseline else None
     read = [d for d in documents if isinstance(d, Document)]
     condemned = corrections.known_bad(read, options)  # resolved offline: never sent to the services
@@ -80,6 +81,8 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
             reports.append(item)
             continue
         cited = verdict.citation_results(item, ChainMap(condemned.get(item.path, {}), statuses))
+        if reviewer is not None:  # after every other check: it needs the records, one batched call per report
+            cited = reviewer.review(item.path, cited)
         found = corrections.refine_findings(item, cited, verdict.findings(item, cited, options), options)
         findings, suppressed = suppress.apply(item.path, found, item.directives, options, accepted)
         reports.append(
@@ -96,6 +99,13 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
             )
         )
     return reports
+
+
+def _reviewer(options: Options, knowledge: KnowledgeBase | None):
+    """The model judge (clinaudit/judge.py), made before any lookup so a bad judge setting fails first."""
+    from clinaudit import judge
+
+    return judge.reviewer(options, knowledge)
 
 
 def _knowledge(options: Options) -> KnowledgeBase | None:

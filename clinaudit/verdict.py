@@ -29,6 +29,7 @@ STATUS_RULES: dict[Status, tuple[str, Severity]] = {
     Status.WITHDRAWN: ("withdrawn-trial", Severity.MEDIUM),
     Status.RETIRED: ("retired-source", Severity.HIGH),
     Status.UNVERIFIABLE: ("unverifiable-citation", Severity.LOW),
+    Status.UNGROUNDED: ("ungrounded-citation", Severity.MEDIUM),  # high on high-risk claims: _ungrounded
 }
 FAIL_THRESHOLD = {"high": Severity.HIGH.rank, "medium": Severity.MEDIUM.rank, "low": Severity.LOW.rank, "never": 99}
 _TOP = Span(1, 1, 1, 1)
@@ -137,6 +138,8 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
             continue
         name, severity = rule
         mention = by_id[result.id]
+        if result.status is Status.UNGROUNDED:
+            mention, severity = _ungrounded(document, result.id, mention)
         what = describe(result.kind, result.value)
         message = {
             Status.INVALID: f"{what} is malformed",
@@ -146,6 +149,7 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
             Status.WITHDRAWN: f"{what} is a withdrawn trial" + (f": {result.note}" if result.note else ""),
             Status.RETIRED: f"{what} is retired" + (f" ({result.note})" if result.note else ""),
             Status.UNVERIFIABLE: f"{what} could not be checked" + (f": {result.note}" if result.note else ""),
+            Status.UNGROUNDED: f"{what} does not support the sentence citing it" + _judge_detail(result),
         }[result.status]
         out.append(
             Finding(
@@ -168,13 +172,27 @@ STATUS_SUGGESTIONS = {
     Status.CONCERN: "Read the expression of concern before relying on this work.",
     Status.WITHDRAWN: "A withdrawn trial enrolled no one: cite a trial that reported results.",
     Status.UNVERIFIABLE: "Run again with network access; --strict fails the run on citations that cannot be checked.",
+    Status.UNGROUNDED: "Read the source: cite one that says this, or make the sentence say what the source says.",
 }
+
+
+def _ungrounded(document: Document, cid: str, first: CitationMention) -> tuple[CitationMention, Severity]:
+    """The model judge found no support: high when any citing sentence is a dose, contraindication or approval claim."""
+    risky = next((m for m in document.mentions if m.id == cid and m.claim_type in claims.HIGH_RISK_TYPES), None)
+    return (first, Severity.MEDIUM) if risky is None else (risky, Severity.HIGH)
+
+
+def _judge_detail(result: CitationResult) -> str:
+    judged = result.judge
+    if judged is None:
+        return ""
+    return f" (judge: {judged.verdict}" + (f": {judged.reason})" if judged.reason else ")")
 
 
 def _record_notes(result: CitationResult, mention: CitationMention) -> list[Finding]:
     """Info findings from a record that exists: stopped trials, corrections, retraction notices."""
     record = result.record
-    if record is None or result.status not in (Status.VERIFIED, Status.CONCERN):
+    if record is None or result.status not in (Status.VERIFIED, Status.CONCERN, Status.UNGROUNDED):
         return []
     what = describe(result.kind, result.value)
     notes: list[tuple[str, str]] = []

@@ -28,7 +28,8 @@ def isolated_env(tmp_path_factory, monkeypatch):
         monkeypatch.setenv(name, CLOSED)
     monkeypatch.setenv("CLINAUDIT_CACHE_DIR", str(cache))
     monkeypatch.delenv("NCBI_API_KEY", raising=False)
-    monkeypatch.delenv("CLINAUDIT_JUDGE_URL", raising=False)
+    for name in ("CLINAUDIT_JUDGE_URL", "CLINAUDIT_JUDGE_MODEL", "CLINAUDIT_JUDGE_API_KEY", "CLINAUDIT_JUDGE_BUDGET"):
+        monkeypatch.delenv(name, raising=False)  # no test reaches a user's model judge by accident
     monkeypatch.setenv("NO_COLOR", "1")
     yield
 

@@ -50,7 +50,16 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         "reference": citation.ref_text or None,
         "note": citation.note or None,
         **_record_keys(citation),
+        "judge": judge_dict(citation),
     }
+
+
+def judge_dict(citation: CitationResult) -> dict[str, Any] | None:
+    """The model judge's verdict (`unchecked` with the reason when it gave none); null when no judge ran."""
+    judged = citation.judge
+    if judged is None:
+        return None
+    return {"verdict": judged.verdict, "supported": judged.supported, "reason": judged.reason}
 
 
 def _record_keys(citation: CitationResult) -> dict[str, Any]:

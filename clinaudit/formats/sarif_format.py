@@ -16,6 +16,7 @@ from urllib.parse import quote
 from clinaudit import __version__, catalogue
 from clinaudit.baseline import fingerprints
 from clinaudit.formats._common import describe, relative, repo_root
+from clinaudit.formats.json_format import judge_dict
 from clinaudit.models import AuditResult, Finding, Span, Suppressed
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -48,8 +49,11 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
         everything += [(s.finding, s) for s in report.suppressed]
         everything.sort(key=lambda pair: (pair[0].span.line, pair[0].span.column, pair[0].rule))
         prints = fingerprints(f for f, _ in everything)
+        judged = {c.id: judge_dict(c) for c in report.citations if c.judge is not None}  # the model judge
         for (finding, suppressed), fp in zip(everything, prints, strict=True):
             results.append(_result(report.path, finding, suppressed, fp, rules, with_baseline))
+            if finding.citation in judged:
+                results[-1]["properties"]["judge"] = judged[finding.citation]
     run: dict[str, Any] = {
         "tool": {
             "driver": {
@@ -65,7 +69,7 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
         "originalUriBaseIds": {SRCROOT: {"uri": repo_root().as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": results,
-        "properties": {"verdict": result.verdict},
+        "properties": {"verdict": result.verdict, **_judge_property(result)},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -93,6 +97,17 @@ def _result(
     if suppressed is not None and suppressed.kind == "inline":
         out["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": suppressed.reason}]
     return out
+
+
+def _judge_property(result: AuditResult) -> dict[str, Any]:
+    """Every verdict of the model judge (`unchecked` ones with their reason), when a judge ran."""
+    judged = [
+        {"path": report.path, "citation": c.id, **(judge_dict(c) or {})}
+        for report in result.files
+        for c in report.citations
+        if c.judge is not None
+    ]
+    return {"judge": judged} if judged else {}
 
 
 def _region(span: Span) -> dict[str, int]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clinaudit.models import AuditResult, FileReport, Status
+from clinaudit.models import AuditResult, CitationResult, FileReport, Status
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 STATUS_STYLE = {
@@ -92,15 +92,30 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
         table.add_column("status", no_wrap=True)
         table.add_column("line:col", no_wrap=True)
         table.add_column("cited by", justify="right")
+        judged = any(c.judge is not None for c in report.citations)  # a judge column only when a judge ran
+        if judged:
+            table.add_column("judge", overflow="fold")
         for c in report.citations:
             table.add_row(
                 c.id,
                 Text(c.status.value, style=STATUS_STYLE.get(c.status, "red")),
                 f"{c.span.line}:{c.span.column}",
                 str(len(c.claims)),
+                *([_judge_text(c)] if judged else []),
             )
         console.print(table)
     console.print()
+
+
+JUDGE_STYLE = {"supports": "green", "partial": "yellow", "unchecked": "dim"}
+
+
+def _judge_text(c: CitationResult) -> Text:
+    """The model judge's verdict and one-line reason; blank when it was not asked about this citation."""
+    if c.judge is None:
+        return Text("")
+    reason = f": {c.judge.reason}" if c.judge.reason else ""
+    return Text.assemble((c.judge.verdict, JUDGE_STYLE.get(c.judge.verdict, "red")), reason)
 
 
 def _verdict_text(report: FileReport) -> Text:
