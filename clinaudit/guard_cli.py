@@ -4,6 +4,8 @@ stdin is read with os.read, so every piece a model writes is judged the moment
 it arrives rather than when a line or a buffer fills; stdout is flushed on every
 release. Plain text cannot be taken back once written, so in plain mode a
 reset is reported on stderr (use --events for a client that can withdraw text).
+Once the guard stops, the verdict comes at once; the rest of the stream is
+then read and discarded, so the writer finishes normally.
 """
 
 from __future__ import annotations
@@ -76,16 +78,26 @@ def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable
     """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error."""
     writer = _Writer(events)
     guard = StreamGuard(writer, options=options, stop_on=stop_on, verify_timeout=verify_timeout, path="<stdin>")
+    stream = read_stream(sys.stdin.fileno(), options.max_bytes)
     try:
-        for piece in read_stream(sys.stdin.fileno(), options.max_bytes):
+        for piece in stream:
             guard.feed(piece)
+            if guard.stopped is not None:
+                break  # nothing more will be shown: verify now, not when the model finishes
     except InputError as exc:
         print(f"clinaudit: error: {exc}", file=sys.stderr)
         return 2
     result = guard.end()
     if not events:
-        print(summary(result), file=sys.stderr)
+        print(summary(result), file=sys.stderr, flush=True)
+    if guard.stopped is not None:
+        _drain(sys.stdin.fileno())  # the writer finishes normally instead of meeting a closed pipe
     return 1 if result.verdict == "fail" else 0
+
+
+def _drain(fd: int) -> None:
+    while os.read(fd, READ_SIZE):
+        pass
 
 
 def summary(result: GuardResult) -> str:

@@ -117,3 +117,28 @@ def test_input_errors_exit_2():
     assert proc.returncode == 2 and "not UTF-8" in proc.stderr
     proc = run_cli("guard", "--stop-on", "dosing", input="x")
     assert proc.returncode == 2 and "unknown claim type" in proc.stderr
+
+
+def test_after_a_stop_the_verdict_comes_at_once_and_the_writer_still_finishes():
+    proc = subprocess.Popen(
+        [*clinaudit_exe(), "guard", "--events", "--verify-timeout", "5"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdin.write(b"Asthma is common. Take 20 mg of it nightly. Then")
+    proc.stdin.flush()
+    end_line = proc.stdout.readline()
+    while b'"event": "end"' not in end_line:
+        end_line = proc.stdout.readline()
+        assert end_line, proc.stderr.read().decode()
+    end_at = time.monotonic()
+    for _ in range(5):  # the model goes on writing; its pipe stays open
+        proc.stdin.write(b" more text.")
+        proc.stdin.flush()
+        time.sleep(0.1)
+    finished_at = time.monotonic()
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 1
+    assert end_at < finished_at
+    assert json.loads(end_line)["text"] == "Asthma is common. "
