@@ -20,6 +20,7 @@ _BLOCK_START = regex.compile(r"[ \t]*\n|[ \t]{0,3}(?:[-*+][ \t]|#{1,6}[ \t]|>|\|
 # A line that is a block on its own: what follows it starts a new one.
 _SINGLE_LINE_BLOCK = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]|\|)")
 _LETTERS = re.compile(r"[A-Za-z]{3}")
+_SENTENCE_END = re.compile(r"[.!?]")  # without one, a region is one sentence: no need to split it
 _FINISHED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?:\s*\[[^\[\]]{1,40}\])*\s*$")
 
 
@@ -71,7 +72,8 @@ def finished(text: str, start: int, open_at: int, final: bool) -> list[tuple[int
         boundary = block_boundary(text, pos)
         closed = boundary is not None or final
         stop = boundary if boundary is not None else n
-        bounds = sentences.split(text[pos:stop])
+        region = text[pos:stop]
+        bounds = sentences.split(region) if _SENTENCE_END.search(region) else _whole(region)
         heads = [
             a
             for k, (a, b) in enumerate(bounds)
@@ -86,6 +88,14 @@ def finished(text: str, start: int, open_at: int, final: bool) -> list[tuple[int
         out.append((group_start, stop))
         pos = stop
     return out
+
+
+def _whole(region: str) -> list[tuple[int, int]]:
+    stripped = region.strip()
+    if not stripped:
+        return []
+    start = len(region) - len(region.lstrip())
+    return [(start, start + len(stripped))]
 
 
 def abandoned_from(text: str, start: int) -> int:
