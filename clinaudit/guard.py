@@ -73,6 +73,18 @@ class GuardResult:
     verify_seconds: float = 0.0
 
 
+def warm_up() -> None:
+    """Import and build what the first judged sentence needs (the pipeline, the Markdown parser).
+
+    The CLI runs this in a background thread at start-up, so that cost does not
+    land in the middle of the stream as extra lag.
+    """
+    from clinaudit import parse, pipeline  # noqa: F401
+
+    parse.parse_markdown("Warm up.")
+    holdback.marker_grammars()
+
+
 def default_stop_types() -> frozenset[str]:
     """The high-severity claim types: a wrong dose or contraindication harms a reader."""
     from clinaudit.models import Severity

@@ -14,10 +14,11 @@ import codecs
 import io
 import os
 import sys
+import threading
 from collections.abc import Iterable
 
 from clinaudit.errors import InputError
-from clinaudit.guard import Event, GuardResult, StreamGuard
+from clinaudit.guard import Event, GuardResult, StreamGuard, warm_up
 from clinaudit.models import Options
 
 READ_SIZE = 64 * 1024
@@ -76,6 +77,7 @@ class _Writer:
 
 def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable[str] | None) -> int:
     """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error."""
+    threading.Thread(target=warm_up, name="clinaudit-warm-up", daemon=True).start()
     writer = _Writer(events)
     guard = StreamGuard(writer, options=options, stop_on=stop_on, verify_timeout=verify_timeout, path="<stdin>")
     stream = read_stream(sys.stdin.fileno(), options.max_bytes)
