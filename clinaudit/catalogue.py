@@ -57,7 +57,12 @@ def rules() -> tuple[Rule, ...]:
 
 
 def get(rule_id: str) -> Rule | None:
-    return next((r for r in rules() if r.id == rule_id), None)
+    return _by_id().get(rule_id)
+
+
+@cache
+def _by_id() -> dict[str, Rule]:  # looked up once per finding: a dict, not a scan
+    return {r.id: r for r in rules()}
 
 
 def known(rule_id: str) -> bool:
