@@ -14,9 +14,13 @@ Oral health studies were reviewed (PMID: 27508352).
 
 TRIALS_REPORT = """# Trials
 
-A caries trial was planned (NCT00973089). Toca 511 was tested in solid tumours (NCT02576665).
-GET73 was studied in alcohol use disorder (NCT03418623). EGFR TKIs were compared (NCT06604689).
-BL-B01D1 is in phase 3 (NCT06382129). A stent registry ran (NCT03475563). A cohort is planned (NCT06171568).
+Incomplete caries removal was tested for deep carious lesions in primary teeth (NCT00973089).
+Toca 511 with Toca FC was tested in patients with solid tumors or lymphoma (NCT02576665).
+GET73 was studied with magnetic resonance spectroscopy in alcohol use disorder (NCT03418623).
+Third-generation EGFR TKIs were compared in advanced non-small cell lung cancer (NCT06604689).
+BL-B01D1 is in a phase 3 trial in non-small cell lung cancer (NCT06382129).
+The BiOSS LIM C stent registry enrolled patients with coronary bifurcation lesions (NCT03475563).
+One-year outcomes of patients hospitalized in neurosurgery for brain injuries are studied (NCT06171568).
 An unknown trial reported benefit (NCT09999999).
 """
 
@@ -68,9 +72,24 @@ def test_pubmed_real_fabricated_retracted_and_a_retraction_notice(services, tmp_
 
 
 def test_ids_of_every_file_share_one_batch_per_service(services, tmp_path):
-    write(tmp_path, "Budesonide works (PMID: 29768149) in NCT03418623.", "a.md")
-    write(tmp_path, "Trametinib works (PMID: 22663011) per NCT06604689.", "b.md")
-    write(tmp_path, "PPIs and fractures (PMID 35830032), see NCT06382129.", "c.md")
+    write(
+        tmp_path,
+        "As-needed budesonide-formoterol improved control of mild asthma (PMID: 29768149). "
+        "GET73 was studied with magnetic resonance spectroscopy in alcohol use disorder (NCT03418623).",
+        "a.md",
+    )
+    write(
+        tmp_path,
+        "Trametinib, a MEK inhibitor, improved survival in BRAF-mutated melanoma (PMID: 22663011). "
+        "Third-generation EGFR TKIs were compared in advanced non-small cell lung cancer (NCT06604689).",
+        "b.md",
+    )
+    write(
+        tmp_path,
+        "Long-term proton pump inhibitors are safe at the lowest effective dose (PMID: 35830032). "
+        "BL-B01D1 is in a phase 3 trial in non-small cell lung cancer (NCT06382129).",
+        "c.md",
+    )
     _, data, _ = check(tmp_path)
     assert set(statuses(data).values()) == {"verified"}
     assert services.counts["eutils"] == 1
