@@ -9,7 +9,18 @@ from clinaudit import audit_paths, audit_text
 
 from conftest import SAMPLES, run_cli
 
-FINDING_KEYS = {"rule", "severity", "line", "column", "end_line", "end_column", "message", "sentence", "claim_type", "citation"}
+FINDING_KEYS = {
+    "rule",
+    "severity",
+    "line",
+    "column",
+    "end_line",
+    "end_column",
+    "message",
+    "sentence",
+    "claim_type",
+    "citation",
+}
 CITATION_KEYS = {"id", "kind", "line", "column", "status", "claims"}
 
 
@@ -85,3 +96,19 @@ def test_samples_say_what_they_are_for():
     answer = audit_paths([str(SAMPLES / "llm_answer.md")]).files[0]
     assert any(c.id == "pmid:9500320" for c in answer.citations)  # the retracted Wakefield paper, via [4]
     assert any(f.rule == "dangling-reference" for f in answer.findings)
+
+
+def test_reader_leaving_early_is_not_an_error():
+    """`clinaudit check … | head`: the verdict still decides the exit code, and no error is printed."""
+    import subprocess
+
+    from conftest import clinaudit_exe
+
+    for sample, code in (("clean_cited.md", 0), ("uncited_dosing.md", 1)):
+        proc = subprocess.Popen(
+            [*clinaudit_exe(), "check", str(SAMPLES / sample)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        proc.stdout.close()
+        assert proc.wait(timeout=60) == code
+        err = proc.stderr.read().decode()
+        assert "error" not in err and "Traceback" not in err and "citations:" in err

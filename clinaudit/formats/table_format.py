@@ -14,6 +14,8 @@ from rich.text import Text
 from clinaudit.models import AuditResult, CitationResult, FileReport, Status
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
+TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
+RECORD_TITLE = 50  # characters of a record's title shown in the citations table
 STATUS_STYLE = {
     Status.VERIFIED: "green",
     Status.UNCHECKED: "dim",
@@ -25,6 +27,7 @@ STATUS_STYLE = {
 
 def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
     console = Console(file=out, width=None if out.isatty() else 140, soft_wrap=False)
+    console.on_broken_pipe = _broken_pipe  # let the CLI finish (summary, exit code) instead of rich's exit(1)
     for report in result.files:
         _file(console, report, show_suppressed)
     counts = {s: 0 for s in ("high", "medium", "low")}
@@ -47,6 +50,10 @@ def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
     if not count:
         return ""
     return f", {count} suppressed" + ("" if show_suppressed else " (--show-suppressed lists them)")
+
+
+def _broken_pipe() -> None:
+    raise BrokenPipeError
 
 
 def _file(console: Console, report: FileReport, show_suppressed: bool = False) -> None:
@@ -92,6 +99,10 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
         table.add_column("status", no_wrap=True)
         table.add_column("line:col", no_wrap=True)
         table.add_column("cited by", justify="right")
+        table.add_column("topic", no_wrap=True)
+        table.add_column("cred.", justify="right")
+        table.add_column("level", no_wrap=True)
+        table.add_column("record", overflow="fold", max_width=60)
         judged = any(c.judge is not None for c in report.citations)  # a judge column only when a judge ran
         if judged:
             table.add_column("judge", overflow="fold")
@@ -101,6 +112,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
                 Text(c.status.value, style=STATUS_STYLE.get(c.status, "red")),
                 f"{c.span.line}:{c.span.column}",
                 str(len(c.claims)),
+                *_check_cells(c),
                 *([_judge_text(c)] if judged else []),
             )
         console.print(table)
@@ -116,6 +128,21 @@ def _judge_text(c: CitationResult) -> Text:
         return Text("")
     reason = f": {c.judge.reason}" if c.judge.reason else ""
     return Text.assemble((c.judge.verdict, JUDGE_STYLE.get(c.judge.verdict, "red")), reason)
+
+
+def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:
+    """Topic (with score), credibility, evidence level and what the record is (title, journal, year; trimmed)."""
+    label = c.topic if c.topic_score is None else f"{c.topic} {c.topic_score:.2f}"
+    topic = Text(label, style=TOPIC_STYLE.get(c.topic, ""))
+    credibility = "" if c.credibility is None else str(c.credibility)
+    record = c.record
+    what = ""
+    if record is not None and record.exists and (record.title or record.journal):
+        title = record.title.rstrip(".")
+        title = title if len(title) <= RECORD_TITLE else title[: RECORD_TITLE - 1] + "…"
+        where = ", ".join(str(x) for x in (record.journal_iso or record.journal, record.year) if x)
+        what = f"{title} ({where})" if where else title
+    return topic, credibility, c.evidence_level or "", what
 
 
 def _verdict_text(report: FileReport) -> Text:
