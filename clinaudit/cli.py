@@ -150,6 +150,15 @@ def check(
             "off_topic (on stderr when a JSON-like report goes to stdout).",
         ),
     ] = False,
+    min_credibility: Annotated[
+        int,
+        typer.Option(
+            "--min-credibility",
+            help="Flag cited sources scoring under this credibility, 0–100 (low-credibility-source).",
+            min=0,
+            max=100,
+        ),
+    ] = 50,
     judge: JudgeUrl = None,
     judge_timeout: JudgeTimeout = 12.0,
     judge_log: JudgeLog = None,
@@ -178,6 +187,7 @@ def check(
         judge_url=judge,
         judge_timeout=judge_timeout,
         judge_log=judge_log,
+        min_credibility=min_credibility,
     )
     _warnings_to_stderr()
     try:

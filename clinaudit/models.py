@@ -40,6 +40,7 @@ class Status(StrEnum):
     MISMATCHED = "mismatched"
     OFF_TOPIC = "off_topic"
     UNGROUNDED = "ungrounded"
+    UNRESOLVED = "unresolved"  # a reference entry with no id that no PubMed record matches
 
 
 class CitationKind(StrEnum):
@@ -192,6 +193,15 @@ class CitationResult:
     note: str = ""
     record: Record | None = None
     judge: Judgement | None = None  # the model judge's second opinion; None when no judge ran on it
+    # what it is cited for (clinaudit/verify.py): None / "unchecked" / () when not checked
+    topic: str = "unchecked"  # yes | borderline | no | unchecked
+    topic_score: float | None = None
+    topic_terms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (matched, missing) key terms
+    credibility: int | None = None  # 0–100
+    credibility_source: str = ""  # the row of data/credibility.yaml that gave it
+    evidence_level: str | None = None  # I–V
+    metadata_match: bool | None = None  # does the reference entry describe the record? None: not compared
+    metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +312,7 @@ class Options:
     corrections: tuple[str, ...] = ()  # --corrections FILE, loaded after the defaults and the project file
     no_default_corrections: bool = False  # leave out the packaged corrections.yaml
     suggest_corrections: bool = False  # print a corrections.yaml entry for each bad citation
+    min_credibility: int = 50  # --min-credibility: sources scoring less get `low-credibility-source`
     judge_url: str | None = None  # --judge: OpenAI-compatible endpoint; None means $CLINAUDIT_JUDGE_URL, "" off
     judge_timeout: float = 12.0  # --judge-timeout: seconds for every judge call of one report together
     judge_log: str | None = None  # --judge-log FILE: each request and reply, keys redacted

@@ -67,23 +67,30 @@ def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditRe
 
 def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:
     """resolve → verify → score → verdict, with every report's ids resolved together."""
-    from clinaudit import baseline, suppress  # here, not at the top: most runs need neither
+    from clinaudit import baseline, suppress, verify  # here, not at the top: most runs need neither
 
     knowledge = _knowledge(options)
     reviewer = _reviewer(options, knowledge)  # the model judge; None unless one is configured
     accepted = baseline.load(options.baseline) if options.baseline else None
     read = [d for d in documents if isinstance(d, Document)]
     condemned = corrections.known_bad(read, options)  # resolved offline: never sent to the services
+    started = verify.clock()
     statuses = resolve.resolve_all(corrections.without(read, condemned), knowledge, options)
+    referenced = verify.references(read, options, started)  # entries with text and no id: ECitMatch / esearch
     reports = []
     for item in documents:
         if isinstance(item, FileReport):
             reports.append(item)
             continue
-        cited = verdict.citation_results(item, ChainMap(condemned.get(item.path, {}), statuses))
+        cited = verdict.citation_results(
+            item, ChainMap(condemned.get(item.path, {}), referenced.get(item.path, {}), statuses)
+        )
+        cited, checked = verify.check(item, cited, options)  # verify → score: metadata, topic, credibility, evidence
         if reviewer is not None:  # after every other check: it needs the records, one batched call per report
             cited = reviewer.review(item.path, cited)
-        found = corrections.refine_findings(item, cited, verdict.findings(item, cited, options), options)
+        found = corrections.refine_findings(
+            item, cited, verify.merge(verdict.findings(item, cited, options), checked), options
+        )
         findings, suppressed = suppress.apply(item.path, found, item.directives, options, accepted)
         reports.append(
             FileReport(

@@ -31,6 +31,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
     for name in ("CLINAUDIT_JUDGE_URL", "CLINAUDIT_JUDGE_MODEL", "CLINAUDIT_JUDGE_API_KEY", "CLINAUDIT_JUDGE_BUDGET"):
         monkeypatch.delenv(name, raising=False)  # no test reaches a user's model judge by accident
     monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("CLINAUDIT_TOPIC", "lexical")  # the same topic scores whether or not [semantic] is installed
     yield
 
 

@@ -271,6 +271,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return 400, b"<eFetchResult><ERROR>unsupported request</ERROR></eFetchResult>", "text/xml", {}
             pmids = [p.strip() for p in params.get("id", "").split(",") if p.strip()]
             return 200, _efetch(fake, pmids), "text/xml; charset=UTF-8", {}
+        if service == "eutils" and path in ("/esearch.fcgi", "/ecitmatch.cgi"):
+            from fake_search import route  # reference lookups (issue 4)
+
+            return route(fake, path, form if method == "POST" else query)
         if service == "ctgov" and path == "/studies":
             return _studies(fake, query)
         if service == "ctgov" and path.startswith("/studies/"):

@@ -50,7 +50,23 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         "reference": citation.ref_text or None,
         "note": citation.note or None,
         **_record_keys(citation),
+        **_check_keys(citation),
         "judge": judge_dict(citation),
+    }
+
+
+def _check_keys(citation: CitationResult) -> dict[str, Any]:
+    """What it is cited for (issue 4): topic match, credibility, evidence level, reference metadata."""
+    matched, missing = citation.topic_terms
+    return {
+        "topic": citation.topic,
+        "topic_score": citation.topic_score,
+        "topic_terms": {"matched": list(matched), "missing": list(missing)},
+        "credibility": citation.credibility,
+        "credibility_source": citation.credibility_source or None,
+        "evidence_level": citation.evidence_level,
+        "metadata_match": citation.metadata_match,
+        "metadata_mismatches": list(citation.metadata_mismatches),
     }
 
 
