@@ -22,6 +22,7 @@ from clinaudit.models import Record
 TITLE_SAME = 80.0  # token ratio from which a searched title is taken for the entry's paper
 TITLE_OTHER = 60.0  # below this the entry names another paper (high); in between it is reworded
 MIN_TITLE_WORDS = 4  # a shorter "title" is too little to call another paper
+MAX_JOURNAL_WORDS = 12  # "Journal of the American Academy of Child and Adolescent Psychiatry" has 10
 
 _STRIP = [
     re.compile(r"https?://\S+", re.IGNORECASE),
@@ -46,10 +47,16 @@ _APA_AUTHOR = re.compile(
     rf"^\s*(?P<surname>{_PARTICLES}[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+){{0,2}}),\s(?:[A-Z]\.\s?-?){{1,3}}"
 )
 _ET_AL = re.compile(rf"^\s*(?P<surname>{_PARTICLES}[A-Z][\w'’-]+)\s+et\s+al\b")
+_GROUP_AUTHOR = re.compile(
+    r"^[^.;]{0,80}?\b(?:Group|Collaborat\w*|Consortium|Committee|Investigators|Organi[sz]ation|Society|"
+    r"Association|Network|Institute|Working Party|Task Force)\b[^.;]{0,40}[.;]\s+"
+)
 _AUTHOR_END = re.compile(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(])")
 _SEGMENT_END = re.compile(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(])")
-_JOURNAL_END = re.compile(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s\(|\.\s*$")
-_VOLUME_PAGE = re.compile(r"(?:;\s*|,\s*)(?P<volume>\d{1,5})\s*(?:\([^)]{0,20}\))?\s*[:,]\s*(?P<page>[A-Za-z]?\d{1,6})")
+_JOURNAL_END = re.compile(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=\d{1,5}\s?[(:])|\s\(|\.\s*$")
+_VOLUME_PAGE = re.compile(
+    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\([^)]{0,20}\))?\s*[:,]\s*(?P<page>[A-Za-z]?\d{1,6})"
+)
 _INITIALS = re.compile(r"(?:[A-Z]{1,3}|(?:[A-Z]\.){1,3})")  # the last word of 'O'Byrne PM', 'Smith J.K.'
 _SPACE = re.compile(r"\s+")
 _NOT_TITLE_WORDS = frozenset({
@@ -118,12 +125,14 @@ def _author(text: str) -> tuple[str, str, str]:
             continue
         surname = m.group("surname")
         author = m.group("name") if "name" in m.groupdict() else surname
-        if pattern is _APA_AUTHOR:
-            year = _APA_YEAR.search(text)
-            if year:
-                return author, surname, text[year.start() :]
         end = _AUTHOR_END.search(text, m.end())
+        year = _APA_YEAR.search(text, m.end(), end.start() if end else len(text))
+        if year:  # APA / Harvard: the year in brackets closes the author list
+            return author, surname, text[year.start() :]
         return author, surname, text[end.end() :] if end else ""
+    group = _GROUP_AUTHOR.match(text)
+    if group:  # "METRIC Study Group. Title. …": a collective author, no surname to compare
+        return "", "", text[group.end() :]
     return "", "", text
 
 
@@ -141,8 +150,8 @@ def _title(text: str) -> tuple[str, str]:
 def _journal(text: str) -> str:
     end = _JOURNAL_END.search(text)
     journal = (text[: end.start()] if end else text).strip(" .,;")
-    if not journal or len(journal) > 150 or re.search(r"\d", journal):
-        return ""
+    if not journal or len(journal.split()) > MAX_JOURNAL_WORDS or re.search(r"\d", journal):
+        return ""  # a title or a note, not a journal name
     return journal
 
 
@@ -217,6 +226,8 @@ def compare(entry: str, record: Record) -> MetadataCheck:
             mismatched.append("journal")
     if not compared:
         return MetadataCheck(None, fields=fields)
+    if different and fields.surname and fields.year and fields.journal and mismatched == ["title"]:
+        different = False  # author, year and journal all agree: the right paper with its title reworded
     return MetadataCheck(not mismatched, tuple(mismatched), different, score, fields)
 
 

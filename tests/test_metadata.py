@@ -63,6 +63,9 @@ def test_parse_apa():
         ),
         "Robert C, Flaherty KT. MEK inhibition improves survival in BRAF melanoma. N Engl J Med 2012;367:107.",
         '"Improved Survival with MEK Inhibition in BRAF-Mutated Melanoma." NEJM 2012.',
+        "Flaherty KT et al (2012) Improved survival with MEK inhibition in BRAF-mutated melanoma. N Engl J Med "
+        "367:107-114",  # Harvard
+        "METRIC Study Group. Improved survival with MEK inhibition in BRAF-mutated melanoma. NEJM, 2012.",
     ],
 )
 def test_near_miss_entries_match(entry):
@@ -97,6 +100,16 @@ def test_author_forms_of_pubmed_and_crossref():
     dutch = Record("pmid:2", "pubmed", True, authors=("van der Berg AB",))
     assert metadata.compare("van der Berg AB, Smith J. Some title of a paper here. 2019.", dutch).match is True
     assert metadata.compare("Jansen AB, Smith J. Some title of a paper here. 2019.", dutch).mismatched == ("author",)
+
+
+def test_a_reworded_title_with_matching_details_is_not_another_paper():
+    check = metadata.compare("Flaherty KT. Trametinib vs chemotherapy in BRAF V600 melanoma. N Engl J Med. 2012.", MEK)
+    assert check.mismatched == ("title",) and not check.different_paper  # medium, not high
+
+
+def test_harvard_volume_and_page():
+    f = metadata.parse("Flaherty KT et al (2012) Improved survival in melanoma. N Engl J Med 367:107-114")
+    assert (f.year, f.journal, f.volume, f.first_page) == (2012, "N Engl J Med", "367", "107")
 
 
 def test_nothing_comparable_is_none():
