@@ -211,8 +211,10 @@ def check(
         else:
             with open(output, "w", encoding="utf-8") as out:
                 render(format.value, result, out, show_suppressed)
+    except BrokenPipeError:
+        _quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
     except OSError as exc:
-        fail(f"{output}: cannot write ({exc.strerror})")
+        fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
     if options.suggest_corrections:
         from clinaudit.corrections_cli import print_suggestions
 
@@ -231,10 +233,10 @@ def _summary_line(result) -> str:
     severities = Counter(f.severity.value for f in result.findings)
     files = len(result.files)
     return (
-        f"clinaudit: {result.verdict}: {files} file{'s' if files != 1 else ''}, "
+        f"clinaudit: {files} file{'s' if files != 1 else ''}, "
         f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
         f"{severities['low']} low), {_suppressed_count(result)}"
-        f"{sum(len(r.citations) for r in result.files)} citations"
+        f"{sum(len(r.citations) for r in result.files)} citations: {result.verdict.upper()}"
     )
 
 
@@ -397,6 +399,14 @@ def _judge_options(options, url: str | None, timeout: float, log: str | None):
     except InputError as exc:
         fail(str(exc))
     return options
+
+
+def _quiet_broken_pipe() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 def run() -> None:

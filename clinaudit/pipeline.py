@@ -38,6 +38,7 @@ from clinaudit.parse import ParsedDocument, is_reference_heading, parse_markdown
 
 SENTENCE_DISPLAY = 200
 _LETTERS = re.compile(r"[A-Za-z]{3}")
+_SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
 
 
 def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
@@ -347,7 +348,7 @@ def _unit_citations(unit: Unit) -> list[_Cite]:
 
 
 def _display(text: str) -> str:
-    text = " ".join(text.split())
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split()))
     return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
 
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import SAMPLES, run_cli
 
 
