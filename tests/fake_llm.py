@@ -24,9 +24,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from fakeserver import LoopbackServer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judge"
 MAX_SLEEP = 30.0
@@ -48,18 +50,14 @@ class FakeLLM:
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
+        self._server: LoopbackServer | None = None
         self.envelope = json.loads((FIXTURES / "ollama_chat_completion.json").read_text())
 
     # ------------------------------------------------------------ lifecycle
 
     def __enter__(self) -> FakeLLM:
         handler = type("Handler", (_Handler,), {"fake": self})
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._server = LoopbackServer(handler).serve_in_background()
         return self
 
     def __exit__(self, *exc) -> None:

@@ -36,6 +36,31 @@ _PMID = re.compile(rb"<PMID[^>]*>(\d+)</PMID>")
 MAX_SLEEP = 20.0  # an injected hang never outlives this
 
 
+class LoopbackServer(ThreadingHTTPServer):
+    """A threaded HTTP server on 127.0.0.1, serving from a daemon thread.
+
+    A client that hangs up mid-reply (the timeout and reset tests do it on
+    purpose) is not an error worth a traceback in the test log.
+    """
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
+
+    def serve_in_background(self) -> LoopbackServer:
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
 @dataclass
 class Fault:
     """Misbehaviour for one service: `kind` for the next `times` requests (None: every request).
@@ -80,11 +105,7 @@ class FakeServices:
 
     def start(self) -> FakeServices:
         handler = type("Handler", (_Handler,), {"services": self})
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        server.block_on_close = False
-        self._server = server
-        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._server = LoopbackServer(handler).serve_in_background()
         return self
 
     def stop(self) -> None:
