@@ -124,17 +124,6 @@ def _knowledge(options: Options) -> KnowledgeBase | None:
     return knowledge.load(options.sources)
 
 
-def resolve_offline(documents: list[Document], knowledge: KnowledgeBase | None) -> dict[str, verdict.Lookup]:
-    """What is known without a network: malformed ids and the local knowledge base."""
-    found: dict[str, verdict.Lookup] = {}
-    for document in documents:
-        for mention in document.mentions:
-            if mention.id in found:
-                continue
-            found[mention.id] = verdict.offline_lookup(mention, knowledge)
-    return found
-
-
 # ---------------------------------------------------------------- read: parse → sentences → citations → claims
 
 

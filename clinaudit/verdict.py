@@ -18,8 +18,6 @@ from clinaudit.models import (
     Status,
 )
 
-Lookup = Resolution
-
 # status → (rule, severity); statuses not listed raise no finding.
 STATUS_RULES: dict[Status, tuple[str, Severity]] = {
     Status.INVALID: ("invalid-citation", Severity.HIGH),
