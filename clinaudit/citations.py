@@ -81,6 +81,7 @@ _NOT_SURNAMES = frozenset(
     ]
 )
 _TRAILING = ".,;:!?'\""
+_CITATION_LABEL = re.compile(r"\b(?:PMID|PubMed\s+ID|doi|NCT)\s*:?(?=\s|$)", re.IGNORECASE)
 _ENTRY_START = re.compile(r"^\s*(?:\[(\d{1,3})\]|(\d{1,3})[.)])\s+")
 
 
@@ -170,6 +171,19 @@ def find_ids(text: str) -> list[Found]:
                 found.append(doi(m.group(1), m.start(), m.end()))
     found.sort(key=lambda f: f.start)
     return found
+
+
+def without_citations(text: str) -> str:
+    """The text with its ids, URLs and markers blanked: what the sentence says, not what it cites."""
+    spans = [(f.start, f.end) for f in find_ids(text)]
+    spans += [(s, e) for _, s, e in find_markers(text)]
+    spans += [(s, e) for _, s, e in find_source_markers(text)]
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return _CITATION_LABEL.sub(" ", "".join(chars))
 
 
 def expand_marker(body: str) -> list[str]:

@@ -23,6 +23,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from clinaudit.citations import without_citations
 from clinaudit.models import Record
 
 YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
@@ -265,6 +266,7 @@ class Matcher:
         return sum(t.weight for t in matched) / total, matched, missing
 
     def match(self, sentence: str, record: Record, record_keys: frozenset[str] | None = None) -> TopicMatch:
+        sentence = without_citations(sentence)  # "PMID", "journal.pone" are not what a sentence is about
         keys = self.keys(record_texts(record)) if record_keys is None else record_keys
         score, matched, missing = self.lexical(sentence, keys)
         if score is None:

@@ -67,3 +67,8 @@ def test_disclaimer_detection():
     assert r.is_disclaimer("This is not a substitute for professional medical advice.")
     assert r.is_disclaimer("For informational purposes only; consult your doctor.")
     assert not r.is_disclaimer("Doctors advise rest.")
+
+
+def test_fell_and_rose_by_a_percentage_are_statistics():
+    assert kind("Severe exacerbations fell by 64% with as-needed treatment.") == "statistic"
+    assert kind("Admissions rose by 12 percent after the change.") == "statistic"

@@ -143,3 +143,13 @@ def test_semantic_extra_is_optional(monkeypatch, matcher, records):
     monkeypatch.setenv("CLINAUDIT_TOPIC", "")
     method = matcher.match("Trametinib in BRAF melanoma.", records["22663011"]).method
     assert method == ("semantic" if semantic.embedder() is not None else "lexical")
+
+
+def test_the_citation_itself_is_not_a_topic_term(matcher, records):
+    """'PMID' or 'journal.pone' from the id must not count as what the sentence is about."""
+    trametinib = records["22663011"]
+    only_an_id = matcher.match("See also doi:10.1371/journal.pone.0033693.", trametinib)
+    assert only_an_id.verdict == topic.UNCHECKED
+    cited = matcher.match("Trametinib improved survival in BRAF-mutated melanoma (PMID: 22663011) [2].", trametinib)
+    assert cited.verdict == "yes"
+    assert not any("pmid" in term.lower() for term in cited.missing)
