@@ -328,8 +328,14 @@ def record_summary(record: Record) -> str:
     return ". ".join(p for p in parts if p)
 
 
+_NOTICE_TYPES = frozenset({"retraction of publication", "published erratum", "expression of concern"})
+
+
 def has_text(record: Record | None) -> bool:
-    return record is not None and bool(record.title or record.abstract or record.mesh or record.conditions)
+    """Whether a record says what it is about: a retraction notice or erratum says only what it corrects."""
+    if record is None or record.retraction_of or _NOTICE_TYPES & {t.lower() for t in record.publication_types}:
+        return False
+    return bool(record.title or record.abstract or record.mesh or record.conditions)
 
 
 @lru_cache(maxsize=8)

@@ -153,3 +153,11 @@ def test_the_citation_itself_is_not_a_topic_term(matcher, records):
     cited = matcher.match("Trametinib improved survival in BRAF-mutated melanoma (PMID: 22663011) [2].", trametinib)
     assert cited.verdict == "yes"
     assert not any("pmid" in term.lower() for term in cited.missing)
+
+
+def test_a_retraction_notice_or_erratum_has_no_topic_to_match(records):
+    notice = records["27508352"]  # "Retraction Notice." (RetractionOf 26435620)
+    erratum = records["38962805"]  # "Correction." (Published Erratum)
+    assert notice.retraction_of and not topic.has_text(notice)
+    assert not topic.has_text(erratum)
+    assert topic.has_text(records["22663011"])
