@@ -47,6 +47,7 @@ _AUTHOR_YEAR = re.compile(
     rf"|\(\s*(?P<b>{_NAME})(?:\s+(?:and|&)\s+{_NAME})?,?\s+{_YEAR}\s*[);]"
     rf"|\b(?P<c>{_NAME})(?:\s+(?:and|&)\s+{_NAME})?\s+\({_YEAR}\)"
 )
+_YEAR_HINT = re.compile(r"(?:19|20)\d\d")
 _NOT_SURNAMES = frozenset(
     [
         "In",
@@ -216,6 +217,8 @@ def find_source_markers(text: str) -> list[tuple[str, int, int]]:
 
 def find_weak(text: str) -> list[tuple[str, int, int]]:
     """Author–year mentions: a hint of a source, never proof of one."""
+    if not _YEAR_HINT.search(text):  # every form needs a year; most sentences have none
+        return []
     out = []
     for m in _AUTHOR_YEAR.finditer(text):
         name = m.group("a") or m.group("b") or m.group("c")
