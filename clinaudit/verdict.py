@@ -138,17 +138,12 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
         mention = by_id[result.id]
         if result.status is Status.UNGROUNDED:
             mention, severity = _ungrounded(document, result.id, mention)
-        what = describe(result.kind, result.value)
-        message = {
-            Status.INVALID: f"{what} is malformed",
-            Status.NOT_FOUND: f"{what} does not exist" + (f" ({result.note})" if result.note else ""),
-            Status.RETRACTED: f"{what} is retracted" + (f" ({result.note})" if result.note else ""),
-            Status.CONCERN: f"{what} carries an expression of concern" + (f" ({result.note})" if result.note else ""),
-            Status.WITHDRAWN: f"{what} is a withdrawn trial" + (f": {result.note}" if result.note else ""),
-            Status.RETIRED: f"{what} is retired" + (f" ({result.note})" if result.note else ""),
-            Status.UNVERIFIABLE: f"{what} could not be checked" + (f": {result.note}" if result.note else ""),
-            Status.UNGROUNDED: f"{what} does not support the sentence citing it" + _judge_detail(result),
-        }[result.status]
+        text, note_format = STATUS_TEXT[result.status]
+        message = f"{describe(result.kind, result.value)} {text}"
+        if note_format and result.note:
+            message += note_format.format(result.note)
+        if result.status is Status.UNGROUNDED:
+            message += _judge_detail(result)
         out.append(
             Finding(
                 rule=name,
@@ -163,6 +158,18 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
         )
     return out
 
+
+# status → (what the finding says of the id, how it appends the lookup's note)
+STATUS_TEXT: dict[Status, tuple[str, str | None]] = {
+    Status.INVALID: ("is malformed", None),
+    Status.NOT_FOUND: ("does not exist", " ({})"),
+    Status.RETRACTED: ("is retracted", " ({})"),
+    Status.CONCERN: ("carries an expression of concern", " ({})"),
+    Status.WITHDRAWN: ("is a withdrawn trial", ": {}"),
+    Status.RETIRED: ("is retired", " ({})"),
+    Status.UNVERIFIABLE: ("could not be checked", ": {}"),
+    Status.UNGROUNDED: ("does not support the sentence citing it", None),
+}
 
 STATUS_SUGGESTIONS = {
     Status.NOT_FOUND: "Check the id against the source; an id no database knows may be fabricated.",
