@@ -249,16 +249,20 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
     for cite in cites:
         k = max(bisect_right(starts, cite.start) - 1, 0)
         per_sentence[k].append(cite)
+    prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
     # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
     for k in range(len(bounds) - 1, 0, -1):
-        if per_sentence[k] and not _has_prose(text, bounds[k], per_sentence[k]):
+        if not prose[k]:
             per_sentence[k - 1].extend(per_sentence[k])
             per_sentence[k] = []
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
-        if not _has_prose(text, (a, b), per_sentence[k]):
+        if not prose[k]:
+            if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
+                for cite in per_sentence[0]:
+                    _record(cite, unit, index, _display(raw), None, reading)
             continue
         reading.sentences += 1
         display = _display(raw)

@@ -133,3 +133,9 @@ def test_reference_entry_without_an_id_is_kept():
     text = "Budesonide is indicated for asthma [1].\n\nReferences:\n[1] Global Initiative for Asthma. 2024 report.\n"
     report = audit(text)
     assert [(c.id, c.kind.value) for c in report.citations] == [("ref:1", "reference")]
+
+
+def test_a_citation_standing_alone_is_still_reported():
+    report = audit("Aspirin reduces the risk of stroke.\n\nPMID: 12345678\n\n- [src:guide-1]\n")
+    assert [c.id for c in report.citations] == ["pmid:12345678", "source:src:guide-1"]
+    assert report.sentences == 1  # a bare citation is not a sentence
