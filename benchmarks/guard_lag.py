@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from clinaudit.guard import StreamGuard  # noqa: E402
+from clinaudit.guard.stream import StreamGuard  # noqa: E402
 from clinaudit.models import Options  # noqa: E402
 
 TOKEN = 4  # characters per token

@@ -62,7 +62,7 @@ def counts(server: FakeServices) -> dict[str, int]:
 
 def resolution_step(server: FakeServices, document, cache: Path) -> tuple[float, dict[str, int], int, dict[str, int]]:
     """Every id of the report through resolve_all, in process: seconds, requests, 429s, statuses."""
-    from clinaudit import resolve
+    from clinaudit.lookup import resolve
     from clinaudit.models import Options
 
     os.environ.update({**server.env(), "CLINAUDIT_CACHE_DIR": str(cache)})

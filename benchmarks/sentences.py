@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from clinaudit.sentences import split  # noqa: E402
+from clinaudit.read.sentences import split  # noqa: E402
 
 CASES = [
     "Heaton et al. found impairment in older adults.",

@@ -80,9 +80,10 @@ def realistic_corpus(size: int, seed: int = 1) -> str | None:
 
 
 def measure(label: str, text: str) -> None:
-    from clinaudit import corrections, inputs
+    from clinaudit.check import corrections
     from clinaudit.models import Options
     from clinaudit.pipeline import read_document
+    from clinaudit.read import inputs
 
     size_mb = len(text.encode()) / 1e6
     with tempfile.TemporaryDirectory() as tmp:

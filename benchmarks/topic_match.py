@@ -32,7 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
 sys.path.insert(0, str(ROOT))
 
-from clinaudit import corrections, semantic, topic  # noqa: E402
+from clinaudit.check import (  # noqa: E402
+    corrections,
+    semantic,
+    topic,
+)
 from clinaudit.models import Record  # noqa: E402
 
 SEED = 20240604

@@ -325,7 +325,7 @@ class _Checker:
         return list(value)
 
     def _rule(self, at: tuple[str, ...], name: str) -> None:
-        from clinaudit import catalogue
+        from clinaudit.report import catalogue
 
         if not catalogue.known(name):
             raise self.error(at, f"unknown rule '{name}'{catalogue.suggest(name)} (clinaudit rules lists them)")
@@ -333,7 +333,7 @@ class _Checker:
 
 def check_rules(names: Iterable[str], flag: str) -> None:
     """The same check for `--enable`/`--disable` on the command line."""
-    from clinaudit import catalogue
+    from clinaudit.report import catalogue
 
     for name in names:
         if not catalogue.known(name):

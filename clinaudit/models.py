@@ -193,7 +193,7 @@ class CitationResult:
     note: str = ""
     record: Record | None = None
     judge: Judgement | None = None  # the model judge's second opinion; None when no judge ran on it
-    # what it is cited for (clinaudit/verify.py): None / "unchecked" / () when not checked
+    # what it is cited for (clinaudit/check/verify.py): None / "unchecked" / () when not checked
     topic: str = "unchecked"  # yes | borderline | no | unchecked
     topic_score: float | None = None
     topic_terms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (matched, missing) key terms
@@ -206,7 +206,7 @@ class CitationResult:
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
-    """What the model judge said about one source and the sentences citing it (clinaudit/judge.py).
+    """What the model judge said about one source and the sentences citing it (clinaudit/judge/review.py).
 
     `verdict` is `unchecked` when there is no usable answer (timeout, HTTP error,
     malformed reply, the judge unsure): that is never evidence against the source.

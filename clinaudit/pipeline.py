@@ -15,9 +15,9 @@ from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from clinaudit import citations, claims, corrections, inputs, resolve, sentences, verdict
+from clinaudit.check import corrections
 from clinaudit.errors import InputError
-from clinaudit.knowledge import KnowledgeBase
+from clinaudit.lookup import resolve
 from clinaudit.models import (
     AuditResult,
     CitationKind,
@@ -34,7 +34,10 @@ from clinaudit.models import (
     Severity,
     Unit,
 )
-from clinaudit.parse import ParsedDocument, is_reference_heading, parse_markdown, parse_text, unit_span
+from clinaudit.read import citations, claims, inputs, sentences
+from clinaudit.read.knowledge import KnowledgeBase
+from clinaudit.read.parse import ParsedDocument, is_reference_heading, parse_markdown, parse_text, unit_span
+from clinaudit.report import verdict
 
 SENTENCE_DISPLAY = 200
 _LETTERS = re.compile(r"[A-Za-z]{3}")
@@ -68,7 +71,11 @@ def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditRe
 
 def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:
     """resolve → verify → score → verdict, with every report's ids resolved together."""
-    from clinaudit import baseline, suppress, verify  # here, not at the top: most runs need neither
+    from clinaudit.check import verify
+    from clinaudit.report import (
+        baseline,  # here, not at the top: most runs need neither
+        suppress,
+    )
 
     knowledge = _knowledge(options)
     reviewer = _reviewer(options, knowledge)  # the model judge; None unless one is configured
@@ -110,8 +117,8 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
 
 
 def _reviewer(options: Options, knowledge: KnowledgeBase | None):
-    """The model judge (clinaudit/judge.py), made before any lookup so a bad judge setting fails first."""
-    from clinaudit import judge
+    """The model judge (clinaudit/judge/review.py), made before any lookup so a bad judge setting fails first."""
+    from clinaudit.judge import review as judge
 
     return judge.reviewer(options, knowledge)
 
@@ -119,7 +126,7 @@ def _reviewer(options: Options, knowledge: KnowledgeBase | None):
 def _knowledge(options: Options) -> KnowledgeBase | None:
     if not options.sources:
         return None
-    from clinaudit import knowledge
+    from clinaudit.read import knowledge
 
     return knowledge.load(options.sources)
 
@@ -168,7 +175,7 @@ def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
     """Suppression comments; most reports have none, so the module loads only when one is there."""
     if not any("clinaudit-" in text for _, text in comments):
         return []
-    from clinaudit.suppress import directives
+    from clinaudit.report.suppress import directives
 
     return directives(comments)
 

@@ -1,0 +1,1 @@
+"""What each citation is cited for: metadata, topic, credibility, known failures."""

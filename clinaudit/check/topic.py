@@ -1,0 +1,366 @@
+"""Is the cited record about what the citing sentence says? (the wrong-paper citation)
+
+A real, live paper on another subject is the commonest failure of generated
+citations, and no id lookup catches it. The default check is lexical and offline:
+biomedical terms (drugs, genes, conditions, numbers with units) and content words
+are taken from the sentence, normalised (case, plurals and suffixes, hyphens,
+Greek letters, synonyms from corrections.yaml) and looked for in the record's
+title, abstract and MeSH terms, and a trial's conditions and interventions. The
+score is the weighted share of the sentence's terms the record contains: a
+sentence citing the wrong paper shares little beyond words every abstract uses.
+With the `semantic` extra installed an embedding cosine is mixed in
+(clinaudit/check/semantic.py). Word lists, weights and thresholds live in data/topic.yaml.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from clinaudit.models import Record
+from clinaudit.read.citations import without_citations
+
+YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
+SHOWN_TERMS = 6  # matched / missing terms kept for the report
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "ν": "nu", "ξ": "xi", "π": "pi",
+    "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi",
+    "ψ": "psi", "ω": "omega", "µ": "u", "μ": "mu",
+}  # fmt: skip
+_GREEK_RE = re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|[-/](?=[A-Za-z0-9]))*")  # words, hyphens and slashes inside
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_HYPHEN = re.compile(r"[-/]")
+_UNIT_ALIASES = {
+    "hours": "h", "hour": "h", "hr": "h", "hrs": "h", "minutes": "min", "days": "d", "day": "d",
+    "weeks": "wk", "week": "wk", "months": "mo", "month": "mo", "years": "y", "year": "y", "yr": "y",
+    "percent": "%", "units": "u", "unit": "u", "iu": "u", "µg": "ug", "mcg": "ug", "sec": "s",
+}  # fmt: skip
+_SUFFIXES = (
+    "izations", "isations", "ization", "isation", "ational", "ations", "iveness", "fulness", "ousness",
+    "ically", "ation", "ments", "ities", "ially", "ment", "ness", "ical", "ings", "ally", "edly", "ions",
+    "ity", "ing", "ial", "ics", "ive", "ous", "ion", "ers", "ism", "ist", "ize", "ise", "ed", "al", "ic",
+    "ly", "er",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One term of a sentence: `keys` are the normalised forms any of which may match."""
+
+    text: str  # as written, for the report
+    keys: tuple[str, ...]
+    kind: str  # entity | number | word | generic
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMatch:
+    verdict: str  # yes | borderline | no | unchecked
+    score: float | None  # 0–1; None when unchecked
+    matched: tuple[str, ...] = ()  # the sentence's key terms the record contains
+    missing: tuple[str, ...] = ()  # the sentence's key terms the record lacks
+    method: str = "lexical"  # lexical | semantic (lexical mixed with an embedding cosine)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    weights: dict[str, float]
+    thresholds: dict[str, dict[str, float]]
+    min_terms: int
+    thin_record: int
+    units: tuple[str, ...]
+    drug_suffixes: tuple[str, ...]
+    condition_suffixes: tuple[str, ...]
+    lexicon: frozenset[str]  # drugs and conditions named outright
+    stopwords: frozenset[str]
+    generic: frozenset[str]
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: dict[str, Any] = yaml.load(
+        resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"), loader
+    )
+    return Settings(
+        weights={k: float(v) for k, v in data["weights"].items()},
+        thresholds={"lexical": data["lexical"], "semantic": data["semantic"]},
+        min_terms=int(data["min_terms"]),
+        thin_record=int(data["thin_record"]),
+        units=tuple(str(u) for u in data["units"]),
+        drug_suffixes=tuple(data["drug_suffixes"]),
+        condition_suffixes=tuple(data["condition_suffixes"]),
+        lexicon=frozenset(str(w).lower() for w in data["drugs"] + data["conditions"]),
+        stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
+        generic=frozenset(str(w).lower() for w in data["generic"]),
+    )
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: enough to meet 'mitochondria' with 'mitochondrial', and 'doses' with 'dose'."""
+    w = word
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "xes", "ches", "shes")) or (w.endswith("is") and len(w) > 5):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us")):
+        w = w[:-1]
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+            w = w[: -len(suffix)]
+            break
+    bare = w.rstrip("aeiouy")
+    return bare if len(bare) >= 3 else w
+
+
+def fold(text: str) -> str:
+    """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
+    text = _GREEK_RE.sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def _symbol_key(token: str) -> str:
+    key = _NOT_ALNUM.sub("", token.lower())
+    if len(token) > 2 and token[-1] == "s" and token[-2].isupper():  # NSAIDs, ACEIs
+        key = key[:-1]
+    return key
+
+
+def _is_symbol(token: str, caps_text: bool) -> bool:
+    """A gene, acronym or coded name: BRAF, HbA1c, PD-L1, p53, COVID-19."""
+    has_digit = any(c.isdigit() for c in token)
+    has_alpha = any(c.isalpha() for c in token)
+    if has_digit and has_alpha:
+        return True
+    return not caps_text and sum(c.isupper() for c in token) >= 2
+
+
+class Matcher:
+    """Term extraction and scoring, with one set of synonyms compiled once."""
+
+    def __init__(self, synonym_groups: Iterable[Sequence[str]] = ()):
+        self.settings = settings()
+        self._canonical: dict[str, str] = {}
+        phrases: list[str] = []
+        for group in synonym_groups:
+            names = [fold(n) for n in group if n]
+            if not names:
+                continue
+            canonical = "syn:" + _NOT_ALNUM.sub("", names[0].lower())
+            for name in names:
+                self._canonical[_NOT_ALNUM.sub("", name.lower())] = canonical
+                if " " in name.strip():
+                    phrases.append(name.strip())
+        phrases.sort(key=len, reverse=True)
+        self._phrases = (
+            re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in phrases) + r")(?![\w-])", re.IGNORECASE)
+            if phrases
+            else None
+        )
+        units = sorted(self.settings.units, key=len, reverse=True)
+        self._number = re.compile(
+            r"(?<![\w.])(\d+(?:[.,]\d+)?)\s?(" + "|".join(re.escape(u) for u in units) + r")(?![\w/])",
+            re.IGNORECASE,
+        )
+        self._drug = re.compile(r"(?:" + "|".join(sorted(self.settings.drug_suffixes, key=len, reverse=True)) + r")$")
+        self._condition = re.compile(
+            r"(?:" + "|".join(sorted(self.settings.condition_suffixes, key=len, reverse=True)) + r")$"
+        )
+
+    # ------------------------------------------------------------ terms
+
+    def terms(self, text: str) -> list[Term]:
+        """The distinct terms of a text, heaviest first."""
+        s = self.settings
+        w = s.weights
+        text = fold(text)
+        found: dict[str, Term] = {}
+
+        def add(term: Term) -> None:
+            old = found.get(term.keys[0])
+            if old is None or term.weight > old.weight:
+                found[term.keys[0]] = term
+
+        if self._phrases is not None:
+            for m in self._phrases.finditer(text):
+                key = self._canonical.get(_NOT_ALNUM.sub("", m.group(0).lower()))
+                if key:
+                    add(Term(m.group(0), (key,), "entity", w["entity"]))
+            text = self._phrases.sub(" ", text)
+        for m in self._number.finditer(text):
+            unit = m.group(2).lower()
+            key = "num:" + m.group(1).replace(",", ".") + _UNIT_ALIASES.get(unit, unit)
+            add(Term(m.group(0), (key,), "number", w["number"]))
+        text = self._number.sub(" ", text)
+        letters = [c for c in text if c.isalpha()]
+        caps_text = bool(letters) and sum(c.isupper() for c in letters) > 0.6 * len(letters)
+        for m in _TOKEN.finditer(text):
+            for term in self._token_terms(m.group(0), caps_text):
+                add(term)
+        return sorted(found.values(), key=lambda t: -t.weight)
+
+    def _token_terms(self, token: str, caps_text: bool) -> list[Term]:
+        s = self.settings
+        w = s.weights
+        synonym = self._canonical.get(_NOT_ALNUM.sub("", token.lower()))
+        if synonym:
+            return [Term(token, (synonym,), "entity", w["entity"])]
+        parts = _HYPHEN.split(token)
+        if len(parts) > 1 and not all(len(p) <= 2 or p.isdigit() or _is_symbol(p, caps_text) for p in parts):
+            # BRAF-mutant, TNF-alpha-induced: each part is a term; PD-L1, IL-6, COVID-19 stay whole
+            return [t for p in parts for t in self._token_terms(p, caps_text)]
+        if _is_symbol(token, caps_text):
+            key = _symbol_key(token)
+            if key.isdigit() or len(key) < 2:
+                return []
+            return [Term(token, (key, stem(key)), "entity", w["entity"])]
+        out = []
+        for part in _HYPHEN.split(token):
+            lower = part.lower()
+            if len(lower) < 3 or lower.isdigit() or lower in s.stopwords:
+                continue
+            key = stem(lower)
+            if lower in s.generic:
+                out.append(Term(part, (key,), "generic", w["generic"]))
+            elif lower in s.lexicon or self._drug.search(lower) or self._condition.search(lower):
+                out.append(Term(part, (key,), "entity", w["entity"]))
+            else:
+                out.append(Term(part, (key,), "word", w["word"]))
+        return out
+
+    def keys(self, texts: Iterable[str]) -> frozenset[str]:
+        """Every normalised form in a record's texts, for lookup."""
+        out: set[str] = set()
+        for text in texts:
+            for term in self.terms(text):
+                out.update(term.keys)
+                if term.kind == "entity" and not term.keys[0].startswith(("syn:", "num:")):
+                    out.add(stem(term.text.lower()))
+        return frozenset(out)
+
+    # ------------------------------------------------------------ scoring
+
+    def lexical(self, sentence: str, record_keys: frozenset[str]) -> tuple[float | None, list[Term], list[Term]]:
+        """(score, matched terms, missing terms); score None when the sentence has too few terms."""
+        terms = self.terms(sentence)
+        content = [t for t in terms if t.kind != "generic"]
+        if len(content) < self.settings.min_terms or not record_keys:
+            return None, [], []
+        matched = [t for t in terms if any(k in record_keys for k in t.keys)]
+        missing = [t for t in terms if t not in matched]
+        total = sum(t.weight for t in terms)
+        return sum(t.weight for t in matched) / total, matched, missing
+
+    def match(self, sentence: str, record: Record, record_keys: frozenset[str] | None = None) -> TopicMatch:
+        sentence = without_citations(sentence)  # "PMID", "journal.pone" are not what a sentence is about
+        keys = self.keys(record_texts(record)) if record_keys is None else record_keys
+        score, matched, missing = self.lexical(sentence, keys)
+        if score is None:
+            return TopicMatch(UNCHECKED, None)
+        method = "lexical"
+        embedder = _embedder()
+        if embedder is not None:
+            cosine = embedder.similarity(sentence, record_summary(record))
+            if cosine is not None:
+                score = mix(score, cosine, self.settings.thresholds["semantic"])
+                method = "semantic"
+        thin = len(keys) < self.settings.thin_record
+        return TopicMatch(
+            decide(score, self.settings.thresholds[method], thin),
+            round(score, 3),
+            tuple(_shown(matched)),
+            tuple(_shown(missing)),
+            method,
+        )
+
+
+def mix(lexical: float, cosine: float, params: dict[str, float]) -> float:
+    """The lexical score and the cosine rescaled to 0–1, weighted."""
+    low, high = params["cosine_low"], params["cosine_high"]
+    scaled = min(1.0, max(0.0, (cosine - low) / (high - low)))
+    return params["mix"] * lexical + (1 - params["mix"]) * scaled
+
+
+def decide(score: float, thresholds: dict[str, float], thin: bool = False) -> str:
+    """yes / borderline / no; a thin record (a title alone) needs a far lower score for `no`."""
+    limit = thresholds["no_below"] / 2 if thin else thresholds["no_below"]
+    if score < limit:
+        return NO
+    return YES if score >= thresholds["yes_from"] else BORDERLINE
+
+
+def _shown(terms: list[Term]) -> list[str]:
+    seen: list[str] = []
+    for term in terms:
+        if term.kind == "generic":
+            continue
+        if term.text.lower() not in (s.lower() for s in seen):
+            seen.append(term.text)
+        if len(seen) == SHOWN_TERMS:
+            break
+    return seen
+
+
+def record_texts(record: Record) -> list[str]:
+    """What a record says it is about: title, abstract, MeSH, a trial's conditions and interventions."""
+    texts = [record.title, record.abstract, *record.mesh, *record.conditions, *record.interventions]
+    texts += [str(v) for k, v in record.extra if k == "official_title" and isinstance(v, str)]
+    return [t for t in texts if t]
+
+
+def record_summary(record: Record) -> str:
+    """The text the embedding sees: title, then abstract (the model reads 256 tokens)."""
+    parts = [record.title, "; ".join(record.conditions), "; ".join(record.interventions), record.abstract]
+    return ". ".join(p for p in parts if p)
+
+
+_NOTICE_TYPES = frozenset({"retraction of publication", "published erratum", "expression of concern"})
+
+
+def has_text(record: Record | None) -> bool:
+    """Whether a record says what it is about: a retraction notice or erratum says only what it corrects."""
+    if record is None or record.retraction_of or _NOTICE_TYPES & {t.lower() for t in record.publication_types}:
+        return False
+    return bool(record.title or record.abstract or record.mesh or record.conditions)
+
+
+@lru_cache(maxsize=8)
+def matcher(synonym_groups: tuple[tuple[str, ...], ...] = ()) -> Matcher:
+    return Matcher(synonym_groups)
+
+
+def synonym_groups(corrections: Any) -> tuple[tuple[str, ...], ...]:
+    """Synonym groups from issue 5's corrections (entries of kind `synonym`); () when it has none."""
+    entries = getattr(corrections, "entries", None)
+    if not isinstance(entries, dict):
+        return ()
+    groups = []
+    for entry in entries.values():
+        if getattr(entry, "kind", "") == "synonym":
+            names = tuple(str(n) for n in (entry.get("names") or ()) if n)
+            if names:
+                groups.append(names)
+    return tuple(groups)
+
+
+def _embedder():
+    """The semantic extra when installed and not switched off (CLINAUDIT_TOPIC=lexical)."""
+    if os.environ.get("CLINAUDIT_TOPIC", "").strip().lower() == "lexical":
+        return None
+    from clinaudit.check import semantic
+
+    return semantic.embedder()

@@ -1,0 +1,285 @@
+"""The verify and score steps: what each citation is cited for, and how much it can bear.
+
+    resolve → verify (reference metadata, reference lookup, topic) → score (credibility, evidence) → verdict
+
+A resolved id proves a paper exists, not that it is the paper the entry
+describes or that it says what the sentence claims. This step compares the
+reference entry with the record (clinaudit/check/metadata.py), the citing sentences
+with the record's subject (clinaudit/check/topic.py), and scores the source
+(clinaudit/check/score.py). It adds fields to each CitationResult, moves a verified
+citation to `mismatched` or `off_topic`, and returns its own findings.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from clinaudit.check import metadata, score, topic
+from clinaudit.models import (
+    CitationKind,
+    CitationMention,
+    CitationResult,
+    Document,
+    Finding,
+    Options,
+    Record,
+    Resolution,
+    Severity,
+    Span,
+    Status,
+)
+from clinaudit.read import claims
+
+WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Status.WITHDRAWN})
+NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
+TEXT_SHOWN = 80
+
+
+def clock() -> float:
+    return time.monotonic()
+
+
+def references(documents: list[Document], options: Options, started: float) -> dict[str, dict[str, Resolution]]:
+    """Per report path, a Resolution for each reference entry that has text and no id.
+
+    It shares --timeout with resolution: `started` is when resolution began.
+    """
+    from clinaudit.lookup import refsearch
+
+    return refsearch.lookup(documents, options, max(0.0, options.timeout - (time.monotonic() - started)))
+
+
+def check(
+    document: Document, cited: tuple[CitationResult, ...], options: Options
+) -> tuple[tuple[CitationResult, ...], tuple[Finding, ...]]:
+    """Every citation with its topic, metadata, credibility and evidence filled in, and the findings they raise."""
+    context = _Context(document, options)
+    results: list[CitationResult] = []
+    found: list[Finding] = []
+    for result in cited:
+        result, findings = context.check(result)
+        results.append(result)
+        found += findings
+    return tuple(results), tuple(found)
+
+
+def merge(findings: tuple[Finding, ...], extra: tuple[Finding, ...]) -> tuple[Finding, ...]:
+    """The verdict's findings and these, in report order."""
+    out = list(findings) + list(extra)
+    out.sort(key=lambda f: (f.span.line, f.span.column, -f.severity.rank, f.rule))
+    return tuple(out)
+
+
+class _Context:
+    """What one report needs for its checks: mentions by id, entries by text, its synonyms."""
+
+    def __init__(self, document: Document, options: Options):
+        self.options = options
+        self.mentions: dict[str, list[CitationMention]] = {}
+        per_sentence: dict[str, set[str]] = {}
+        for mention in document.mentions:
+            self.mentions.setdefault(mention.id, []).append(mention)
+            if mention.sentence:
+                per_sentence.setdefault(mention.sentence, set()).add(mention.id)
+        self.shared = {s for s, ids in per_sentence.items() if len(ids) > 1}  # sentences citing several works
+        self.entries = {entry.text: entry for entry in document.entries}
+        self.path = document.path
+        self._matcher: topic.Matcher | None = None
+
+    @property
+    def matcher(self) -> topic.Matcher:
+        if self._matcher is None:
+            from clinaudit.check import corrections
+
+            self._matcher = topic.matcher(topic.synonym_groups(corrections.for_report(self.path, self.options)))
+        return self._matcher
+
+    def check(self, result: CitationResult) -> tuple[CitationResult, list[Finding]]:
+        record = result.record if result.record is not None and result.record.exists else None
+        has_record = record is not None and result.status in WITH_RECORD
+        findings: list[Finding] = []
+        changes: dict = {}
+        entry = self.entries.get(result.ref_text) if result.ref_text else None
+        if has_record and result.kind is not CitationKind.SOURCE:
+            changes.update(self._metadata(result, record, findings))
+        if result.kind is CitationKind.REFERENCE:
+            findings += self._reference(result, entry.span if entry else result.span)
+        if has_record and topic.has_text(record):
+            verdict, worst = self._topic(result, record)
+            if verdict is not None:
+                changes.update(
+                    topic=verdict.verdict, topic_score=verdict.score, topic_terms=(verdict.matched, verdict.missing)
+                )
+                if verdict.verdict == topic.NO and result.status not in NO_TOPIC_FINDING and worst is not None:
+                    findings.append(self._off_topic(result, record, verdict, worst))
+        credible = score.credibility(result.kind, result.value, result.status, record)
+        if credible is not None:
+            changes.update(credibility=credible.score, credibility_source=credible.source)
+            if credible.score < self.options.min_credibility and result.status is not Status.RETRACTED:
+                findings.append(self._low_credibility(result, credible))
+        changes["evidence_level"] = score.evidence_level(record) if has_record else None
+        status = result.status
+        if status is Status.VERIFIED and changes.get("metadata_match") is False:
+            status = Status.MISMATCHED
+        elif status is Status.VERIFIED and changes.get("topic") == topic.NO:
+            status = Status.OFF_TOPIC
+        return replace(result, status=status, **changes), findings
+
+    # ------------------------------------------------------------ reference metadata
+
+    def _metadata(self, result: CitationResult, record: Record, findings: list[Finding]) -> dict:
+        """Every reference entry giving this id, compared with its record: one finding per entry that disagrees."""
+        texts = dict.fromkeys(m.ref_text for m in self.mentions.get(result.id, []) if m.ref_text in self.entries)
+        if not texts:
+            return {}
+        comparable = _comparable(record)
+        verdicts: list[bool] = []
+        mismatches: list[str] = []
+        for text in texts:
+            meta = metadata.compare(text, comparable)
+            if meta.match is None:
+                continue
+            verdicts.append(meta.match)
+            if meta.match is False:
+                mismatches += [m for m in meta.mismatched if m not in mismatches]
+                findings.append(self._mismatch(result, record, meta, self.entries[text].span))
+        if not verdicts:
+            return {}
+        return {"metadata_match": all(verdicts), "metadata_mismatches": tuple(mismatches)}
+
+    # ------------------------------------------------------------ topic
+
+    def _topic(self, result: CitationResult, record: Record) -> tuple[topic.TopicMatch | None, CitationMention | None]:
+        """The worst sentence decides: one sentence citing the wrong paper is one too many."""
+        keys = self.matcher.keys(topic.record_texts(record))
+        worst: tuple[topic.TopicMatch, CitationMention] | None = None
+        for mention in self.mentions.get(result.id, []):
+            if not mention.sentence:
+                continue
+            match = self.matcher.match(mention.sentence, record, keys)
+            if match.verdict == topic.UNCHECKED:
+                continue
+            if mention.sentence in self.shared and match.verdict == topic.NO:
+                # a sentence citing several works owes each only part of its terms
+                limits = topic.settings().thresholds[match.method]
+                if match.score is not None and match.score >= limits["no_below"] / 2:
+                    match = replace(match, verdict=topic.BORDERLINE)
+            if worst is None or (match.score or 0.0) < (worst[0].score or 0.0):
+                worst = (match, mention)
+        return (worst[0], worst[1]) if worst else (None, None)
+
+    def _off_topic(
+        self, result: CitationResult, record: Record, match: topic.TopicMatch, mention: CitationMention
+    ) -> Finding:
+        what = _describe(result)
+        missing = f"; the sentence's {', '.join(match.missing[:4])} are not in it" if match.missing else ""
+        high = mention.claim_type in claims.HIGH_RISK_TYPES
+        return Finding(
+            rule="off-topic-citation",
+            severity=Severity.HIGH if high else Severity.MEDIUM,
+            span=mention.span,
+            message=f"{what} is {metadata.describe_record(record)}: not about what the sentence says "
+            f"(topic score {match.score:.2f}{missing})",
+            sentence=mention.sentence,
+            claim_type=mention.claim_type,
+            citation=result.id,
+            suggestion="Cite a source that supports this sentence; the cited work is about something else.",
+        )
+
+    # ------------------------------------------------------------ reference entries
+
+    def _mismatch(self, result: CitationResult, record: Record, meta: metadata.MetadataCheck, span: Span) -> Finding:
+        what = _describe(result)
+        gives = metadata.describe_fields(meta)
+        mention = self._first(result)
+        if meta.different_paper:
+            severity = Severity.HIGH
+            suggestion = "The id points at another paper: give the id of the paper the entry names, or cite this one."
+        else:
+            severity = Severity.MEDIUM
+            suggestion = f"A real paper with wrong details: correct the entry's {' and '.join(meta.mismatched)}."
+        return Finding(
+            rule="mismatched-reference",
+            severity=severity,
+            span=span,
+            message=f"{what} is {metadata.describe_record(record)}, but the reference gives {gives}",
+            sentence=mention.sentence if mention else "",
+            claim_type=mention.claim_type if mention else None,
+            citation=result.id,
+            suggestion=suggestion,
+        )
+
+    def _reference(self, result: CitationResult, span: Span) -> list[Finding]:
+        mention = self._first(result)
+        marker = mention.marker if mention and mention.marker else f"[{result.value}]"
+        text = _trim(result.ref_text)
+        if result.status is Status.UNRESOLVED:
+            return [
+                Finding(
+                    rule="unresolved-reference",
+                    severity=Severity.MEDIUM,
+                    span=span,
+                    message=f"reference {marker} '{text}' matches no PubMed record ({result.note})",
+                    sentence=mention.sentence if mention else "",
+                    claim_type=mention.claim_type if mention else None,
+                    citation=result.id,
+                    suggestion="Check the entry against the source and add its PMID or DOI; it may not exist.",
+                )
+            ]
+        record = result.record
+        if result.status in (Status.VERIFIED, Status.MISMATCHED) and record is not None and record.id:
+            pmid = record.id.split(":", 1)[1]
+            return [
+                Finding(
+                    rule="reference-without-id",
+                    severity=Severity.INFO,
+                    span=span,
+                    message=f"reference {marker} has no id; it matches PMID {pmid} {metadata.describe_record(record)}",
+                    sentence=mention.sentence if mention else "",
+                    claim_type=mention.claim_type if mention else None,
+                    citation=result.id,
+                    suggestion=f"Add PMID: {pmid} to the entry.",
+                )
+            ]
+        return []
+
+    # ------------------------------------------------------------ credibility
+
+    def _low_credibility(self, result: CitationResult, credible: score.Credibility) -> Finding:
+        mention = self._first(result)
+        return Finding(
+            rule="low-credibility-source",
+            severity=Severity.LOW,
+            span=mention.span if mention else result.span,
+            message=f"{_describe(result)} scores {credible.score}/100 for credibility ({credible.label}), "
+            f"under --min-credibility {self.options.min_credibility}",
+            sentence=mention.sentence if mention else "",
+            claim_type=mention.claim_type if mention else None,
+            citation=result.id,
+            suggestion="Prefer a peer-reviewed, PubMed-indexed article, a trial registry or an official health agency.",
+        )
+
+    def _first(self, result: CitationResult) -> CitationMention | None:
+        mentions = self.mentions.get(result.id) or []
+        return next((m for m in mentions if m.sentence), mentions[0] if mentions else None)
+
+
+def _comparable(record: Record) -> Record:
+    """A trial's 'year' is its start, not a publication year, and it has no journal: compare its title only."""
+    if record.database == "ctgov":
+        return replace(record, year=None, journal="", journal_iso="", authors=())
+    return record
+
+
+def _describe(result: CitationResult) -> str:
+    from clinaudit.report.verdict import describe
+
+    if result.kind is CitationKind.URL:
+        return _trim(result.value, 60)
+    return describe(result.kind, result.value)
+
+
+def _trim(text: str, width: int = TEXT_SHOWN) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,313 @@
+"""`clinaudit corrections check|add` and `check --suggest-corrections`: the loop that grows the list.
+
+A run finds a bad citation; --suggest-corrections prints a ready-to-paste entry for
+it; `corrections add` appends that entry to a file without touching the file's
+comments or the order of what is already there. Only typer is imported at start-up.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+corrections_app = typer.Typer(
+    no_args_is_help=True, help="Validate corrections files, or add an entry to one.", rich_markup_mode=None
+)
+
+SUGGEST_STATUSES = ("not_found", "retracted", "mismatched", "off_topic")
+_KIND_FOR_STATUS = {
+    "not_found": "fabricated_id",
+    "retracted": "retracted_id",
+    "mismatched": "miscited_id",
+    "off_topic": "miscited_id",
+}
+_RECORD_URL = {
+    "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
+    "doi": "https://doi.org/{}",
+    "nct": "https://clinicaltrials.gov/study/{}",
+}
+
+
+def _fail(message: str) -> None:
+    print(f"clinaudit: error: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+# ---------------------------------------------------------------- corrections check
+
+
+@corrections_app.command("check")
+def check_command(
+    files: Annotated[list[Path], typer.Argument(help="corrections.yaml files to validate.", metavar="FILE...")],
+) -> None:
+    """Validate corrections files: each problem as FILE:LINE: message; exit 2 on any problem."""
+    from collections import Counter
+
+    from clinaudit.check import corrections
+
+    bad = 0
+    for file in files:
+        entries, problems = corrections.parse_file(file)
+        for problem in problems:
+            print(problem)
+        if problems:
+            bad += len(problems)
+            continue
+        kinds = Counter(e.kind for e in entries)
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        print(f"{file}: ok, {len(entries)} entries" + (f" ({summary})" if summary else ""))
+    if bad:
+        print(f"clinaudit: {bad} problem{'s' if bad != 1 else ''} found", file=sys.stderr)
+        raise typer.Exit(2)
+
+
+def explain_entry(entry_id: str) -> str:
+    """`clinaudit explain correction/<id>`: the entry as the working folder's corrections see it."""
+    from clinaudit.check import corrections
+
+    entry = corrections.for_report("-").entries.get(entry_id)
+    if entry is None:
+        return ""
+    fields = "\n".join(f"  {key}: {value}" for key, value in entry.fields if value not in (None, "", []))
+    return (
+        f"{entry.rule}: {corrections.KIND_LABEL[entry.kind]} (corrections.yaml, {entry.origin})\n"
+        f"  severity:  {entry.severity.value}\n"
+        f"  message:   {entry.message}\n"
+        f"  source:    {entry.source}\n"
+        f"{fields}\n"
+        f"  suppress:  <!-- clinaudit-disable-next-line {entry.rule} -- why -->  (the line below the comment)"
+    )
+
+
+# ---------------------------------------------------------------- corrections add
+
+
+@corrections_app.command("add")
+def add_command(
+    file: Annotated[Path, typer.Argument(help="The corrections file to append to (created if missing).")],
+    entry_file: Annotated[
+        Optional[str],
+        typer.Option("--entry", help="Read the entry (or a list of entries) as YAML from FILE, or - for stdin."),
+    ] = None,
+    id: Annotated[Optional[str], typer.Option("--id", help="Entry id (lower-case, digits, . _ -).")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", help="Entry kind, e.g. retracted_id.")] = None,
+    message: Annotated[Optional[str], typer.Option("--message", help="What the finding says.")] = None,
+    severity: Annotated[Optional[str], typer.Option("--severity", help="high, medium, low or info.")] = None,
+    source: Annotated[Optional[str], typer.Option("--source", help="A URL or a citation for the fact.")] = None,
+    sets: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--set", help="Any other field as KEY=YAML, e.g. 'ids=[pmid:123]' (repeatable).", metavar="KEY=VALUE"
+        ),
+    ] = None,
+) -> None:
+    """Append entries to FILE, keeping its comments and the order of what is there."""
+    import yaml
+
+    from clinaudit.check import corrections
+
+    entries: list[dict[str, Any]] = []
+    if entry_file is not None:
+        try:
+            raw = sys.stdin.read() if entry_file == "-" else Path(entry_file).read_text(encoding="utf-8")
+            loaded = yaml.safe_load(raw)
+        except OSError as exc:
+            _fail(f"{entry_file}: cannot read ({exc.strerror})")
+        except yaml.YAMLError as exc:
+            _fail(f"{entry_file}: invalid YAML ({getattr(exc, 'problem', None) or exc})")
+        if isinstance(loaded, dict) and "entries" in loaded:
+            loaded = loaded["entries"]
+        if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
+            print(f"{file}: nothing to add", file=sys.stderr)
+            return
+        items = loaded if isinstance(loaded, list) else [loaded]
+        if not items or not all(isinstance(i, dict) for i in items):
+            _fail(f"{entry_file}: expected an entry mapping or a list of entries")
+        entries = [dict(i) for i in items]
+    flags = {"id": id, "kind": kind, "message": message, "severity": severity, "source": source}
+    extra: dict[str, Any] = {}
+    for item in sets or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            extra[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            _fail(f"--set {item!r}: the value is not valid YAML")
+    if not entries:
+        entries = [{}]
+    if len(entries) > 1 and (any(v is not None for v in flags.values()) or extra):
+        _fail("--id/--kind/--message/--severity/--source/--set apply to a single entry")
+    for entry in entries:
+        entry.update({k: v for k, v in flags.items() if v is not None})
+        entry.update(extra)
+        entry.setdefault("added", _dt.date.today())
+    try:
+        old = file.read_text(encoding="utf-8") if file.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        _fail(f"{file}: cannot read ({exc.__class__.__name__})")
+    try:
+        new = append_entries(old, entries)
+    except ValueError as exc:
+        _fail(f"{file}: {exc}")
+    _, problems = corrections.parse_text(new, str(file), corrections.packaged_patterns())
+    if problems:
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        _fail(f"{file}: not changed: the new entry has {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+    temp = file.with_name(f".{file.name}.clinaudit-tmp")
+    try:
+        temp.write_text(new, encoding="utf-8")
+        temp.replace(file)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        _fail(f"{file}: cannot write ({exc.strerror})")
+    ids = ", ".join(str(e.get("id")) for e in entries)
+    print(f"{file}: added {ids}", file=sys.stderr)
+
+
+def dump_entries(entries: list[dict[str, Any]], indent: int) -> str:
+    """Entries as a block sequence indented by `indent` spaces; short lists stay on one line."""
+    import yaml
+
+    text = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000, indent=2)
+    pad = " " * indent
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
+    """The file's text with `entries` added at the end of its `entries:` list, byte-for-byte elsewhere."""
+    import yaml
+
+    if not text.strip():
+        text = (text + "\n" if text else "") + "version: 1\nentries:\n"
+    if not text.endswith("\n"):
+        text += "\n"
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        before = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"invalid YAML ({getattr(exc, 'problem', None) or exc}); fix it first") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise ValueError("expected a mapping with `version: 1` and `entries:`")
+    key_node = value_node = None
+    for k, v in root.value:
+        if k.value == "entries":
+            key_node, value_node = k, v
+    if key_node is None:
+        offset, indent, prefix = len(text), 2, "entries:\n"
+    elif isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null"):
+        if value_node.value:
+            raise ValueError("`entries:` is null; remove the value and try again")
+        line_end = text.find("\n", key_node.end_mark.index)
+        offset, indent, prefix = line_end + 1, 2, ""
+    elif isinstance(value_node, yaml.SequenceNode) and not value_node.flow_style:
+        indent = value_node.start_mark.column
+        end = max(_last_index(item) for item in value_node.value)
+        offset = end if text[end - 1] == "\n" else text.find("\n", end) + 1 or len(text)
+        prefix = ""
+    else:
+        raise ValueError("`entries` is not a block list (`- id: …` lines); edit it by hand")
+    new = text[:offset] + prefix + dump_entries(entries, indent) + text[offset:]
+    after = yaml.safe_load(new)
+    if (before or {}).get("entries") is None:
+        before = {**(before or {}), "entries": []}
+    expected = {**before, "entries": list(before["entries"]) + yaml.safe_load(yaml.safe_dump(entries))}
+    if after != expected:  # never write a file whose meaning changed beyond the new entries
+        raise ValueError("could not append without changing the rest of the file; add the entry by hand")
+    return new
+
+
+def _last_index(node) -> int:
+    """The end offset of the last character of a node's content."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return node.end_mark.index
+    if isinstance(node, yaml.SequenceNode):
+        return max((_last_index(n) for n in node.value), default=node.end_mark.index)
+    if isinstance(node, yaml.MappingNode):
+        return max((max(_last_index(k), _last_index(v)) for k, v in node.value), default=node.end_mark.index)
+    return node.end_mark.index
+
+
+# ---------------------------------------------------------------- check --suggest-corrections
+
+
+def suggestions(result, options=None) -> list[dict[str, Any]]:
+    """One entry for each distinct citation found not_found, retracted, mismatched or off_topic."""
+    from clinaudit.check import corrections
+    from clinaudit.report.verdict import describe
+
+    today = _dt.date.today()
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for report in result.files:
+        try:
+            known = corrections.for_report(report.path, options)
+        except Exception:  # a broken project file was already reported as the report's error
+            known = corrections.Corrections()
+        for citation in report.citations:
+            status = citation.status.value
+            if status not in SUGGEST_STATUSES or citation.id in seen or known.bad_entry(citation.id):
+                continue
+            seen.add(citation.id)
+            prefix = citation.id.split(":", 1)[0]
+            what = describe(citation.kind, citation.value)
+            note = citation.note or ""
+            reason = {
+                "not_found": f"not found in its database{f' ({note})' if note else ''}",
+                "retracted": note or "retracted",
+                "mismatched": f"the record does not match how it is cited{f': {note}' if note else ''}",
+                "off_topic": f"the record is about something else than the claim{f': {note}' if note else ''}",
+            }[status]
+            message = {
+                "not_found": f"{what} does not exist; it is a fabricated citation.",
+                "retracted": f"{what} is retracted.",
+                "mismatched": f"{what} is cited for a work it is not.",
+                "off_topic": f"{what} does not support the claims it is cited for.",
+            }[status]
+            notices = ()
+            if citation.record is not None:
+                notices = citation.record.retracted_by
+            url = _RECORD_URL.get(prefix, "{}").format(citation.value)
+            source = f"{url}" + (f" (retraction notice: {', '.join(notices)})" if notices else "")
+            slug = "".join(ch if ch.isalnum() else "-" for ch in citation.value.lower()).strip("-")[:60]
+            out.append(
+                {
+                    "id": f"{_KIND_FOR_STATUS[status].split('_')[0]}-{prefix}-{slug}",
+                    "kind": _KIND_FOR_STATUS[status],
+                    "ids": [citation.id],
+                    "reason": reason,
+                    "message": message,
+                    "severity": "high",
+                    "source": source,
+                    "added": today,
+                    "_where": f"{report.path}:{citation.span.line}",
+                }
+            )
+    return out
+
+
+def suggestions_yaml(result, options=None) -> str:
+    """Ready to paste under `entries:` in a corrections.yaml (check each source before you do)."""
+    items = suggestions(result, options)
+    if not items:
+        return "# clinaudit: no citation to suggest a correction for\n"
+    parts = ["# clinaudit --suggest-corrections: paste under `entries:` (confirm each source first)\n"]
+    for item in items:
+        where = item.pop("_where")
+        parts.append(f"  # first cited at {where}\n")
+        parts.append(dump_entries([item], 2))
+    return "".join(parts)
+
+
+def print_suggestions(result, options, to_stdout: bool) -> None:
+    """On stdout after a table or a report written to a file; on stderr when JSON owns stdout."""
+    stream = sys.stdout if to_stdout else sys.stderr
+    stream.write(suggestions_yaml(result, options))
+    stream.flush()

@@ -1,0 +1,1 @@
+"""The stream guard: audit model output as it is generated."""

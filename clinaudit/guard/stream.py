@@ -1,0 +1,352 @@
+"""Guard a model's streamed answer: release only what is safe, withdraw what turns unsafe.
+
+    guard = StreamGuard(on_event=print)
+    for delta in model_stream:
+        show(guard.feed(delta))        # the text that is safe to show now
+    result = guard.end()               # verification, bounded by verify_timeout
+
+Release rules, in order of precedence:
+
+* **Hold-back** (holdback.py). Text is held from the earliest citation marker
+  or stopping-claim pattern that the end of the text leaves open. A marker
+  therefore reaches the reader whole or not at all.
+* **Stop.** When a sentence with a stopping claim (by default the high-severity
+  types: dose recommendations, contraindications, approval claims) finishes
+  without a citation, the guard withdraws that sentence with a `reset` event
+  and releases nothing more. From the moment such a pattern completes, the rest
+  of its sentence is held, so the claim itself is never shown.
+* **Caller reset.** `reset(reason)` abandons the sentence being written (say,
+  the model broke off to call a tool); the stream then goes on.
+* **End of stream.** A marker the end cut off is dropped only when it is
+  unmistakably one (`[12`, `PMID: `, `10.1056/`, `https://`: see
+  holdback.COMMITTED); any other held text ("[", "1") is released as text.
+
+Invariant: the `text` deltas, with each `reset` applied (truncate the released
+text to `from_offset`), add up to `GuardResult.text`, and at no moment does the
+released text end inside a citation marker.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from clinaudit.guard import holdback
+from clinaudit.guard import sentences as guard_sentences
+from clinaudit.models import CitationResult, Finding, Options
+from clinaudit.read import citations, claims
+
+DEFAULT_VERIFY_TIMEOUT = 12.0
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One guard event: text | sources | status | reset | end."""
+
+    kind: str
+    data: dict[str, Any]
+
+    def to_json(self) -> str:
+        return json.dumps({"event": self.kind, **self.data}, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Why the guard stopped releasing."""
+
+    reason: str
+    from_offset: int
+    finding: Finding
+
+
+@dataclass(frozen=True, slots=True)
+class GuardResult:
+    text: str  # what the reader is left with
+    verdict: str  # pass | fail
+    citations: tuple[CitationResult, ...]  # passed every check
+    flagged: tuple[CitationResult, ...]  # everything else, with its status; never dropped
+    findings: tuple[Finding, ...]
+    stopped: Stop | None = None
+    dropped: str = ""  # a broken marker cut off by the end of the stream
+    withdrawn: str = ""  # text after a stop that the reader never got to keep
+    timed_out: bool = False
+    verify_seconds: float = 0.0
+
+
+def warm_up() -> None:
+    """Import and build what the first judged sentence needs (the pipeline, the Markdown parser).
+
+    The CLI runs this in a background thread at start-up, so that cost does not
+    land in the middle of the stream as extra lag.
+    """
+    from clinaudit import pipeline  # noqa: F401
+    from clinaudit.read import parse
+
+    parse.parse_markdown("Warm up.")
+    holdback.marker_grammars()
+
+
+def default_stop_types() -> frozenset[str]:
+    """The high-severity claim types: a wrong dose or contraindication harms a reader."""
+    from clinaudit.models import Severity
+
+    return frozenset(t.name for t in claims.rules().types if t.severity is Severity.HIGH)
+
+
+@dataclass(slots=True)
+class _Sources:
+    """The citations in the released text, in order of first appearance."""
+
+    items: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # id -> (offset, info)
+
+    def add(self, text: str, offset: int) -> bool:
+        before = len(self.items)
+        for f in citations.find_ids(text):
+            info = {"id": f.id, "kind": f.kind.value, "value": f.value, "status": "unchecked" if f.valid else "invalid"}
+            self.items.setdefault(f.id, (offset + f.start, info))
+        for labels, start, _ in citations.find_markers(text):
+            for label in labels:
+                info = {"id": f"ref:{label}", "kind": "reference", "value": label, "status": "unchecked"}
+                self.items.setdefault(info["id"], (offset + start, info))
+        for sid, start, _ in citations.find_source_markers(text):
+            info = {"id": f"source:{sid}", "kind": "source", "value": sid, "status": "unchecked"}
+            self.items.setdefault(info["id"], (offset + start, info))
+        return len(self.items) != before
+
+    def cut(self, offset: int) -> bool:
+        kept = {k: v for k, v in self.items.items() if v[0] < offset}
+        changed = len(kept) != len(self.items)
+        self.items = kept
+        return changed
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [info for _, info in self.items.values()]
+
+
+class StreamGuard:
+    """Hold-back release of streamed text, with resets and verification at the end."""
+
+    def __init__(
+        self,
+        on_event: Callable[[Event], None] | None = None,
+        *,
+        options: Options | None = None,
+        stop_on: Iterable[str] | None = None,
+        verify_timeout: float = DEFAULT_VERIFY_TIMEOUT,
+        path: str = "<stream>",
+        markdown: bool = True,
+    ) -> None:
+        known = {t.name for t in claims.rules().types}
+        self.stop_on = default_stop_types() if stop_on is None else frozenset(stop_on)
+        unknown = self.stop_on - known
+        if unknown:
+            raise ValueError(f"unknown claim type(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
+        self.options = options or Options()
+        self.verify_timeout = verify_timeout
+        self.path = path
+        self.markdown = markdown
+        self._on_event = on_event
+        self._stops = holdback.claim_grammars(self.stop_on)
+        self._text = ""  # accepted input: everything fed, less what a reset cut
+        self._released = 0
+        self._start = 0  # first sentence not yet known to be finished
+        self._stopped: Stop | None = None
+        self._withdrawn = ""
+        self._dropped = ""
+        self._sources = _Sources()
+        self._closed = False
+        self._result: GuardResult | None = None
+        self.hold_reason = ""  # what holds the unreleased tail back: a grammar name, "suspect", "stopped"
+
+    # ------------------------------------------------------------ the public surface
+
+    @property
+    def released(self) -> str:
+        """The text the reader has now."""
+        return self._text[: self._released]
+
+    @property
+    def held(self) -> int:
+        """Characters received but not released."""
+        return len(self._text) - self._released
+
+    @property
+    def stopped(self) -> Stop | None:
+        return self._stopped
+
+    @property
+    def dropped(self) -> str:
+        """A broken marker the end of the stream cut off, never released."""
+        return self._dropped
+
+    @property
+    def withdrawn(self) -> str:
+        """Text from a stop on: withdrawn or never released."""
+        return self._withdrawn
+
+    def feed(self, delta: str) -> str:
+        """Take the next piece of the stream; return the text that is safe to release now."""
+        if self._closed:
+            raise RuntimeError("feed() after the stream was closed")
+        if self._stopped is not None:
+            self._withdrawn += delta
+            return ""
+        if not delta:
+            return ""
+        self._text += delta
+        before = self._released
+        self._advance(final=False)
+        return self._text[before : self._released] if self._stopped is None else ""
+
+    def reset(self, reason: str, from_offset: int | None = None) -> int:
+        """Abandon the sentence being written (or everything from `from_offset`); the stream goes on.
+
+        Returns the offset in the released text from which the reader must withdraw.
+        """
+        if self._closed or self._stopped is not None:
+            return self._released
+        n = len(self._text)
+        cut = guard_sentences.abandoned_from(self._text, self._start) if from_offset is None else from_offset
+        cut = max(0, min(cut, n))
+        withdraw = min(cut, self._released)
+        self._text = self._text[:cut]
+        self._released = withdraw
+        self._start = min(self._start, cut)
+        self._emit("reset", from_offset=withdraw, reason=reason)
+        if self._sources.cut(withdraw):
+            self._emit("sources", citations=self._sources.listing())
+        return withdraw
+
+    def close(self) -> str:
+        """The stream is over: judge the last sentence, release the rest; returns the last delta.
+
+        `end()` calls it; call it yourself to show the last text before verification finishes.
+        """
+        if self._closed:
+            return ""
+        self._closed = True
+        if self._stopped is not None:
+            return ""
+        before = self._released
+        tail = holdback.broken_tail(self._text, self._released)
+        if tail is not None:
+            self._dropped = self._text[tail[0] :]
+            self._text = self._text[: tail[0]]
+        self._advance(final=True)
+        return self._text[before : self._released] if self._stopped is None else ""
+
+    def end(self) -> GuardResult:
+        """Finish the stream: release what is safe, verify in the background, report."""
+        if self._result is not None:
+            return self._result
+        self.close()
+        from clinaudit.guard import verify as guard_verify
+
+        text = self.released
+        self._emit("status", state="checking_citations", citations=len(self._sources.items))
+        result = guard_verify.finish(self, text)
+        if result.timed_out:
+            self._emit("status", state="verification_timed_out", seconds=self.verify_timeout)
+        self._result = result
+        self._emit("end", **guard_verify.end_data(result, self.path))
+        return result
+
+    # ------------------------------------------------------------ release
+
+    def _advance(self, final: bool) -> None:
+        text = self._text
+        n = len(text)
+        markers = holdback.scan(text, self._released, holdback.marker_grammars())
+        open_at = n if final else markers.open
+        for start, end in guard_sentences.finished(text, self._start, open_at, final):
+            self._start = end
+            self._judge(start, end)
+            if self._stopped is not None:
+                return
+        if final:
+            self.hold_reason = ""
+            self._release(n)
+            return
+        found = holdback.scan(text, self._released, self._stops, holdback.CLAIM_PROBES)
+        release, reason = markers.open, markers.grammar
+        if found.open < release:
+            release, reason = found.open, found.grammar
+        suspects = [s for s, _ in found.closed if s >= self._start]
+        if suspects and min(suspects) < release:
+            release, reason = min(suspects), "suspect"
+        release = holdback.not_cutting(release, markers.closed)
+        self.hold_reason = reason if release < n else ""
+        if release > self._released:
+            self._release(release)
+
+    def _release(self, end: int) -> None:
+        start = self._released
+        delta = self._text[start:end]
+        if not delta:
+            return
+        self._released = end
+        self._emit("text", delta=delta, offset=start)
+        if self._sources.add(delta, start):
+            self._emit("sources", citations=self._sources.listing())
+
+    # ------------------------------------------------------------ stopping claims
+
+    def _judge(self, start: int, end: int) -> None:
+        """Stop the stream if the finished sentence text[start:end] is an uncited stopping claim."""
+        sentence = self._text[start:end]
+        claim_type = claims.rules().classify(sentence)
+        if claim_type is None or claim_type.name not in self.stop_on or guard_sentences.is_cited(sentence):
+            return
+        confirmed = self._confirm(start, end)
+        if confirmed is not None:
+            self._stop(*confirmed)
+
+    def _confirm(self, start: int, end: int) -> tuple[int, Finding] | None:
+        """Ask the pipeline itself (code, tables, reference lists…) whether the claim is uncited."""
+        from clinaudit.pipeline import read_document
+        from clinaudit.read.parse import LineIndex
+
+        document = read_document(self.path, [(self._text, 0)], self.markdown)
+        index = LineIndex(self._text)
+        rules = claims.rules()
+        for claim in document.claims:
+            if claim.cited or claim.claim_type not in self.stop_on:
+                continue
+            span = claim.sentence.span
+            a = index.starts[span.line - 1] + span.column - 1
+            b = index.starts[span.end_line - 1] + span.end_column - 1
+            if a < end and b > start:
+                kind = rules.by_name(claim.claim_type)
+                finding = Finding(
+                    rule="uncited-claim",
+                    severity=claim.severity,
+                    span=span,
+                    message=f"uncited {claim.claim_type.replace('_', ' ')}: withdrawn from the stream",
+                    sentence=claim.sentence.text,
+                    claim_type=claim.claim_type,
+                    suggestion=kind.suggestion,
+                )
+                return a, finding
+        return None
+
+    def _stop(self, cut: int, finding: Finding) -> None:
+        if self._released < cut:
+            self._release(cut)  # the finished sentences before the claim are safe
+        reason = f"uncited {(finding.claim_type or 'claim').replace('_', ' ')}"
+        withdraw = min(cut, self._released)
+        self._withdrawn = self._text[cut:]
+        self._text = self._text[:cut]
+        self._released = withdraw
+        self._stopped = Stop(reason, withdraw, finding)
+        self.hold_reason = "stopped"
+        self._emit(
+            "reset", from_offset=withdraw, reason=reason, rule=finding.rule, claim_type=finding.claim_type, stop=True
+        )
+        if self._sources.cut(withdraw):
+            self._emit("sources", citations=self._sources.listing())
+
+    def _emit(self, kind: str, **data: Any) -> None:
+        if self._on_event is not None:
+            self._on_event(Event(kind, data))

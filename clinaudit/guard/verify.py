@@ -1,0 +1,131 @@
+"""The checks at the end of a guarded stream: the normal audit, in the background, within a hard limit.
+
+The audit runs in a daemon thread; when `verify_timeout` passes first, the
+guard answers with what is known without waiting (the cache, malformed ids)
+and every citation not checked in time stays in the result, marked
+`unverifiable`. A missing check is not evidence against a source: nothing is
+ever dropped because its check did not finish.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from clinaudit.models import CitationResult, FileReport, Finding, Options, Severity, Status
+from clinaudit.report import verdict
+
+if TYPE_CHECKING:
+    from clinaudit.guard.stream import GuardResult, StreamGuard
+
+
+@dataclass(frozen=True, slots=True)
+class Verified:
+    report: FileReport
+    timed_out: bool
+    seconds: float
+    reason: str  # why citations still unchecked are unverifiable
+    fallback: bool = False  # the audit did not finish: this is the quick, cache-only answer
+
+
+def _option_names() -> frozenset[str]:
+    return frozenset(f.name for f in fields(Options))
+
+
+def verify(text: str, path: str, options: Options, limit: float, markdown: bool = True) -> Verified:
+    """audit_text in a background thread, answered within `limit` seconds whatever happens."""
+    from clinaudit.pipeline import audit_text
+
+    if "timeout" in _option_names():  # the resolution step gives up on its own by the same deadline
+        options = replace(options, timeout=min(options.timeout, limit))
+    if "judge_deadline" in _option_names():  # the model judge (issue 8) finishes inside the same limit
+        options = replace(options, judge_deadline=time.monotonic() + limit - min(0.5, limit / 4))
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["report"] = audit_text(text, path, options, markdown)
+        except Exception as exc:  # reported, never raised: the stream has already been shown
+            box["error"] = f"{type(exc).__name__}: {exc}"
+
+    started = time.monotonic()
+    thread = threading.Thread(target=work, name="clinaudit-verify", daemon=True)
+    thread.start()
+    thread.join(limit)
+    seconds = time.monotonic() - started
+    if "report" in box:
+        return Verified(box["report"], False, seconds, "not checked")
+    timed_out = "error" not in box
+    reason = f"not checked within {limit:g} s" if timed_out else f"check failed ({box['error']})"
+    quick = replace(options, offline=True) if "offline" in _option_names() else options
+    return Verified(audit_text(text, path, quick, markdown), timed_out, seconds, reason, fallback=True)
+
+
+def unverifiable(report: FileReport, reason: str, fallback: bool) -> tuple[tuple[CitationResult, ...], list[Finding]]:
+    """Citations without an answer become `unverifiable`, each with its finding; none is removed."""
+    changed: dict[str, CitationResult] = {}
+    cited = []
+    for c in report.citations:
+        if c.status is Status.UNCHECKED or (fallback and c.status is Status.UNVERIFIABLE):
+            c = replace(c, status=Status.UNVERIFIABLE, note=reason)
+            changed[c.id] = c
+        cited.append(c)
+    findings = [f for f in report.findings if not (f.rule == "unverifiable-citation" and f.citation in changed)]
+    first_use = {f.citation: f for f in report.findings if f.citation}
+    for c in changed.values():
+        seen = first_use.get(c.id)
+        findings.append(
+            Finding(
+                rule="unverifiable-citation",
+                severity=Severity.LOW,
+                span=c.span,
+                message=f"{verdict.describe(c.kind, c.value)} could not be checked: {reason}",
+                sentence=seen.sentence if seen else (c.claims[0] if c.claims else ""),
+                claim_type=seen.claim_type if seen else None,
+                citation=c.id,
+            )
+        )
+    return tuple(cited), findings
+
+
+def finish(guard: StreamGuard, text: str) -> GuardResult:
+    from clinaudit.guard.stream import GuardResult
+
+    checked = verify(text, guard.path, guard.options, guard.verify_timeout, guard.markdown)
+    cited, findings = unverifiable(checked.report, checked.reason, checked.fallback)
+    stop = guard.stopped
+    if stop is not None:
+        findings.append(stop.finding)
+    findings.sort(key=lambda f: (f.span.line, f.span.column, -f.severity.rank, f.rule))
+    final = tuple(findings)
+    return GuardResult(
+        text=text,
+        verdict=verdict.file_verdict(final, cited, guard.options),
+        citations=tuple(c for c in cited if c.status is Status.VERIFIED),
+        flagged=tuple(c for c in cited if c.status is not Status.VERIFIED),
+        findings=final,
+        stopped=stop,
+        dropped=guard.dropped,
+        withdrawn=guard.withdrawn,
+        timed_out=checked.timed_out,
+        verify_seconds=round(checked.seconds, 3),
+    )
+
+
+def end_data(result: GuardResult, path: str) -> dict[str, Any]:
+    """The `end` event: the final text, what passed, what was flagged (kept), findings, verdict."""
+    from clinaudit.report.formats.json_format import citation_dict, finding_dict
+
+    stop = result.stopped
+    return {
+        "text": result.text,
+        "verdict": result.verdict,
+        "citations": [citation_dict(c) for c in result.citations],
+        "flagged": [citation_dict(c) for c in result.flagged],
+        "findings": [finding_dict(f, path) for f in result.findings],
+        "stopped": None if stop is None else {"reason": stop.reason, "from_offset": stop.from_offset},
+        "dropped": result.dropped or None,
+        "verification": {"timed_out": result.timed_out, "seconds": result.verify_seconds},
+    }

@@ -1,0 +1,1 @@
+"""Resolve cited ids: one service per database, one shared HTTP client and cache."""

@@ -1,0 +1,176 @@
+"""Crossref `GET /works/{doi}`, at most 3 in flight; doi.org confirms what Crossref lacks.
+
+Crossref has no batch lookup by DOI, so each DOI is one request (with `mailto`,
+for the polite pool). A 404 there is not proof: DataCite DOIs (preprints,
+datasets) are not in Crossref, so the doi.org handle API settles it —
+responseCode 1 means the DOI exists, 100 means it does not.
+"""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from clinaudit.lookup.services import Progress
+from clinaudit.models import Record, Resolution, Status
+
+IN_FLIGHT = 3
+RETRACTING = frozenset({"retraction", "withdrawal", "removal"})
+CONCERNING = frozenset({"expression_of_concern", "partial_retraction"})
+CORRECTING = frozenset({"correction", "corrigendum", "erratum", "addendum", "clarification"})
+_SPACE = re.compile(r"\s+")
+
+
+class MalformedResponse(ValueError):
+    """A body that is not the JSON the API promises."""
+
+
+@dataclass(frozen=True, slots=True)
+class Crossref:
+    email: str | None = None
+    name: str = "crossref"
+    endpoint: str = "crossref"
+    handles: str = "doi"
+
+    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+        out: dict[str, Resolution] = {}
+        with ThreadPoolExecutor(max_workers=min(IN_FLIGHT, len(ids)) or 1, thread_name_prefix="crossref") as pool:
+            for cid, resolution in zip(ids, pool.map(lambda c: self._one(http, c), ids), strict=True):
+                out[cid] = resolution
+                progress(1)
+        return out
+
+    def _one(self, http, cid: str) -> Resolution:
+        from clinaudit.lookup.http import Fault
+
+        doi = cid.split(":", 1)[1]
+        params = {"mailto": self.email} if self.email else None
+        try:
+            response = http.request(self.endpoint, "GET", f"/works/{doi_path(doi)}", params=params, accept=(200, 404))
+            if response.status_code == 404:
+                return self._handle(http, cid, doi)
+            record = parse_work(_json(response), cid)
+        except Fault as fault:
+            return Resolution(cid, Status.UNVERIFIABLE, reason=fault.reason)
+        except MalformedResponse as exc:
+            return Resolution(cid, Status.UNVERIFIABLE, reason=f"{http.endpoint(self.endpoint).host}: {exc}")
+        return judge(cid, record)
+
+    def _handle(self, http, cid: str, doi: str) -> Resolution:
+        """Crossref does not know the DOI: ask doi.org whether it is registered at all."""
+        from clinaudit.lookup.http import Fault
+
+        try:
+            response = http.request(self.handles, "GET", f"/api/handles/{doi_path(doi)}", accept=(200, 404))
+            data = _json(response)
+            code = data.get("responseCode") if isinstance(data, dict) else None
+        except Fault as fault:
+            return Resolution(cid, Status.UNVERIFIABLE, reason=f"not in Crossref; {fault.reason}")
+        except MalformedResponse as exc:
+            return Resolution(
+                cid, Status.UNVERIFIABLE, reason=f"not in Crossref; {http.endpoint(self.handles).host}: {exc}"
+            )
+        if code == 1:
+            record = Record(cid, "doi", True, doi=doi)
+            return Resolution(cid, Status.VERIFIED, record, "registered at doi.org, not in Crossref (e.g. DataCite)")
+        if code == 100:
+            return Resolution(cid, Status.NOT_FOUND, reason="not in Crossref, and doi.org does not know it")
+        return Resolution(cid, Status.UNVERIFIABLE, reason=f"not in Crossref; doi.org answered responseCode {code!r}")
+
+
+def doi_path(doi: str) -> str:
+    """A DOI as a URL path: escaped, and never a '.' or '..' segment that would climb out of /works/."""
+    segments = [quote(s, safe="()[];:@!$&'*+,=-_~") for s in doi.split("/")]
+    return "/".join(s.replace(".", "%2E") if s in (".", "..") else s for s in segments)
+
+
+def judge(cid: str, record: Record) -> Resolution:
+    if record.retracted_by:
+        return Resolution(
+            cid, Status.RETRACTED, record, "retraction notice " + ", ".join(_doi(n) for n in record.retracted_by)
+        )
+    if record.concern:
+        return Resolution(cid, Status.CONCERN, record, "notice " + ", ".join(_doi(n) for n in record.concern))
+    return Resolution(cid, Status.VERIFIED, record)
+
+
+def _doi(cid: str) -> str:
+    return "DOI " + cid.split(":", 1)[1] if cid.startswith("doi:") else cid
+
+
+def _json(response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise MalformedResponse("malformed JSON") from None
+
+
+def _first(value: Any) -> str:
+    if isinstance(value, list) and value and isinstance(value[0], str):
+        return _SPACE.sub(" ", value[0]).strip()
+    return ""
+
+
+def _year(message: dict) -> int | None:
+    for key in ("issued", "published-print", "published-online", "published", "created"):
+        parts = message.get(key, {}).get("date-parts") if isinstance(message.get(key), dict) else None
+        if isinstance(parts, list) and parts and isinstance(parts[0], list) and parts[0]:
+            year = parts[0][0]
+            if isinstance(year, int):
+                return year
+    return None
+
+
+def _authors(message: dict) -> tuple[str, ...]:
+    names = []
+    for author in message.get("author") or ():
+        if not isinstance(author, dict):
+            continue
+        family, given, name = author.get("family"), author.get("given"), author.get("name")
+        text = " ".join(x for x in (family, given) if isinstance(x, str)) or (name if isinstance(name, str) else "")
+        if text:
+            names.append(text)
+    return tuple(names)
+
+
+def _updates(items: Any, kinds: frozenset[str]) -> tuple[str, ...]:
+    found: list[str] = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("type") in kinds and isinstance(item.get("DOI"), str):
+            target = "doi:" + item["DOI"].lower()
+            if target not in found:
+                found.append(target)
+    return tuple(found)
+
+
+def parse_work(data: Any, cid: str) -> Record:
+    """A Crossref `/works/{doi}` answer → Record, with retractions and corrections linked."""
+    if not isinstance(data, dict) or data.get("status") != "ok" or not isinstance(data.get("message"), dict):
+        raise MalformedResponse("not a Crossref work")
+    message = data["message"]
+    updated_by = message.get("updated-by")
+    update_to = message.get("update-to")
+    extra: list[tuple[str, Any]] = []
+    if isinstance(message.get("type"), str):
+        extra.append(("type", message["type"]))
+    if isinstance(message.get("publisher"), str):
+        extra.append(("publisher", message["publisher"]))
+    return Record(
+        id=cid,
+        database="crossref",
+        exists=True,
+        title=_first(message.get("title")),
+        journal=_first(message.get("container-title")),
+        journal_iso=_first(message.get("short-container-title")),
+        year=_year(message),
+        authors=_authors(message),
+        doi=str(message.get("DOI") or cid.split(":", 1)[1]).lower(),
+        retracted_by=_updates(updated_by, RETRACTING),
+        concern=_updates(updated_by, CONCERNING),
+        corrections=_updates(updated_by, CORRECTING),
+        retraction_of=_updates(update_to, RETRACTING),
+        extra=tuple(extra),
+    )

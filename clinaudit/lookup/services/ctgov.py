@@ -1,0 +1,200 @@
+"""ClinicalTrials.gov API v2: one `GET /studies?filter.ids=…` for up to 100 trials.
+
+An id absent from a well-formed batch answer is asked once more with
+`GET /studies/{id}`, because an alias (an id merged into another record) is
+absent from the batch but redirects there; only a 404 means "no such trial".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote
+
+from clinaudit.lookup.services import Progress, chunks, unverifiable
+from clinaudit.models import Record, Resolution, Status
+
+BATCH = 100  # keeps the URL short; 50 trials cost one request
+FIELDS = ",".join(
+    [
+        "protocolSection.identificationModule",
+        "protocolSection.statusModule",
+        "protocolSection.conditionsModule",
+        "protocolSection.designModule.phases",
+        "protocolSection.designModule.studyType",
+        "protocolSection.designModule.designInfo",  # allocation and model: the evidence level (issue 4)
+        "protocolSection.armsInterventionsModule.interventions",
+        "hasResults",
+    ]
+)
+STOPPED = ("TERMINATED", "SUSPENDED")  # still verified, with an info note carrying whyStopped
+
+
+class MalformedResponse(ValueError):
+    """A body that is not the JSON the API promises."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClinicalTrials:
+    name: str = "ctgov"
+    endpoint: str = "ctgov"
+
+    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+        out: dict[str, Resolution] = {}
+        absent: list[str] = []
+        for batch in chunks(ids, BATCH):
+            result = self._batch(http, batch)
+            out.update(result)
+            absent += [cid for cid in batch if cid not in result]
+            progress(len(result))
+        for cid in absent:
+            out[cid] = self._single(http, cid)
+            progress(1)
+        return out
+
+    def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
+        """Resolutions for the ids the batch answered; an absent id is left out, to be asked alone."""
+        from clinaudit.lookup.http import Fault
+
+        wanted = {cid.split(":", 1)[1]: cid for cid in ids}
+        params = {"filter.ids": ",".join(wanted), "pageSize": str(len(wanted)), "fields": FIELDS, "format": "json"}
+        out: dict[str, Resolution] = {}
+        pages = 0
+        while True:
+            pages += 1
+            try:
+                response = http.request(self.endpoint, "GET", "/studies", params=params)
+                studies, token = _studies_page(response)
+            except Fault as fault:
+                return {**out, **unverifiable([c for c in ids if c not in out], fault.reason)}
+            except MalformedResponse as exc:
+                host = http.endpoint(self.endpoint).host
+                return {**out, **unverifiable([c for c in ids if c not in out], f"{host}: {exc}")}
+            for study in studies:
+                record = parse_study(study)
+                if record is None:
+                    continue
+                nct = record.id.split(":", 1)[1]
+                for asked in [nct, *_aliases(study)]:
+                    if asked in wanted:
+                        out[wanted[asked]] = judge(wanted[asked], record)
+            if not token or pages >= 10 or len(out) == len(ids):
+                return out
+            params = {**params, "pageToken": token}
+
+    def _single(self, http, cid: str) -> Resolution:
+        from clinaudit.lookup.http import Fault
+
+        nct = cid.split(":", 1)[1]
+        try:
+            response = http.request(
+                self.endpoint, "GET", f"/studies/{quote(nct)}", params={"fields": FIELDS}, accept=(200, 404)
+            )
+            if response.status_code == 404:
+                return Resolution(cid, Status.NOT_FOUND, reason="not in ClinicalTrials.gov")
+            study = _json(response)
+            record = parse_study(study) if isinstance(study, dict) else None
+            if record is None:
+                raise MalformedResponse("no study in the answer")
+        except Fault as fault:
+            return Resolution(cid, Status.UNVERIFIABLE, reason=fault.reason)
+        except MalformedResponse as exc:
+            return Resolution(cid, Status.UNVERIFIABLE, reason=f"{http.endpoint(self.endpoint).host}: {exc}")
+        return judge(cid, record)
+
+
+def judge(cid: str, record: Record) -> Resolution:
+    actual = record.id
+    record = replace(record, id=cid)
+    alias = f"alias of {actual.split(':', 1)[1]}" if actual != cid else ""
+    if record.trial_status == "WITHDRAWN":
+        why = record.why_stopped or "withdrawn before enrolling its first participant"
+        return Resolution(cid, Status.WITHDRAWN, record, "; ".join(x for x in (why, alias) if x))
+    if record.trial_status in STOPPED:
+        note = record.trial_status.lower() + (f": {record.why_stopped}" if record.why_stopped else "")
+        return Resolution(cid, Status.VERIFIED, record, "; ".join(x for x in (note, alias) if x))
+    return Resolution(cid, Status.VERIFIED, record, alias)
+
+
+def _json(response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise MalformedResponse("malformed JSON") from None
+
+
+def _studies_page(response) -> tuple[list[dict], str]:
+    data = _json(response)
+    if not isinstance(data, dict) or not isinstance(data.get("studies"), list):
+        raise MalformedResponse("no 'studies' list in the answer")
+    token = data.get("nextPageToken")
+    return [s for s in data["studies"] if isinstance(s, dict)], token if isinstance(token, str) else ""
+
+
+def _get(data: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(str(v) for v in value if isinstance(v, str | int)) if isinstance(value, list) else ()
+
+
+def _aliases(study: dict) -> tuple[str, ...]:
+    return _strings(_get(study, "protocolSection", "identificationModule", "nctIdAliases"))
+
+
+def parse_study(study: dict) -> Record | None:
+    """A v2 study (full or a `fields` subset) → Record; None when it has no NCT id."""
+    ident = _get(study, "protocolSection", "identificationModule") or {}
+    nct = ident.get("nctId") if isinstance(ident, dict) else None
+    if not isinstance(nct, str) or not nct:
+        return None
+    status = _get(study, "protocolSection", "statusModule") or {}
+    interventions = _get(study, "protocolSection", "armsInterventionsModule", "interventions")
+    extra: list[tuple[str, Any]] = []
+    official = ident.get("officialTitle")
+    if isinstance(official, str) and official:
+        extra.append(("official_title", official))
+    if isinstance(study.get("hasResults"), bool):
+        extra.append(("has_results", study["hasResults"]))
+    design = _get(study, "protocolSection", "designModule") or {}
+    for name, value in (
+        ("study_type", _get(design, "studyType")),
+        ("allocation", _get(design, "designInfo", "allocation")),
+        ("observational_model", _get(design, "designInfo", "observationalModel")),
+    ):
+        if isinstance(value, str) and value:
+            extra.append((name, value))
+    for name, key in (
+        ("start_date", "startDateStruct"),
+        ("primary_completion_date", "primaryCompletionDateStruct"),
+        ("completion_date", "completionDateStruct"),
+        ("last_update", "lastUpdatePostDateStruct"),
+    ):
+        date = _get(status, key, "date")
+        if isinstance(date, str):
+            extra.append((name, date))
+    start = _get(status, "startDateStruct", "date")
+    year = int(start[:4]) if isinstance(start, str) and start[:4].isdigit() else None
+    brief = ident.get("briefTitle")
+    overall = status.get("overallStatus") if isinstance(status, dict) else None
+    why = status.get("whyStopped") if isinstance(status, dict) else None
+    return Record(
+        id=f"nct:{nct}",
+        database="ctgov",
+        exists=True,
+        title=brief if isinstance(brief, str) else (official or ""),
+        year=year,
+        trial_status=overall if isinstance(overall, str) else "",
+        why_stopped=why if isinstance(why, str) else "",
+        conditions=_strings(_get(study, "protocolSection", "conditionsModule", "conditions")),
+        interventions=tuple(
+            i["name"] for i in interventions or () if isinstance(i, dict) and isinstance(i.get("name"), str)
+        ),
+        phases=_strings(_get(study, "protocolSection", "designModule", "phases")),
+        extra=tuple(extra),
+    )

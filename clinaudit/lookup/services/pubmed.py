@@ -1,0 +1,236 @@
+"""PubMed through NCBI E-utilities: efetch by POST, up to 200 PMIDs a request.
+
+An efetch answer is a `PubmedArticleSet` holding the records NCBI has; a PMID it
+lacks does not exist. Any other answer (an error document, a truncated or
+malformed body) is a fault for the whole batch.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from clinaudit.lookup.services import Progress, chunks, unverifiable
+from clinaudit.models import Record, Resolution, Status
+
+BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
+_YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class PubMed:
+    email: str | None = None
+    api_key: str | None = None  # sent in the POST body only; never in a URL, message or cache key
+    name: str = "pubmed"
+    endpoint: str = "eutils"
+
+    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+        batches = chunks(ids, BATCH)
+        out: dict[str, Resolution] = {}
+        with ThreadPoolExecutor(max_workers=min(3, len(batches)) or 1, thread_name_prefix="pubmed") as pool:
+            for result in pool.map(lambda batch: self._batch(http, batch), batches):
+                out.update(result)
+                progress(len(result))
+        return out
+
+    def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
+        from clinaudit.lookup.http import Fault
+
+        form = {"db": "pubmed", "retmode": "xml", "id": ",".join(i.split(":", 1)[1] for i in ids), "tool": "clinaudit"}
+        if self.email:
+            form["email"] = self.email
+        if self.api_key:
+            form["api_key"] = self.api_key
+        try:
+            response = http.request(self.endpoint, "POST", "/efetch.fcgi", data=form)
+            records = parse_efetch(response.content)
+        except Fault as fault:
+            return unverifiable(ids, fault.reason)
+        except MalformedResponse as exc:
+            return unverifiable(ids, f"{http.endpoint(self.endpoint).host}: {exc}")
+        out = {}
+        for cid in ids:
+            record = records.get(cid.split(":", 1)[1])
+            out[cid] = judge(cid, record) if record else Resolution(cid, Status.NOT_FOUND, reason="not in PubMed")
+        return out
+
+
+class MalformedResponse(ValueError):
+    """A body that is not the document the service promises."""
+
+
+def judge(cid: str, record: Record) -> Resolution:
+    """Status from a PubMed record: retraction beats expression of concern beats verified."""
+    record = _with_id(record, cid)
+    if record.retracted_by or any(t.lower() == "retracted publication" for t in record.publication_types):
+        notices = ", ".join(_label(n) for n in record.retracted_by)
+        reason = f"retraction notice {notices}" if notices else "marked Retracted Publication in PubMed"
+        return Resolution(cid, Status.RETRACTED, record, reason)
+    if record.concern:
+        return Resolution(cid, Status.CONCERN, record, "notice " + ", ".join(_label(n) for n in record.concern))
+    return Resolution(cid, Status.VERIFIED, record)
+
+
+def _with_id(record: Record, cid: str) -> Record:
+    return record if record.id == cid else replace(record, id=cid)
+
+
+def _label(cid: str) -> str:
+    kind, _, value = cid.partition(":")
+    return f"{kind.upper()} {value}" if kind in ("pmid", "doi") else value
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def parse_efetch(body: bytes) -> dict[str, Record]:
+    """PMID → Record for every article in an efetch `PubmedArticleSet`."""
+    root = _parse_xml(body)
+    if root.tag != "PubmedArticleSet":
+        raise MalformedResponse(f"expected a PubmedArticleSet, got <{root.tag}>")
+    records = {}
+    for article in root:
+        if article.tag == "PubmedArticle":
+            record = _article(article)
+        elif article.tag == "PubmedBookArticle":
+            record = _book(article)
+        else:
+            continue
+        if record is not None:
+            records[record.id.split(":", 1)[1]] = record
+    return records
+
+
+def _parse_xml(body: bytes) -> ET.Element:
+    """Parse without entity expansion or external fetches (defusedxml); a bad body is malformed."""
+    from defusedxml import DefusedXmlException
+    from defusedxml.ElementTree import fromstring
+
+    if not body or not body.strip():
+        raise MalformedResponse("empty body")
+    try:
+        return fromstring(body, forbid_dtd=False, forbid_entities=True, forbid_external=True)
+    except (ET.ParseError, DefusedXmlException) as exc:
+        raise MalformedResponse(f"malformed XML ({type(exc).__name__})") from None
+
+
+def _text(element: ET.Element | None) -> str:
+    """All the text of an element, inline markup (<i>, <sup>) included, on one line."""
+    if element is None:
+        return ""
+    return _SPACE.sub(" ", "".join(element.itertext())).strip()
+
+
+def _article(article: ET.Element) -> Record | None:
+    citation = article.find("MedlineCitation")
+    if citation is None:
+        return None
+    pmid = _text(citation.find("PMID"))
+    if not pmid.isdigit():
+        return None
+    art = citation.find("Article")
+    if art is None:
+        return Record(f"pmid:{pmid}", "pubmed", True)
+    journal = art.find("Journal")
+    corrections = _comments_corrections(citation)
+    return Record(
+        id=f"pmid:{pmid}",
+        database="pubmed",
+        exists=True,
+        title=_text(art.find("ArticleTitle")) or _text(art.find("VernacularTitle")),
+        journal=_text(journal.find("Title")) if journal is not None else "",
+        journal_iso=_text(journal.find("ISOAbbreviation")) if journal is not None else "",
+        year=_year(art),
+        authors=_authors(art.find("AuthorList")),
+        doi=_doi(article, art),
+        abstract=_abstract(art.find("Abstract")),
+        publication_types=tuple(_text(t) for t in art.iterfind("PublicationTypeList/PublicationType")),
+        mesh=tuple(_text(d) for d in citation.iterfind("MeshHeadingList/MeshHeading/DescriptorName")),
+        retracted_by=corrections.get("RetractionIn", ()),
+        concern=corrections.get("ExpressionOfConcernIn", ()),
+        corrections=corrections.get("ErratumIn", ()),
+        retraction_of=corrections.get("RetractionOf", ()),
+    )
+
+
+def _book(article: ET.Element) -> Record | None:
+    document = article.find("BookDocument")
+    if document is None:
+        return None
+    pmid = _text(document.find("PMID"))
+    if not pmid.isdigit():
+        return None
+    book = document.find("Book")
+    title = _text(document.find("ArticleTitle")) or _text(book.find("BookTitle") if book is not None else None)
+    year_text = _text(book.find("PubDate/Year")) if book is not None else ""
+    return Record(
+        id=f"pmid:{pmid}",
+        database="pubmed",
+        exists=True,
+        title=title,
+        journal=_text(book.find("BookTitle")) if book is not None else "",
+        year=int(year_text) if year_text.isdigit() else None,
+        authors=_authors(document.find("AuthorList")),
+        abstract=_abstract(document.find("Abstract")),
+        publication_types=tuple(_text(t) for t in document.iterfind("PublicationType")),
+    )
+
+
+def _year(art: ET.Element) -> int | None:
+    for path in ("Journal/JournalIssue/PubDate/Year", "Journal/JournalIssue/PubDate/MedlineDate", "ArticleDate/Year"):
+        match = _YEAR.search(_text(art.find(path)))
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def _authors(author_list: ET.Element | None) -> tuple[str, ...]:
+    if author_list is None:
+        return ()
+    names = []
+    for author in author_list.iterfind("Author"):
+        collective = _text(author.find("CollectiveName"))
+        last = _text(author.find("LastName"))
+        initials = _text(author.find("Initials")) or _text(author.find("ForeName"))
+        name = f"{last} {initials}".strip() if last else collective
+        if name:
+            names.append(name)
+    return tuple(names)
+
+
+def _doi(article: ET.Element, art: ET.Element) -> str:
+    for element in article.iterfind("PubmedData/ArticleIdList/ArticleId"):
+        if element.get("IdType") == "doi" and _text(element):
+            return _text(element).lower()
+    for element in art.iterfind("ELocationID"):
+        if element.get("EIdType") == "doi" and _text(element):
+            return _text(element).lower()
+    return ""
+
+
+def _abstract(abstract: ET.Element | None) -> str:
+    """Structured abstracts keep their section labels: 'BACKGROUND: …'."""
+    if abstract is None:
+        return ""
+    parts = []
+    for section in abstract.iterfind("AbstractText"):
+        text = _text(section)
+        label = section.get("Label")
+        if text:
+            parts.append(f"{label}: {text}" if label else text)
+    return "\n".join(parts)
+
+
+def _comments_corrections(citation: ET.Element) -> dict[str, tuple[str, ...]]:
+    """RefType → ids of the linked notices ('pmid:…'), or their RefSource when PubMed gives no PMID."""
+    found: dict[str, list[str]] = {}
+    for item in citation.iterfind("CommentsCorrectionsList/CommentsCorrections"):
+        ref_type = item.get("RefType", "")
+        pmid = _text(item.find("PMID"))
+        target = f"pmid:{pmid}" if pmid.isdigit() else _text(item.find("RefSource"))
+        if target and target not in found.setdefault(ref_type, []):
+            found[ref_type].append(target)
+    return {k: tuple(v) for k, v in found.items()}

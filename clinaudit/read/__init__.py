@@ -1,0 +1,1 @@
+"""Read a report: input sources, Markdown, sentences, citations, claims."""

@@ -1,0 +1,1 @@
+"""Verdict, suppressions, baselines, the rule catalogue and output formats."""

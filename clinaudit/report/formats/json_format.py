@@ -1,0 +1,138 @@
+"""JSON, schema version 1: downstream tools parse this, so names only ever get added."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any, TextIO
+
+from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed
+from clinaudit.report.baseline import fingerprint
+
+SCHEMA_VERSION = 1
+
+
+def finding_dict(finding: Finding, path: str) -> dict[str, Any]:
+    span = finding.span
+    return {
+        "path": path,
+        "rule": finding.rule,
+        "severity": finding.severity.value,
+        "line": span.line,
+        "column": span.column,
+        "end_line": span.end_line,
+        "end_column": span.end_column,
+        "message": finding.message,
+        "sentence": finding.sentence,
+        "claim_type": finding.claim_type,
+        "citation": finding.citation,
+        "suggestion": finding.suggestion,
+        "source": finding.source or None,
+        "fingerprint": fingerprint(finding),
+    }
+
+
+def suppressed_dict(item: Suppressed, path: str) -> dict[str, Any]:
+    """A suppressed finding: the finding's keys plus why it does not count."""
+    return {**finding_dict(item.finding, path), "suppressed": item.kind, "suppressed_reason": item.reason}
+
+
+def citation_dict(citation: CitationResult) -> dict[str, Any]:
+    return {
+        "id": citation.id,
+        "kind": citation.kind.value,
+        "value": citation.value,
+        "line": citation.span.line,
+        "column": citation.span.column,
+        "status": citation.status.value,
+        "claims": list(citation.claims),
+        "mentions": citation.mentions,
+        "reference": citation.ref_text or None,
+        "note": citation.note or None,
+        **_record_keys(citation),
+        **_check_keys(citation),
+        "judge": judge_dict(citation),
+    }
+
+
+def _check_keys(citation: CitationResult) -> dict[str, Any]:
+    """What it is cited for (issue 4): topic match, credibility, evidence level, reference metadata."""
+    matched, missing = citation.topic_terms
+    return {
+        "topic": citation.topic,
+        "topic_score": citation.topic_score,
+        "topic_terms": {"matched": list(matched), "missing": list(missing)},
+        "credibility": citation.credibility,
+        "credibility_source": citation.credibility_source or None,
+        "evidence_level": citation.evidence_level,
+        "metadata_match": citation.metadata_match,
+        "metadata_mismatches": list(citation.metadata_mismatches),
+    }
+
+
+def judge_dict(citation: CitationResult) -> dict[str, Any] | None:
+    """The model judge's verdict (`unchecked` with the reason when it gave none); null when no judge ran."""
+    judged = citation.judge
+    if judged is None:
+        return None
+    return {"verdict": judged.verdict, "supported": judged.supported, "reason": judged.reason}
+
+
+def _record_keys(citation: CitationResult) -> dict[str, Any]:
+    """What the database says the cited work is: null when it was not looked up or not found."""
+    record = citation.record
+    return {
+        "title": (record.title or None) if record else None,
+        "journal": (record.journal or None) if record else None,
+        "year": record.year if record else None,
+        "retraction": record.retracted_by[0] if record and record.retracted_by else None,
+    }
+
+
+def file_dict(report: FileReport) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": report.path,
+        "verdict": report.verdict,
+        "findings": [finding_dict(f, report.path) for f in report.findings],
+        "citations": [citation_dict(c) for c in report.citations],
+        "sentences": report.sentences,
+        "claims": report.claims,
+        "uncited_claims": report.uncited_claims,
+        "suppressed": [suppressed_dict(s, report.path) for s in report.suppressed],
+    }
+    if report.error:
+        out["error"] = report.error
+    if report.note:
+        out["note"] = report.note
+    return out
+
+
+def summary(result: AuditResult) -> dict[str, Any]:
+    severities = Counter(f.severity.value for f in result.findings)
+    statuses = Counter(c.status.value for r in result.files for c in r.citations)
+    return {
+        "files": len(result.files),
+        "sentences": sum(r.sentences for r in result.files),
+        "claims": sum(r.claims for r in result.files),
+        "uncited_claims": sum(r.uncited_claims for r in result.files),
+        "citations": sum(len(r.citations) for r in result.files),
+        "findings_by_severity": {s.value: severities.get(s.value, 0) for s in Severity},
+        "citations_by_status": dict(sorted(statuses.items())),
+        "errors": sum(1 for r in result.files if r.error),
+        "suppressed": len(result.suppressed),
+    }
+
+
+def to_dict(result: AuditResult) -> dict[str, Any]:
+    return {
+        "version": SCHEMA_VERSION,
+        "verdict": result.verdict,
+        "summary": summary(result),
+        "files": [file_dict(r) for r in result.files],
+    }
+
+
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show."""
+    json.dump(to_dict(result), out, indent=2, ensure_ascii=False)
+    out.write("\n")

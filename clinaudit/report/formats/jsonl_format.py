@@ -1,0 +1,33 @@
+"""JSON Lines: one finding a line, for grep, jq and log pipelines.
+
+Each line is the JSON format's finding object plus its fingerprint and `suppressed`
+(null, or "inline"/"baseline"); suppressed findings appear with --show-suppressed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from clinaudit.models import AuditResult, Finding
+from clinaudit.report.baseline import fingerprint
+from clinaudit.report.formats.json_format import finding_dict
+
+
+def line(path: str, finding: Finding, suppressed: str | None = None, reason: str = "") -> dict[str, Any]:
+    out = finding_dict(finding, path)
+    out["fingerprint"] = fingerprint(finding)
+    out["suppressed"] = suppressed
+    if suppressed:
+        out["suppressed_reason"] = reason
+    return out
+
+
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    for report in result.files:
+        rows = [line(report.path, f) for f in report.findings]
+        if show_suppressed:
+            rows += [line(report.path, s.finding, s.kind, s.reason) for s in report.suppressed]
+        rows.sort(key=lambda r: (r["line"], r["column"], r["rule"]))
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")

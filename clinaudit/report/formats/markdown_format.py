@@ -1,0 +1,111 @@
+"""A summary for a pull-request comment or $GITHUB_STEP_SUMMARY: the verdict, a table of
+findings, and the citations counted by status. Tables are capped, since a GitHub comment
+holds at most 65,536 characters; the JSON or SARIF output has everything.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TextIO
+
+from clinaudit.models import AuditResult, Finding, Severity
+from clinaudit.report.formats._common import shown_path
+
+MAX_ROWS = 100
+MAX_IDS = 8
+VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error"}
+MARK = {"high": "🔴 high", "medium": "🟠 medium", "low": "🟡 low", "info": "⚪ info"}
+
+
+def cell(text: str) -> str:
+    """Table-cell safe: no pipe, newline or HTML can break the table."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    return "<br>".join(part.strip() for part in text.replace("\r", "").split("\n"))
+
+
+def code(text: str) -> str:
+    """A code span in a table cell: HTML entities would show literally there, so only the pipe is escaped."""
+    return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
+
+
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    out.write("\n".join(_lines(result, show_suppressed)) + "\n")
+
+
+def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
+    findings = [(r.path, f) for r in result.files for f in r.findings]
+    suppressed = [(r.path, s) for r in result.files for s in r.suppressed]
+    citations = sum(len(r.citations) for r in result.files)
+    counts = Counter(f.severity.value for _, f in findings)
+    files = len(result.files)
+    lines = [
+        f"## clinaudit: {VERDICT.get(result.verdict, result.verdict)}",
+        "",
+        f"**{files}** file{'s' if files != 1 else ''} · **{len(findings)}** finding{'s' if len(findings) != 1 else ''} "
+        f"({', '.join(f'{counts[s.value]} {s.value}' for s in Severity if s is not Severity.INFO or counts[s.value])})"
+        f" · **{len(suppressed)}** suppressed · **{citations}** citation{'s' if citations != 1 else ''}",
+        "",
+    ]
+    if files > 1:
+        lines += ["| File | Verdict | Findings | Suppressed | Citations |", "|---|---|---:|---:|---:|"]
+        for r in result.files:
+            verdict = VERDICT["error"] if r.error else VERDICT.get(r.verdict, r.verdict)
+            lines.append(
+                f"| {code(shown_path(r.path))} | {verdict} | {len(r.findings)} | {len(r.suppressed)} | {len(r.citations)} |"
+            )
+        lines.append("")
+    errors = [r for r in result.files if r.error]
+    if errors:
+        lines += ["### Errors", ""] + [f"- {code(shown_path(r.path))}: {cell(r.error)}" for r in errors] + [""]
+    lines += ["### Findings", ""]
+    if findings:
+        lines += _findings_table(findings)
+    else:
+        lines += ["No findings."]
+    lines.append("")
+    if suppressed:
+        if show_suppressed:
+            rows = [(path, s.finding, f"{s.kind}: {s.reason}") for path, s in suppressed]
+            lines += [
+                f"<details><summary>{len(suppressed)} suppressed finding(s)</summary>",
+                "",
+                *_findings_table([(p, f) for p, f, _ in rows], [why for _, _, why in rows]),
+                "",
+                "</details>",
+                "",
+            ]
+        else:
+            lines += [f"{len(suppressed)} suppressed finding(s), listed with `--show-suppressed`.", ""]
+    lines += ["### Citations by status", ""]
+    by_status: dict[str, list[str]] = {}
+    for r in result.files:
+        for c in r.citations:
+            by_status.setdefault(c.status.value, []).append(f"{code(c.id)} ({cell(shown_path(r.path))}:{c.span.line})")
+    if by_status:
+        lines += ["| Status | Count | Citations |", "|---|---:|---|"]
+        for status in sorted(by_status, key=lambda s: (-len(by_status[s]), s)):
+            ids = by_status[status]
+            more = f", … {len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else ""
+            lines.append(f"| {status} | {len(ids)} | {', '.join(ids[:MAX_IDS])}{more} |")
+    else:
+        lines.append("No citations.")
+    return lines
+
+
+def _findings_table(rows: list[tuple[str, Finding]], why: list[str] | None = None) -> list[str]:
+    head = "| Severity | Location | Rule | Finding |" + (" Suppressed by |" if why else "")
+    lines = [head, "|---|---|---|---|" + ("---|" if why else "")]
+    for k, (path, f) in enumerate(rows[:MAX_ROWS]):
+        text = f.message
+        if f.sentence and f.rule == "uncited-claim":
+            text = f"{text}: “{f.sentence}”"
+        if f.suggestion:
+            text = f"{text}\nFix: {f.suggestion}"
+        location = code(f"{shown_path(path)}:{f.span.line}:{f.span.column}")
+        extra = f" {cell(why[k])} |" if why else ""
+        lines.append(
+            f"| {MARK.get(f.severity.value, f.severity.value)} | {location} | {code(f.rule)} | {cell(text)} |{extra}"
+        )
+    if len(rows) > MAX_ROWS:
+        lines += ["", f"… and {len(rows) - MAX_ROWS} more (see the JSON or SARIF output)."]
+    return lines

@@ -1,0 +1,164 @@
+"""SARIF 2.1.0, the format GitHub code scanning ingests.
+
+ruleIds are the catalogue's ids and carry its text as rule metadata; URIs are relative
+to %SRCROOT% (the repository root); partialFingerprints come from the baseline's
+fingerprint (rule + normalised sentence), so an alert survives edits above it.
+Suppressed findings are kept as results with a `suppressions` entry, as SARIF intends.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote
+
+from clinaudit import __version__
+from clinaudit.models import AuditResult, Finding, Span, Suppressed
+from clinaudit.report import catalogue
+from clinaudit.report.baseline import fingerprints
+from clinaudit.report.formats._common import describe, relative, repo_root
+from clinaudit.report.formats.json_format import judge_dict
+
+SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
+FINGERPRINT_KEY = "clinaudit/v1"
+SRCROOT = "%SRCROOT%"
+
+
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    json.dump(to_sarif(result), out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def to_sarif(result: AuditResult) -> dict[str, Any]:
+    rules = _Rules()
+    results: list[dict[str, Any]] = []
+    notifications = []
+    with_baseline = any(s.kind == "baseline" for s in result.suppressed)
+    for report in result.files:
+        if report.error:
+            notifications.append(
+                {
+                    "level": "error",
+                    "message": {"text": report.error},
+                    "locations": [{"physicalLocation": {"artifactLocation": _artifact(report.path)}}],
+                }
+            )
+            continue
+        everything: list[tuple[Finding, Suppressed | None]] = [(f, None) for f in report.findings]
+        everything += [(s.finding, s) for s in report.suppressed]
+        everything.sort(key=lambda pair: (pair[0].span.line, pair[0].span.column, pair[0].rule))
+        prints = fingerprints(f for f, _ in everything)
+        judged = {c.id: judge_dict(c) for c in report.citations if c.judge is not None}  # the model judge
+        for (finding, suppressed), fp in zip(everything, prints, strict=True):
+            results.append(_result(report.path, finding, suppressed, fp, rules, with_baseline))
+            if finding.citation in judged:
+                results[-1]["properties"]["judge"] = judged[finding.citation]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "clinaudit",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": rules.descriptors,
+            }
+        },
+        "invocations": [
+            {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications},
+        ],
+        "originalUriBaseIds": {SRCROOT: {"uri": repo_root().as_uri() + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+        "properties": {"verdict": result.verdict, **_judge_property(result)},
+    }
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _result(
+    path: str, finding: Finding, suppressed: Suppressed | None, fp: str, rules: _Rules, with_baseline: bool
+) -> dict[str, Any]:
+    index = rules.index(finding)
+    out: dict[str, Any] = {
+        "ruleId": finding.rule,
+        "ruleIndex": index,
+        "level": LEVEL.get(finding.severity.value, "warning"),
+        "message": {"text": describe(finding)},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(path), "region": _region(finding.span)}}],
+        "partialFingerprints": {FINGERPRINT_KEY: fp},
+        "properties": {
+            "severity": finding.severity.value,
+            **({"claimType": finding.claim_type} if finding.claim_type else {}),
+            **({"citation": finding.citation} if finding.citation else {}),
+            **({"sentence": finding.sentence} if finding.sentence else {}),
+        },
+    }
+    if with_baseline:
+        out["baselineState"] = "unchanged" if suppressed is not None and suppressed.kind == "baseline" else "new"
+    if suppressed is not None and suppressed.kind == "inline":
+        out["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": suppressed.reason}]
+    return out
+
+
+def _judge_property(result: AuditResult) -> dict[str, Any]:
+    """Every verdict of the model judge (`unchecked` ones with their reason), when a judge ran."""
+    judged = [
+        {"path": report.path, "citation": c.id, **(judge_dict(c) or {})}
+        for report in result.files
+        for c in report.citations
+        if c.judge is not None
+    ]
+    return {"judge": judged} if judged else {}
+
+
+def _region(span: Span) -> dict[str, int]:
+    end_line, end_column = span.end_line, span.end_column
+    if (end_line, end_column) < (span.line, span.column):  # never emit a region that ends before it starts
+        end_line, end_column = span.line, span.column
+    return {"startLine": span.line, "startColumn": span.column, "endLine": end_line, "endColumn": end_column}
+
+
+def _artifact(path: str) -> dict[str, Any]:
+    rel = relative(path)
+    if rel is not None:
+        return {"uri": quote(rel), "uriBaseId": SRCROOT}
+    if path == "-":
+        return {"uri": "stdin"}
+    return {"uri": Path(path).resolve().as_uri()}
+
+
+class _Rules:
+    """Every catalogue rule, in catalogue order, plus any rule met that the catalogue lacks."""
+
+    def __init__(self) -> None:
+        self.descriptors: list[dict[str, Any]] = []
+        self._index: dict[str, int] = {}
+        for rule in catalogue.rules():
+            self._add(rule.id, rule.name, rule.summary, rule.fix, rule.level, rule.severity)
+
+    def index(self, finding: Finding) -> int:
+        """A namespaced rule (`correction/<entry>`) takes its family's text, with the entry's message as its name."""
+        if finding.rule not in self._index:
+            family = catalogue.get(finding.rule.split("/", 1)[0])
+            summary = family.summary if family else finding.message
+            fix = (family.fix if family else "") or finding.suggestion or "See the message."
+            level = severity = finding.severity.value
+            self._add(finding.rule, finding.message, summary, fix, level, severity)
+        return self._index[finding.rule]
+
+    def _add(self, rule_id: str, name: str, summary: str, fix: str, level: str, severity: str) -> None:
+        self._index[rule_id] = len(self.descriptors)
+        self.descriptors.append(
+            {
+                "id": rule_id,
+                "name": "".join(w.capitalize() for w in rule_id.replace("/", "-").split("-")),
+                "shortDescription": {"text": name},
+                "fullDescription": {"text": summary or name},
+                "help": {
+                    "text": f"{summary}\n\nHow to fix: {fix}\n\nDefault severity: {severity}.",
+                    "markdown": f"{summary}\n\n**How to fix:** {fix}\n\n*Default severity:* {severity}.",
+                },
+                "defaultConfiguration": {"level": LEVEL.get(level, "warning")},
+                "properties": {"tags": ["medical-writing", "citations"], "severity": severity},
+            }
+        )

@@ -1,0 +1,156 @@
+"""Which findings count: rule selection, severity overrides, in-file comments, the baseline.
+
+In-file comments (Markdown only: HTML comments, never inside code):
+
+    <!-- clinaudit-disable-next-line RULE [RULE…] [-- reason] -->   the line after the comment
+    <!-- clinaudit-disable RULE … -->  …  <!-- clinaudit-enable RULE … -->   a range of lines
+    <!-- clinaudit-disable-file RULE … -->   the whole report, e.g. for no-sources
+
+No RULE means every rule. Rules may be separated by spaces or commas. A suppressed
+finding leaves the verdict but is kept, counted and listed (`--show-suppressed`).
+A rule switched off by configuration is not suppressed: it is not checked at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+
+from clinaudit.models import CitationResult, Directive, Finding, Options, Severity, Span, Status, Suppressed
+from clinaudit.report.baseline import Baseline
+from clinaudit.report.catalogue import covers, get, known, suggest
+
+_DIRECTIVE = re.compile(r"^\s*clinaudit-(disable-next-line|disable-file|disable|enable)(?![\w-])(.*)$", re.DOTALL)
+_RULE_SPLIT = re.compile(r"[\s,]+")
+
+
+def directives(comments: Iterable[tuple[int, str]]) -> list[Directive]:
+    """(line the comment ends on, comment text) → directives; other comments are ignored."""
+    out = []
+    for line, text in comments:
+        m = _DIRECTIVE.match(text)
+        if not m:
+            continue
+        rest, _, reason = m.group(2).partition(" -- ")
+        rules = tuple(r for r in _RULE_SPLIT.split(rest.strip()) if r)
+        out.append(Directive(m.group(1), line, rules, reason.strip()))
+    return out
+
+
+def apply(
+    path: str,
+    findings: Iterable[Finding],
+    directives_: Iterable[Directive],
+    options: Options,
+    baseline: Baseline | None = None,
+) -> tuple[tuple[Finding, ...], tuple[Suppressed, ...]]:
+    """(findings that count, suppressed ones) after rule selection and severity overrides."""
+    overrides = dict(options.severity)
+    directives_ = tuple(directives_)
+    selected = []
+    for finding in [*findings, *_unknown_rules(directives_)]:
+        if not _enabled(finding.rule, options):
+            continue
+        level = _override(finding.rule, overrides)
+        if level is not None and level != finding.severity.value:
+            finding = replace(finding, severity=Severity(level))
+        selected.append(finding)
+    ordered = sorted(directives_, key=lambda d: d.line)
+    active: list[Finding] = []
+    suppressed: list[Suppressed] = []
+    for finding in selected:
+        hit = _inline(finding, ordered)
+        if hit is None:
+            active.append(finding)
+        else:
+            suppressed.append(Suppressed(finding, "inline", hit.reason or f"clinaudit-{hit.action}"))
+    if baseline is not None:
+        active, old = baseline.split(path, active)
+        suppressed += [Suppressed(f, "baseline", "recorded in the baseline") for f in old]
+    active.sort(key=_order)
+    suppressed.sort(key=lambda s: _order(s.finding))
+    return tuple(active), tuple(suppressed)
+
+
+def _order(f: Finding) -> tuple[int, int, int, str]:
+    return f.span.line, f.span.column, -f.severity.rank, f.rule
+
+
+def _unknown_rules(directives_: tuple[Directive, ...]) -> list[Finding]:
+    """A misspelt rule in a comment silences nothing; say so rather than let it look like it works."""
+    out = []
+    for d in directives_:
+        for name in d.rules:
+            if not known(name):
+                out.append(
+                    Finding(
+                        "bad-suppression",
+                        Severity.LOW,
+                        Span(d.line, 1, d.line, 1),
+                        f"clinaudit-{d.action} names unknown rule '{name}'{suggest(name)}",
+                        suggestion="Correct the rule id (clinaudit rules lists them), or remove the comment.",
+                    )
+                )
+    return out
+
+
+def countable(cited: tuple[CitationResult, ...], suppressed: tuple[Suppressed, ...]) -> tuple[CitationResult, ...]:
+    """Citations minus the unverifiable ones whose finding was suppressed, so --strict respects suppressions."""
+    excused = {s.finding.citation for s in suppressed if s.finding.rule == "unverifiable-citation"}
+    if not excused:
+        return cited
+    return tuple(c for c in cited if not (c.status is Status.UNVERIFIABLE and c.id in excused))
+
+
+def _enabled(rule_id: str, options: Options) -> bool:
+    if any(covers(name, rule_id) for name in options.disable):
+        return False
+    rule = get(rule_id)
+    if rule is not None and not rule.default_on:
+        return any(covers(name, rule_id) for name in options.enable)
+    return True
+
+
+def _override(rule_id: str, overrides: dict[str, str]) -> str | None:
+    if rule_id in overrides:
+        return overrides[rule_id]
+    return next((level for name, level in overrides.items() if covers(name, rule_id)), None)
+
+
+def _inline(finding: Finding, ordered: list[Directive]) -> Directive | None:
+    """The directive that silences this finding, replaying the comments above it in order."""
+    line = finding.span.line
+    everything: Directive | None = None  # a bare `disable` in force
+    off: dict[str, Directive] = {}  # rules disabled by name
+    back_on: set[str] = set()  # rules re-enabled inside a bare `disable`
+    for d in ordered:
+        if d.action == "disable-file" and _names(d, finding.rule):
+            return d
+        if d.action == "disable-next-line":
+            if d.line + 1 == line and _names(d, finding.rule):
+                return d
+            continue
+        if d.line > line:
+            continue
+        if d.action == "disable":
+            if not d.rules:
+                everything, off, back_on = d, {}, set()
+            elif _names(d, finding.rule):
+                off[finding.rule] = d
+                back_on.discard(finding.rule)
+        elif d.action == "enable":
+            if not d.rules:
+                everything, off, back_on = None, {}, set()
+            elif _names(d, finding.rule):
+                off.pop(finding.rule, None)
+                back_on.add(finding.rule)
+    if finding.rule in off:
+        return off[finding.rule]
+    if everything is not None and finding.rule not in back_on:
+        return everything
+    return None
+
+
+def _names(d: Directive, rule_id: str) -> bool:
+    return not d.rules or any(covers(name, rule_id) for name in d.rules)

@@ -1,0 +1,54 @@
+"""The splitter keeps clinical abbreviations, decimals and statistics inside one sentence."""
+
+import pytest
+
+from clinaudit.read.sentences import split
+
+
+def sentences(text: str) -> list[str]:
+    return [text[a:b] for a, b in split(text)]
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "Heaton et al. found impairment in older adults.",
+        "Use NSAIDs, e.g. ibuprofen, with care.",
+        "Some drugs, i.e. statins, lower LDL cholesterol.",
+        "Drug A vs. drug B was tested in adults.",
+        "As shown in Fig. 2 the effect is large.",
+        "Dr. Smith recommends a lower dose.",
+        "The dose is approx. 5 mg daily.",
+        "See Ref. 3 for the details.",
+        "Patient No. 5 had a reaction.",
+        "The rate was 1.5% overall.",
+        "Take 500 mg b.i.d. with food.",
+        "It was significant (p < 0.05) in the trial.",
+        "Mortality fell (HR 0.75; 95% CI 0.6-0.9; p = 0.01) with treatment.",
+    ],
+)
+def test_abbreviations_stay_inside_one_sentence(first):
+    assert sentences(f"{first} Then another sentence follows.") == [first, "Then another sentence follows."]
+
+
+def test_offsets_point_into_the_text():
+    text = "  First one.  Second one!   Third?  "
+    assert split(text) == [(2, 12), (14, 25), (28, 34)]
+
+
+def test_marker_after_the_period_stays_with_its_sentence():
+    assert sentences("Aspirin reduces risk.[2] Next one.") == ["Aspirin reduces risk.[2]", "Next one."]
+    assert sentences("Aspirin reduces risk. [1, 3] Next one.") == ["Aspirin reduces risk. [1, 3]", "Next one."]
+
+
+def test_dotted_dosing_abbreviation_ends_a_sentence_before_a_capital():
+    assert sentences("Take 500 mg b.i.d. Avoid alcohol.") == ["Take 500 mg b.i.d.", "Avoid alcohol."]
+
+
+def test_single_letters_end_sentences():
+    assert sentences("Levels of vitamin D. The study found more.") == ["Levels of vitamin D.", "The study found more."]
+
+
+def test_no_punctuation_is_one_sentence():
+    text = "word " * 20000
+    assert split(text) == [(0, len(text) - 1)]
