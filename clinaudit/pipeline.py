@@ -1,10 +1,13 @@
-"""The whole audit, top-down:
+"""The whole audit, top-down; each stage is a subpackage of its own:
 
-    parse → sentences → citations → claims      (read: one Document per report)
-    → resolve                                   (every id of every report, in shared batches)
-    → verify → score → verdict                  (one FileReport per report)
+    read/     parse → sentences → citations → claims     (one Document per report)
+    lookup/   resolve                                     (every id of every report, in shared batches)
+    check/    verify → score, and the known failures      (what each citation is cited for)
+    judge/    a model's second opinion                    (optional)
+    report/   verdict, suppressions → formats             (one FileReport per report)
 
-`audit_text` and `audit_paths` are the library API; the CLI is a thin layer over them.
+`audit_text` and `audit_paths` are the library API; cli/ is a thin layer over them,
+and guard/ runs the same stages on a stream as it is generated.
 """
 
 from __future__ import annotations

@@ -14,9 +14,12 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from clinaudit.cli.common import Command, app, fail
+
 corrections_app = typer.Typer(
     no_args_is_help=True, help="Validate corrections files, or add an entry to one.", rich_markup_mode=None
 )
+app.add_typer(corrections_app, name="corrections")
 
 SUGGEST_STATUSES = ("not_found", "retracted", "mismatched", "off_topic")
 _KIND_FOR_STATUS = {
@@ -32,26 +35,21 @@ _RECORD_URL = {
 }
 
 
-def _fail(message: str) -> None:
-    print(f"clinaudit: error: {message}", file=sys.stderr)
-    raise typer.Exit(2)
-
-
 # ---------------------------------------------------------------- corrections check
 
 
-@corrections_app.command("check")
+@corrections_app.command("check", cls=Command)
 def check_command(
-    files: Annotated[list[Path], typer.Argument(help="corrections.yaml files to validate.", metavar="FILE...")],
+    files: Annotated[list[Path], typer.Argument(help="corrections.yaml files to validate.", metavar="FILE")],
 ) -> None:
     """Validate corrections files: each problem as FILE:LINE: message; exit 2 on any problem."""
     from collections import Counter
 
-    from clinaudit.check import corrections
+    from clinaudit.check import corrections_schema
 
     bad = 0
     for file in files:
-        entries, problems = corrections.parse_file(file)
+        entries, problems = corrections_schema.parse_file(file)
         for problem in problems:
             print(problem)
         if problems:
@@ -67,14 +65,14 @@ def check_command(
 
 def explain_entry(entry_id: str) -> str:
     """`clinaudit explain correction/<id>`: the entry as the working folder's corrections see it."""
-    from clinaudit.check import corrections
+    from clinaudit.check import corrections, corrections_schema
 
     entry = corrections.for_report("-").entries.get(entry_id)
     if entry is None:
         return ""
     fields = "\n".join(f"  {key}: {value}" for key, value in entry.fields if value not in (None, "", []))
     return (
-        f"{entry.rule}: {corrections.KIND_LABEL[entry.kind]} (corrections.yaml, {entry.origin})\n"
+        f"{entry.rule}: {corrections_schema.KIND_LABEL[entry.kind]} (corrections.yaml, {entry.origin})\n"
         f"  severity:  {entry.severity.value}\n"
         f"  message:   {entry.message}\n"
         f"  source:    {entry.source}\n"
@@ -86,18 +84,30 @@ def explain_entry(entry_id: str) -> str:
 # ---------------------------------------------------------------- corrections add
 
 
-@corrections_app.command("add")
+@corrections_app.command("add", cls=Command)
 def add_command(
-    file: Annotated[Path, typer.Argument(help="The corrections file to append to (created if missing).")],
+    file: Annotated[
+        Path, typer.Argument(help="The corrections file to append to (created if missing).", metavar="FILE")
+    ],
     entry_file: Annotated[
         Optional[str],
-        typer.Option("--entry", help="Read the entry (or a list of entries) as YAML from FILE, or - for stdin."),
+        typer.Option(
+            "--entry", help="Read the entry (or a list of entries) as YAML from FILE, or - for stdin.", metavar="FILE"
+        ),
     ] = None,
-    id: Annotated[Optional[str], typer.Option("--id", help="Entry id (lower-case, digits, . _ -).")] = None,
-    kind: Annotated[Optional[str], typer.Option("--kind", help="Entry kind, e.g. retracted_id.")] = None,
-    message: Annotated[Optional[str], typer.Option("--message", help="What the finding says.")] = None,
-    severity: Annotated[Optional[str], typer.Option("--severity", help="high, medium, low or info.")] = None,
-    source: Annotated[Optional[str], typer.Option("--source", help="A URL or a citation for the fact.")] = None,
+    id: Annotated[
+        Optional[str], typer.Option("--id", help="Entry id (lower-case, digits, . _ -).", metavar="ID")
+    ] = None,
+    kind: Annotated[
+        Optional[str], typer.Option("--kind", help="Entry kind, e.g. retracted_id.", metavar="KIND")
+    ] = None,
+    message: Annotated[Optional[str], typer.Option("--message", help="What the finding says.", metavar="TEXT")] = None,
+    severity: Annotated[
+        Optional[str], typer.Option("--severity", help="high, medium, low or info.", metavar="SEVERITY")
+    ] = None,
+    source: Annotated[
+        Optional[str], typer.Option("--source", help="A URL or a citation for the fact.", metavar="SOURCE")
+    ] = None,
     sets: Annotated[
         Optional[list[str]],
         typer.Option(
@@ -108,7 +118,7 @@ def add_command(
     """Append entries to FILE, keeping its comments and the order of what is there."""
     import yaml
 
-    from clinaudit.check import corrections
+    from clinaudit.check import corrections_schema
 
     entries: list[dict[str, Any]] = []
     if entry_file is not None:
@@ -116,9 +126,9 @@ def add_command(
             raw = sys.stdin.read() if entry_file == "-" else Path(entry_file).read_text(encoding="utf-8")
             loaded = yaml.safe_load(raw)
         except OSError as exc:
-            _fail(f"{entry_file}: cannot read ({exc.strerror})")
+            fail(f"{entry_file}: cannot read ({exc.strerror})")
         except yaml.YAMLError as exc:
-            _fail(f"{entry_file}: invalid YAML ({getattr(exc, 'problem', None) or exc})")
+            fail(f"{entry_file}: invalid YAML ({getattr(exc, 'problem', None) or exc})")
         if isinstance(loaded, dict) and "entries" in loaded:
             loaded = loaded["entries"]
         if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
@@ -126,22 +136,22 @@ def add_command(
             return
         items = loaded if isinstance(loaded, list) else [loaded]
         if not items or not all(isinstance(i, dict) for i in items):
-            _fail(f"{entry_file}: expected an entry mapping or a list of entries")
+            fail(f"{entry_file}: expected an entry mapping or a list of entries")
         entries = [dict(i) for i in items]
     flags = {"id": id, "kind": kind, "message": message, "severity": severity, "source": source}
     extra: dict[str, Any] = {}
     for item in sets or ():
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            _fail(f"--set {item!r}: expected KEY=VALUE")
+            fail(f"--set {item!r}: expected KEY=VALUE")
         try:
             extra[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError:
-            _fail(f"--set {item!r}: the value is not valid YAML")
+            fail(f"--set {item!r}: the value is not valid YAML")
     if not entries:
         entries = [{}]
     if len(entries) > 1 and (any(v is not None for v in flags.values()) or extra):
-        _fail("--id/--kind/--message/--severity/--source/--set apply to a single entry")
+        fail("--id/--kind/--message/--severity/--source/--set apply to a single entry")
     for entry in entries:
         entry.update({k: v for k, v in flags.items() if v is not None})
         entry.update(extra)
@@ -149,23 +159,23 @@ def add_command(
     try:
         old = file.read_text(encoding="utf-8") if file.exists() else ""
     except (OSError, UnicodeDecodeError) as exc:
-        _fail(f"{file}: cannot read ({exc.__class__.__name__})")
+        fail(f"{file}: cannot read ({exc.__class__.__name__})")
     try:
         new = append_entries(old, entries)
     except ValueError as exc:
-        _fail(f"{file}: {exc}")
-    _, problems = corrections.parse_text(new, str(file), corrections.packaged_patterns())
+        fail(f"{file}: {exc}")
+    _, problems = corrections_schema.parse_text(new, str(file), corrections_schema.packaged_patterns())
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
-        _fail(f"{file}: not changed: the new entry has {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        fail(f"{file}: not changed: the new entry has {len(problems)} problem{'s' if len(problems) != 1 else ''}")
     temp = file.with_name(f".{file.name}.clinaudit-tmp")
     try:
         temp.write_text(new, encoding="utf-8")
         temp.replace(file)
     except OSError as exc:
         temp.unlink(missing_ok=True)
-        _fail(f"{file}: cannot write ({exc.strerror})")
+        fail(f"{file}: cannot write ({exc.strerror})")
     ids = ", ".join(str(e.get("id")) for e in entries)
     print(f"{file}: added {ids}", file=sys.stderr)
 

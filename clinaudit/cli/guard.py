@@ -1,115 +1,79 @@
-"""`model-cli | clinaudit guard`: the stream on stdin, the safe text (or JSONL events) on stdout.
-
-stdin is read with os.read, so every piece a model writes is judged the moment
-it arrives rather than when a line or a buffer fills; stdout is flushed on every
-release. Plain text cannot be taken back once written, so in plain mode a
-reset is reported on stderr (use --events for a client that can withdraw text).
-Once the guard stops, the verdict comes at once; the rest of the stream is
-then read and discarded, so the writer finishes normally.
-"""
+"""`model-cli | clinaudit guard`: the command; the stream itself is run by clinaudit/guard/stdio.py."""
 
 from __future__ import annotations
 
-import codecs
-import io
-import os
-import sys
-import threading
-from collections.abc import Iterable
+from typing import Annotated, Optional
 
-from clinaudit.errors import InputError
-from clinaudit.guard.stream import Event, GuardResult, StreamGuard, warm_up
-from clinaudit.models import Options
+import typer
 
-READ_SIZE = 64 * 1024
-
-
-def read_stream(fd: int, max_bytes: int) -> Iterable[str]:
-    """Decoded pieces of the stream as they arrive; InputError on bad bytes or too many."""
-    decoder = io.IncrementalNewlineDecoder(codecs.getincrementaldecoder("utf-8")(), translate=True)
-    total = 0
-    first = True
-    while True:
-        data = os.read(fd, READ_SIZE)
-        total += len(data)
-        if total > max_bytes:
-            raise InputError(
-                f"<stdin>: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
-            )
-        if b"\x00" in data:
-            raise InputError("<stdin>: binary data (NUL byte)")
-        try:
-            text = decoder.decode(data, final=not data)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"<stdin>: not UTF-8 text (byte 0x{exc.object[exc.start]:02x})") from None
-        if first and text:
-            first = False
-            text = text.removeprefix("\ufeff")
-        if text:
-            yield text
-        if not data:
-            return
+from clinaudit.cli.common import (
+    Command,
+    FailOn,
+    FailOnOption,
+    JudgeLog,
+    JudgeTimeout,
+    JudgeUrl,
+    SourcesOption,
+    app,
+    fail,
+)
 
 
-class _Writer:
-    """Plain text or JSON Lines to stdout, flushed at every event."""
+@app.command(cls=Command)
+def guard(
+    events: Annotated[bool, typer.Option("--events", help="Write the JSON Lines event stream, not the text.")] = False,
+    verify_timeout: Annotated[
+        float,
+        typer.Option(
+            "--verify-timeout", help="Seconds for checking citations once the stream ends.", min=0.1, metavar="SECONDS"
+        ),
+    ] = 12.0,
+    stop_on: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--stop-on",
+            help="Claim type whose uncited sentence stops the stream (repeatable; 'none' for no stops). "
+            "Default: the high-severity types.",
+            metavar="TYPE",
+        ),
+    ] = None,
+    fail_on: FailOnOption = FailOn.high,
+    sources: SourcesOption = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Check citations against the cache only.")] = False,
+    max_size: Annotated[
+        int, typer.Option("--max-size", help="Longest stream to read, in MB.", min=1, metavar="MB")
+    ] = 100,
+    judge: JudgeUrl = None,
+    judge_timeout: JudgeTimeout = 12.0,
+    judge_log: JudgeLog = None,
+) -> None:
+    """Guard a model's answer streamed on stdin: safe text out as it arrives; exit 0 pass, 1 fail, 2 input error."""
+    from clinaudit.guard.stdio import run as run_guard
+    from clinaudit.models import Options
 
-    def __init__(self, events: bool) -> None:
-        self.events = events
-        self.out = sys.stdout.buffer
-
-    def __call__(self, event: Event) -> None:
-        if self.events:
-            self._write(event.to_json() + "\n")
-        elif event.kind == "text":
-            self._write(event.data["delta"])
-        elif event.kind == "reset":
-            print(
-                f"clinaudit: guard: withdraw from offset {event.data['from_offset']}: {event.data['reason']}",
-                file=sys.stderr,
-                flush=True,
-            )
-
-    def _write(self, text: str) -> None:
-        self.out.write(text.encode("utf-8"))
-        self.out.flush()
-
-
-def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable[str] | None) -> int:
-    """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error."""
-    threading.Thread(target=warm_up, name="clinaudit-warm-up", daemon=True).start()
-    writer = _Writer(events)
-    guard = StreamGuard(writer, options=options, stop_on=stop_on, verify_timeout=verify_timeout, path="<stdin>")
-    stream = read_stream(sys.stdin.fileno(), options.max_bytes)
-    try:
-        for piece in stream:
-            guard.feed(piece)
-            if guard.stopped is not None:
-                break  # nothing more will be shown: verify now, not when the model finishes
-    except InputError as exc:
-        print(f"clinaudit: error: {exc}", file=sys.stderr)
-        return 2
-    result = guard.end()
-    if not events:
-        print(summary(result), file=sys.stderr, flush=True)
-    if guard.stopped is not None:
-        _drain(sys.stdin.fileno())  # the writer finishes normally instead of meeting a closed pipe
-    return 1 if result.verdict == "fail" else 0
-
-
-def _drain(fd: int) -> None:
-    while os.read(fd, READ_SIZE):
-        pass
-
-
-def summary(result: GuardResult) -> str:
-    from collections import Counter
-
-    severities = Counter(f.severity.value for f in result.findings)
-    stop = f"stopped ({result.stopped.reason}), " if result.stopped else ""
-    timed = ", verification timed out" if result.timed_out else ""
-    return (
-        f"clinaudit: guard: {result.verdict}: {stop}{len(result.findings)} findings ({severities['high']} high, "
-        f"{severities['medium']} medium, {severities['low']} low), {len(result.citations)} citations passed, "
-        f"{len(result.flagged)} flagged{timed}"
+    options = Options(
+        fail_on=fail_on.value, sources=sources, strict=strict, offline=offline, max_bytes=max_size * 1024 * 1024
     )
+    options = _judge_options(options, judge, judge_timeout, judge_log)  # checked now, not after the stream
+    stops = None if stop_on is None else [t for t in stop_on if t != "none"]
+    try:
+        code = run_guard(options, events, verify_timeout, stops)
+    except ValueError as exc:  # an unknown --stop-on type
+        fail(str(exc))
+    raise typer.Exit(code)
+
+
+def _judge_options(options, url: str | None, timeout: float, log: str | None):
+    """The guard's judge settings, validated before the stream starts (the judge runs within --verify-timeout)."""
+    from dataclasses import replace
+
+    from clinaudit.errors import InputError
+    from clinaudit.judge.review import reviewer
+
+    options = replace(options, judge_url=url, judge_timeout=timeout, judge_log=log)
+    try:
+        reviewer(options)  # a missing model or an unwritable log is an error now, not a silent fallback
+    except InputError as exc:
+        fail(str(exc))
+    return options

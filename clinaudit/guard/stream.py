@@ -28,51 +28,18 @@ released text end inside a citation marker.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from clinaudit.guard import holdback
 from clinaudit.guard import sentences as guard_sentences
-from clinaudit.models import CitationResult, Finding, Options
+from clinaudit.guard import verify as guard_verify
+from clinaudit.guard.events import Event, GuardResult, Stop
+from clinaudit.models import Finding, Options
 from clinaudit.read import citations, claims
 
 DEFAULT_VERIFY_TIMEOUT = 12.0
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """One guard event: text | sources | status | reset | end."""
-
-    kind: str
-    data: dict[str, Any]
-
-    def to_json(self) -> str:
-        return json.dumps({"event": self.kind, **self.data}, ensure_ascii=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    """Why the guard stopped releasing."""
-
-    reason: str
-    from_offset: int
-    finding: Finding
-
-
-@dataclass(frozen=True, slots=True)
-class GuardResult:
-    text: str  # what the reader is left with
-    verdict: str  # pass | fail
-    citations: tuple[CitationResult, ...]  # passed every check
-    flagged: tuple[CitationResult, ...]  # everything else, with its status; never dropped
-    findings: tuple[Finding, ...]
-    stopped: Stop | None = None
-    dropped: str = ""  # a broken marker cut off by the end of the stream
-    withdrawn: str = ""  # text after a stop that the reader never got to keep
-    timed_out: bool = False
-    verify_seconds: float = 0.0
 
 
 def warm_up() -> None:
@@ -242,11 +209,18 @@ class StreamGuard:
         if self._result is not None:
             return self._result
         self.close()
-        from clinaudit.guard import verify as guard_verify
-
         text = self.released
         self._emit("status", state="checking_citations", citations=len(self._sources.items))
-        result = guard_verify.finish(self, text)
+        result = guard_verify.finish(
+            text,
+            path=self.path,
+            options=self.options,
+            limit=self.verify_timeout,
+            markdown=self.markdown,
+            stop=self.stopped,
+            dropped=self.dropped,
+            withdrawn=self.withdrawn,
+        )
         if result.timed_out:
             self._emit("status", state="verification_timed_out", seconds=self.verify_timeout)
         self._result = result

@@ -12,13 +12,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, fields, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from clinaudit.guard.events import GuardResult, Stop
 from clinaudit.models import CitationResult, FileReport, Finding, Options, Severity, Status
 from clinaudit.report import verdict
-
-if TYPE_CHECKING:
-    from clinaudit.guard.stream import GuardResult, StreamGuard
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,25 +88,33 @@ def unverifiable(report: FileReport, reason: str, fallback: bool) -> tuple[tuple
     return tuple(cited), findings
 
 
-def finish(guard: StreamGuard, text: str) -> GuardResult:
-    from clinaudit.guard.stream import GuardResult
-
-    checked = verify(text, guard.path, guard.options, guard.verify_timeout, guard.markdown)
+def finish(
+    text: str,
+    *,
+    path: str,
+    options: Options,
+    limit: float,
+    markdown: bool,
+    stop: Stop | None,
+    dropped: str,
+    withdrawn: str,
+) -> GuardResult:
+    """The guard's result: the released text checked within `limit`, with the stop that ended it, if any."""
+    checked = verify(text, path, options, limit, markdown)
     cited, findings = unverifiable(checked.report, checked.reason, checked.fallback)
-    stop = guard.stopped
     if stop is not None:
         findings.append(stop.finding)
     findings.sort(key=lambda f: (f.span.line, f.span.column, -f.severity.rank, f.rule))
     final = tuple(findings)
     return GuardResult(
         text=text,
-        verdict=verdict.file_verdict(final, cited, guard.options),
+        verdict=verdict.file_verdict(final, cited, options),
         citations=tuple(c for c in cited if c.status is Status.VERIFIED),
         flagged=tuple(c for c in cited if c.status is not Status.VERIFIED),
         findings=final,
         stopped=stop,
-        dropped=guard.dropped,
-        withdrawn=guard.withdrawn,
+        dropped=dropped,
+        withdrawn=withdrawn,
         timed_out=checked.timed_out,
         verify_seconds=round(checked.seconds, 3),
     )

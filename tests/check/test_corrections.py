@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from clinaudit import audit_text
-from clinaudit.check import corrections, regex_guard
-from clinaudit.check.corrections import Corrections, parse_text
+from clinaudit.check import corrections, corrections_schema, regex_guard
+from clinaudit.check.corrections import Corrections
+from clinaudit.check.corrections_schema import parse_text
 from clinaudit.cli.corrections import append_entries
 from clinaudit.lookup import resolve
 from clinaudit.models import Options, Record, Status
@@ -49,7 +50,7 @@ def test_top_level_file_is_the_packaged_file():
 
 
 def test_packaged_file_validates_and_meets_the_floors():
-    entries, problems = corrections.parse_file(PACKAGED)
+    entries, problems = corrections_schema.parse_file(PACKAGED)
     assert problems == []
     by_kind: dict[str, list] = {}
     for entry in entries:
@@ -72,7 +73,7 @@ def test_packaged_regexes_do_not_backtrack():
     """The packaged file's regexes (and the module's own) are trusted at load because this test runs them."""
     regexes = [
         (entry.get(key), re.IGNORECASE)
-        for entry in corrections.packaged()
+        for entry in corrections_schema.packaged()
         for key in ("pattern", "unless", "when")
         if entry.get(key)
     ]
@@ -524,7 +525,7 @@ def test_loading_order_and_override(tmp_path):
 
 
 def test_in_memory_text_uses_no_project_file():
-    assert set(corrections.for_report("<text>", Options()).entries) == {e.id for e in corrections.packaged()}
+    assert set(corrections.for_report("<text>", Options()).entries) == {e.id for e in corrections_schema.packaged()}
     assert corrections.for_report("<text>", Options(no_default_corrections=True)).entries == {}
 
 

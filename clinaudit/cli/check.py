@@ -1,0 +1,210 @@
+"""`clinaudit check`: audit reports and print the verdict."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from clinaudit.cli.common import (
+    Command,
+    FailOn,
+    FailOnOption,
+    Format,
+    JudgeLog,
+    JudgeTimeout,
+    JudgeUrl,
+    SourcesOption,
+    app,
+    fail,
+    quiet_broken_pipe,
+    warnings_to_stderr,
+)
+
+
+@app.command(cls=Command)
+def check(
+    ctx: typer.Context,
+    paths: Annotated[list[str], typer.Argument(help="Reports, directories (recursed) or - for stdin.", metavar="PATH")],
+    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.", metavar="FILE")
+    ] = None,
+    fail_on: FailOnOption = FailOn.high,
+    require_disclaimer: Annotated[
+        bool,
+        typer.Option(
+            "--require-disclaimer/--no-require-disclaimer", help="Fail a report that has no medical-advice disclaimer."
+        ),
+    ] = False,
+    sources: SourcesOption = None,
+    strict: Annotated[
+        bool, typer.Option("--strict/--no-strict", help="Fail when a citation could not be checked.")
+    ] = False,
+    max_size: Annotated[
+        int, typer.Option("--max-size", help="Largest report to read, in MB.", min=1, metavar="MB")
+    ] = 100,
+    config: Annotated[
+        Optional[str],
+        typer.Option(
+            "--config", help="Settings file, instead of the nearest .clinaudit.toml or pyproject.toml.", metavar="FILE"
+        ),
+    ] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")] = False,
+    exclude: Annotated[
+        Optional[list[str]],
+        typer.Option("--exclude", help="Skip reports matching this glob (repeatable).", metavar="GLOB"),
+    ] = None,
+    enable: Annotated[
+        Optional[list[str]], typer.Option("--enable", help="Turn a rule on (repeatable).", metavar="RULE")
+    ] = None,
+    disable: Annotated[
+        Optional[list[str]], typer.Option("--disable", help="Turn a rule off (repeatable).", metavar="RULE")
+    ] = None,
+    show_suppressed: Annotated[
+        bool, typer.Option("--show-suppressed", help="List suppressed findings too (they are always counted).")
+    ] = False,
+    baseline: Annotated[
+        Optional[str], typer.Option("--baseline", help="Fail only on findings not recorded in FILE.", metavar="FILE")
+    ] = None,
+    write_baseline: Annotated[
+        Optional[str],
+        typer.Option("--write-baseline", help="Record today's findings in FILE, then pass.", metavar="FILE"),
+    ] = None,
+    offline: Annotated[
+        bool, typer.Option("--offline/--online", help="Use only the cache; citations not cached are unverifiable.")
+    ] = False,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Ignore cached lookups and ask every service again.")
+    ] = False,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            "--timeout", help="Seconds allowed for resolving all citations.", min=0.1, max=3600, metavar="SECONDS"
+        ),
+    ] = 60.0,
+    corrections: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--corrections", help="Also apply this corrections.yaml, after the others (repeatable).", metavar="FILE"
+        ),
+    ] = None,
+    no_default_corrections: Annotated[
+        bool, typer.Option("--no-default-corrections", help="Leave out the packaged corrections.")
+    ] = False,
+    suggest_corrections: Annotated[
+        bool,
+        typer.Option(
+            "--suggest-corrections",
+            help="Print a corrections.yaml entry for each citation found not_found, retracted, mismatched or "
+            "off_topic (on stderr when a JSON-like report goes to stdout).",
+        ),
+    ] = False,
+    min_credibility: Annotated[
+        int,
+        typer.Option(
+            "--min-credibility",
+            help="Flag cited sources scoring under this credibility, 0–100 (low-credibility-source).",
+            min=0,
+            max=100,
+            metavar="0-100",
+        ),
+    ] = 50,
+    judge: JudgeUrl = None,
+    judge_timeout: JudgeTimeout = 12.0,
+    judge_log: JudgeLog = None,
+) -> None:
+    """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
+    from clinaudit.errors import InputError
+    from clinaudit.models import Options
+    from clinaudit.pipeline import audit_paths
+    from clinaudit.report.formats import render
+
+    options = Options(
+        fail_on=fail_on.value,
+        require_disclaimer=require_disclaimer,
+        sources=sources,
+        strict=strict,
+        max_bytes=max_size * 1024 * 1024,
+        exclude=tuple(exclude or ()),
+        baseline=baseline,
+        offline=offline,
+        refresh=refresh,
+        timeout=timeout,
+        progress=sys.stderr.isatty(),
+        corrections=tuple(corrections or ()),
+        no_default_corrections=no_default_corrections,
+        suggest_corrections=suggest_corrections,
+        judge_url=judge,
+        judge_timeout=judge_timeout,
+        judge_log=judge_log,
+        min_credibility=min_credibility,
+    )
+    warnings_to_stderr()
+    try:
+        from dataclasses import replace
+
+        from clinaudit.config import configure
+
+        options = configure(ctx, paths, options, config, isolated, tuple(enable or ()), tuple(disable or ()))
+        if write_baseline and options.baseline and not Path(options.baseline).exists():
+            options = replace(options, baseline=None)  # the first --write-baseline creates it
+        result = audit_paths(paths, options)
+    except InputError as exc:
+        fail(str(exc))
+    for report in result.files:
+        if report.error:
+            print(f"clinaudit: error: {report.error}", file=sys.stderr)
+    try:
+        if output is None:
+            render(format.value, result, sys.stdout, show_suppressed)
+            sys.stdout.flush()
+        else:
+            with open(output, "w", encoding="utf-8") as out:
+                render(format.value, result, out, show_suppressed)
+    except BrokenPipeError:
+        quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
+    except OSError as exc:
+        fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
+    if options.suggest_corrections:
+        from clinaudit.cli.corrections import print_suggestions
+
+        print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
+    if write_baseline is not None:
+        _write_baseline(write_baseline, result)
+    print(_summary_line(result), file=sys.stderr)
+    if any(r.error for r in result.files):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
+
+
+def _summary_line(result) -> str:
+    from collections import Counter
+
+    severities = Counter(f.severity.value for f in result.findings)
+    files = len(result.files)
+    return (
+        f"clinaudit: {files} file{'s' if files != 1 else ''}, "
+        f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
+        f"{severities['low']} low), {_suppressed_count(result)}"
+        f"{sum(len(r.citations) for r in result.files)} citations: {result.verdict.upper()}"
+    )
+
+
+def _suppressed_count(result) -> str:
+    """Suppressed findings are counted in the summary, never silently dropped."""
+    count = len(result.suppressed)
+    return f"{count} suppressed, " if count else ""
+
+
+def _write_baseline(path: str, result) -> None:
+    from clinaudit.errors import InputError
+    from clinaudit.report import baseline
+
+    try:
+        count = baseline.write(path, result)
+    except InputError as exc:
+        fail(str(exc))
+    print(f"clinaudit: wrote {count} finding(s) to the baseline {path}", file=sys.stderr)

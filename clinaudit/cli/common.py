@@ -1,0 +1,132 @@
+"""What every command shares: the Typer app, option types and the one-line error.
+
+Only typer is imported here: `clinaudit --help` must stay fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Annotated, Optional
+
+import typer
+from typer.core import TyperArgument, TyperCommand
+
+from clinaudit import __version__
+
+
+class _Argument(TyperArgument):
+    """`PATH...` in help, as click and ruff show it, not Typer's `{PATH}...` and `<list[str]>`."""
+
+    def display_type_rich(self, ctx) -> None:
+        return None
+
+    def _rich_display_name(self) -> str:
+        return self.display_name_raw + ("..." if self.nargs != 1 else "")
+
+    def _usage_display_name(self) -> str:
+        name = self._rich_display_name()
+        return name if self.required else f"[{name}]"
+
+
+class Command(TyperCommand):
+    """Every command's class: its arguments shown by their metavar alone."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if type(param) is TyperArgument:
+                param.__class__ = _Argument
+
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Audit medical writing for uncited claims and bad citations.",
+)
+
+
+class Format(StrEnum):
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+    sarif = "sarif"
+    github = "github"
+    markdown = "markdown"
+
+
+class FailOn(StrEnum):
+    high = "high"
+    medium = "medium"
+    low = "low"
+    never = "never"
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"clinaudit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = None,
+) -> None:
+    """Audit medical writing for uncited claims and bad citations."""
+
+
+def fail(message: str) -> None:
+    """One line on stderr and exit 2: the shape of every input error."""
+    print(f"clinaudit: error: {message}", file=sys.stderr)
+    raise typer.Exit(2)
+
+
+def warnings_to_stderr() -> None:
+    """Library warnings (an unusable cache, a failed lookup) as one `clinaudit: warning:` line each."""
+    import logging
+
+    logger = logging.getLogger("clinaudit")
+    if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("clinaudit: warning: %(message)s"))
+        handler._clinaudit = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+        logger.propagate = False
+
+
+FailOnOption = Annotated[FailOn, typer.Option("--fail-on", help="Lowest severity that fails the run.")]
+SourcesOption = Annotated[
+    Optional[str],
+    typer.Option("--sources", help="Knowledge base (JSONL or YAML) for [src:…] markers.", metavar="FILE"),
+]
+JudgeUrl = Annotated[
+    Optional[str],
+    typer.Option(
+        "--judge",
+        help="Second opinion: an OpenAI-compatible chat-completions URL (or $CLINAUDIT_JUDGE_URL; model in "
+        "$CLINAUDIT_JUDGE_MODEL, key in $CLINAUDIT_JUDGE_API_KEY) that checks each source supports its claims.",
+        metavar="URL",
+    ),
+]
+JudgeTimeout = Annotated[
+    float,
+    typer.Option(
+        "--judge-timeout", help="Seconds for all judge calls of one report.", min=0.1, max=3600, metavar="SECONDS"
+    ),
+]
+JudgeLog = Annotated[
+    Optional[str],
+    typer.Option("--judge-log", help="Append each judge request and reply (keys masked) to FILE.", metavar="FILE"),
+]
+
+
+def quiet_broken_pipe() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

@@ -1,0 +1,43 @@
+"""What the stream guard emits and returns: shared by the guard and its end-of-stream verification."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from clinaudit.models import CitationResult, Finding
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One guard event: text | sources | status | reset | end."""
+
+    kind: str
+    data: dict[str, Any]
+
+    def to_json(self) -> str:
+        return json.dumps({"event": self.kind, **self.data}, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """Why the guard stopped releasing."""
+
+    reason: str
+    from_offset: int
+    finding: Finding
+
+
+@dataclass(frozen=True, slots=True)
+class GuardResult:
+    text: str  # what the reader is left with
+    verdict: str  # pass | fail
+    citations: tuple[CitationResult, ...]  # passed every check
+    flagged: tuple[CitationResult, ...]  # everything else, with its status; never dropped
+    findings: tuple[Finding, ...]
+    stopped: Stop | None = None
+    dropped: str = ""  # a broken marker cut off by the end of the stream
+    withdrawn: str = ""  # text after a stop that the reader never got to keep
+    timed_out: bool = False
+    verify_seconds: float = 0.0
