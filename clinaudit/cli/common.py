@@ -16,17 +16,18 @@ from clinaudit import __version__
 
 
 class _Argument(TyperArgument):
-    """`PATH...` in help, as click and ruff show it, not Typer's `{PATH}...` and `<list[str]>`."""
+    """`PATH...` in help, as click and ruff show it, not Typer's `{PATH}` and `<list[str]>`."""
 
-    def display_type_rich(self, ctx) -> None:
-        return None
+    def _shown(self) -> str:
+        name = self.metavar or (self.name or "").upper()
+        return name + ("..." if self.nargs != 1 else "")
 
-    def _rich_display_name(self) -> str:
-        return self.display_name_raw + ("..." if self.nargs != 1 else "")
+    def get_usage_pieces(self, ctx) -> list[str]:
+        return [self._shown() if self.required else f"[{self._shown()}]"]
 
-    def _usage_display_name(self) -> str:
-        name = self._rich_display_name()
-        return name if self.required else f"[{name}]"
+    def get_help_record(self, ctx) -> tuple[str, str] | None:
+        record = super().get_help_record(ctx)
+        return None if record is None else (self._shown(), record[1])
 
 
 class Command(TyperCommand):

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from conftest import SAMPLES, run_cli
 
 
@@ -9,3 +11,30 @@ def test_cli_runs_on_samples_and_fails_the_unsafe_ones():
     data = json.loads(proc.stdout)
     verdicts = {f["path"].rsplit("/", 1)[-1]: f["verdict"] for f in data["files"]}
     assert verdicts == {"clean_cited.md": "pass", "llm_answer.md": "fail", "uncited_dosing.md": "fail"}
+
+
+COMMANDS = [
+    ("check",),
+    ("guard",),
+    ("rules",),
+    ("explain",),
+    ("cache", "info"),
+    ("cache", "clear"),
+    ("corrections", "check"),
+    ("corrections", "add"),
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_help_names_values_by_what_they_are_not_by_python_type(command):
+    """`PATH...`, `FILE`, `URL`: never Typer's `<list[str]>`, `<str>` or `{paths}...`."""
+    proc = run_cli(*command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    for python_type in ("<str>", "<list[", "<path>", "<int", "<float", "{"):
+        assert python_type not in proc.stdout, (python_type, proc.stdout)
+
+
+def test_check_help_shows_its_arguments_plainly():
+    usage = run_cli("check", "--help").stdout
+    assert "Usage: clinaudit check [OPTIONS] PATH..." in usage
+    assert "--output FILE" in usage and "--sources FILE" in usage and "--judge URL" in usage
