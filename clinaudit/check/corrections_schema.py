@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -431,6 +430,8 @@ def parse_file(path: str | Path, vetted: frozenset[str] | None = None) -> tuple[
         return [], [Problem(name, 1, "is a directory, not a corrections file")]
     except (OSError, UnicodeDecodeError) as exc:
         return [], [Problem(name, 1, f"cannot read corrections file ({exc.__class__.__name__})")]
+    if text == packaged_text():  # a project's copy of the defaults (this repository keeps one): parsed once
+        return [replace(e, origin=f"{name}:{e.origin.rpartition(':')[2]}") for e in packaged()], []
     return parse_text(text, name, packaged_patterns() if vetted is None else vetted)
 
 
@@ -446,8 +447,9 @@ def load_file(path: str | Path) -> list[Entry]:
 # ---------------------------------------------------------------- the packaged defaults and the walk-up
 
 
+@lru_cache(maxsize=1)
 def packaged_text() -> str:
-    return resources.files("clinaudit").joinpath("data", FILENAME).read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parent.parent / "data" / FILENAME).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

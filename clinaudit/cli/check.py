@@ -154,9 +154,7 @@ def check(
         result = audit_paths(paths, options)
     except InputError as exc:
         fail(str(exc))
-    for report in result.files:
-        if report.error:
-            print(f"clinaudit: error: {report.error}", file=sys.stderr)
+    errors = [report.error for report in result.files if report.error]
     try:
         if output is None:
             render(format.value, result, sys.stdout, show_suppressed)
@@ -174,10 +172,26 @@ def check(
         print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
     if write_baseline is not None:
         _write_baseline(write_baseline, result)
-    print(_summary_line(result), file=sys.stderr)
-    if any(r.error for r in result.files):
+    if len(errors) < len(result.files) and not (output is None and format is Format.table and _one_terminal()):
+        print(_summary_line(result), file=sys.stderr)  # the table's last line already says it on this terminal
+    for error in errors:  # last, so that a run ending in exit 2 ends with its reason
+        print(f"clinaudit: error: {error}", file=sys.stderr)
+    if errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
+
+
+def _one_terminal() -> bool:
+    """stdout and stderr are the same terminal: the verdict is said once, as ruff does."""
+    import os
+
+    try:
+        if not (sys.stdout.isatty() and sys.stderr.isatty()):
+            return False
+        out, err = os.fstat(sys.stdout.fileno()), os.fstat(sys.stderr.fileno())
+    except (OSError, ValueError):
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (err.st_dev, err.st_ino, err.st_rdev)
 
 
 def _summary_line(result) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 
 LEVELS = ("high", "medium", "low", "info")
 
@@ -38,8 +38,8 @@ class Rule:
 def rules() -> tuple[Rule, ...]:
     import yaml
 
-    text = resources.files("clinaudit").joinpath("rules/catalogue.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text) or {}
+    text = (Path(__file__).resolve().parent.parent / "rules" / "catalogue.yaml").read_text(encoding="utf-8")
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     out = []
     for rule_id, entry in (data.get("rules") or {}).items():
         entry = entry or {}

@@ -1,6 +1,7 @@
 """Bad input ends with one line on stderr and exit 2 — never a traceback, never a hang."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -9,11 +10,15 @@ import pytest
 from conftest import SAMPLES, run_cli
 
 
-def one_error_line(proc, *fragments):
+def one_error_line(proc, *fragments, alone: bool = True):
+    """Exit 2 and one error line, the last on stderr; the only line when nothing else was audited."""
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     errors = [line for line in proc.stderr.splitlines() if line.startswith("clinaudit: error:")]
     assert len(errors) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == errors[0], proc.stderr
+    if alone:
+        assert proc.stderr.splitlines() == errors, proc.stderr
     for fragment in fragments:
         assert fragment in errors[0]
 
@@ -67,7 +72,8 @@ def test_bad_file_among_good_ones_still_reports_the_good_ones(tmp_path):
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"\x00\x01")
     proc = run_cli("check", str(SAMPLES / "clean_cited.md"), str(bad), "--format", "json")
-    one_error_line(proc, "bad.md")
+    one_error_line(proc, "bad.md", alone=False)  # the summary of what was audited comes first
+    assert proc.stderr.splitlines()[0].startswith("clinaudit: 2 files, ")
     files = json.loads(proc.stdout)["files"]
     assert [f["verdict"] for f in files] == ["pass", "error"]
 
@@ -131,3 +137,46 @@ def test_fifty_megabyte_file_in_bounded_memory(tmp_path):
     assert (sentences, claims) == (4 * blocks, 2 * blocks)  # nothing lost at chunk boundaries
     assert citations == 2  # one id cited throughout, plus the reference entry's id via [1]
     assert int(peak_kb) < 1_500_000, f"peak RSS {int(peak_kb) // 1024} MB"
+
+
+def _on_a_terminal(*args: str, stdout_too: bool) -> tuple[str, str]:
+    """Run the CLI with stderr (and stdout, if `stdout_too`) on a real pseudo-terminal; (terminal, piped stdout)."""
+    import os
+    import pty
+
+    from conftest import clinaudit_exe
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*clinaudit_exe(), *args],
+        stdout=slave if stdout_too else subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
+    )
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: every writer has closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    piped = proc.stdout.read().decode() if proc.stdout else ""
+    proc.wait(timeout=60)
+    os.close(master)
+    return re.sub(r"\x1b\[[0-9;]*m", "", seen.decode("utf-8", "replace")), piped
+
+
+def test_the_verdict_is_said_once_when_table_and_summary_share_a_terminal():
+    terminal, _ = _on_a_terminal("check", "--offline", str(SAMPLES), stdout_too=True)
+    assert "FAIL  3 file(s)" in terminal  # the table's verdict line
+    assert "clinaudit: 3 files," not in terminal, terminal
+
+
+def test_the_summary_stays_on_stderr_when_stdout_goes_elsewhere():
+    terminal, piped = _on_a_terminal("check", "--offline", str(SAMPLES), stdout_too=False)
+    assert "FAIL  3 file(s)" in piped
+    assert "clinaudit: 3 files," in terminal and terminal.rstrip().endswith("FAIL"), terminal
