@@ -50,6 +50,14 @@ _APPROVAL = re.compile(
     r"|\b(?:treatment|drug|therapy)\s+of\s+choice\b",
     re.IGNORECASE,
 )
+# "X is available / on the market / a treatment option": what a market discontinuation makes false.
+_AVAILABLE = re.compile(
+    _APPROVAL.pattern + r"|\b(?:available|marketed|on\s+the\s+market|sold|prescribed)\b"
+    r"|\b(?:treatment|therapeutic)\s+options?\b|\boption\s+for\b",
+    re.IGNORECASE,
+)
+# The claim each kind makes false, found near the drug's name (rules as data: one row a kind).
+_CLAIMS = {"withdrawn_approval": _APPROVAL, "discontinued": _AVAILABLE}
 _NEAR = 80  # characters between a drug's name and the approval words, in either direction
 # A sentence that already says the approval is gone is not the error...
 _ACKNOWLEDGED = re.compile(
@@ -67,7 +75,8 @@ _DENIED = re.compile(
 # ---------------------------------------------------------------- compiled matchers
 
 
-def _terms_regex(terms: Iterable[str], lowered: bool = False) -> re.Pattern[str]:
+@lru_cache(maxsize=512)
+def _terms_regex(terms: tuple[str, ...], lowered: bool = False) -> re.Pattern[str]:
     """One case-insensitive alternation of whole words, longest first, spaces flexible.
 
     `lowered=True` builds it for text the caller has lower-cased: three times
@@ -80,9 +89,12 @@ def _terms_regex(terms: Iterable[str], lowered: bool = False) -> re.Pattern[str]
 
 @dataclass(frozen=True, slots=True)
 class _Withdrawn:
+    """A withdrawn_approval or discontinued entry; its name regexes are compiled on the first sentence naming it."""
+
     entry: Entry
-    names: re.Pattern[str]
-    context: re.Pattern[str] | None
+    claims: re.Pattern[str]
+    names: tuple[str, ...]
+    context: tuple[str, ...] | None
     unless: re.Pattern[str] | None
 
 
@@ -132,7 +144,7 @@ class Corrections:
         self = cls(entries=merged)
         for entry in merged.values():
             self._add(entry)
-        names = [n for w in self._withdrawn for n in w.entry.get("names")]
+        names = tuple(n for w in self._withdrawn for n in w.names)
         self._names = _terms_regex(names, lowered=True) if names else None
         return self
 
@@ -145,14 +157,15 @@ class Corrections:
             when = entry.get("when")
             for cid in entry.get("ids"):
                 self._miscited[cid] = (entry, re.compile(when, re.IGNORECASE) if when else None)
-        elif kind == "withdrawn_approval":
+        elif kind in _CLAIMS:
             context = entry.get("context")
             unless = entry.get("unless")
             self._withdrawn.append(
                 _Withdrawn(
                     entry,
-                    _terms_regex(entry.get("names")),
-                    _terms_regex(context) if context else None,
+                    _CLAIMS[kind],
+                    tuple(entry.get("names")),
+                    tuple(context) if context else None,
                     re.compile(unless, re.IGNORECASE) if unless else None,
                 )
             )
@@ -168,7 +181,9 @@ class Corrections:
                 self._synonyms[_key(name)] = group
         elif kind == "confusable":
             a, b = entry.get("pair")
-            self._confusables.append(_Confusable(entry, ((a[0], _terms_regex(a)), (b[0], _terms_regex(b)))))
+            self._confusables.append(
+                _Confusable(entry, ((a[0], _terms_regex(tuple(a))), (b[0], _terms_regex(tuple(b)))))
+            )
 
     # ------------------------------------------------------------ API for other matchers
 
@@ -202,7 +217,7 @@ class Corrections:
     def sentence_findings(
         self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
     ) -> list[Finding]:
-        """withdrawn_approval and pattern entries, for one prose sentence (cited or not)."""
+        """withdrawn_approval, discontinued and pattern entries, for one prose sentence (cited or not)."""
         out: list[Finding] = []
         if self._names is not None and self._names.search(raw.lower()):
             out += self._withdrawn_findings(raw, display, claim_type, span_of)
@@ -219,22 +234,25 @@ class Corrections:
         text = raw.rstrip()
         if text.endswith("?") or _ACKNOWLEDGED.search(text) or _DENIED.search(text):
             return []
-        approvals = [(a.start(), a.end()) for a in _APPROVAL.finditer(text)]
-        if not approvals:
-            return []
+        claims: dict[re.Pattern[str], list[tuple[int, int]]] = {}
         out = []
         for item in self._withdrawn:
+            if item.claims not in claims:
+                claims[item.claims] = [(a.start(), a.end()) for a in item.claims.finditer(text)]
+            spans = claims[item.claims]
+            if not spans:
+                continue
             m = next(
                 (
                     m
-                    for m in item.names.finditer(text)
-                    if any(s - m.end() <= _NEAR and m.start() - e <= _NEAR for s, e in approvals)
+                    for m in _terms_regex(item.names).finditer(text)
+                    if any(s - m.end() <= _NEAR and m.start() - e <= _NEAR for s, e in spans)
                 ),
                 None,
             )
             if m is None:
                 continue
-            if item.context is not None and not item.context.search(text):
+            if item.context is not None and not _terms_regex(item.context).search(text):
                 continue
             if item.unless is not None and item.unless.search(text):
                 continue

@@ -26,6 +26,7 @@ COMMON_OPTIONAL = ("added",)
 # kind → (required fields, optional fields) beyond the common ones
 KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "withdrawn_approval": (("names", "withdrawn", "date"), ("region", "context", "unless")),
+    "discontinued": (("names", "discontinued", "date"), ("supply_end", "region", "context", "unless")),
     "retracted_id": (("ids", "reason"), ()),
     "fabricated_id": (("ids", "reason"), ()),
     "miscited_id": (("ids", "reason"), ("when",)),
@@ -35,6 +36,7 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 KIND_LABEL = {
     "withdrawn_approval": "withdrawn approval",
+    "discontinued": "discontinued",
     "retracted_id": "retracted",
     "fabricated_id": "fabricated id",
     "miscited_id": "miscited id",
@@ -311,14 +313,22 @@ def _kind_fields(kind: str, item: dict, bad, at, regexes: list) -> dict[str, Any
         regexes.append((value, flags, at(key)))
         return value
 
-    if kind == "withdrawn_approval":
+    if kind in ("withdrawn_approval", "discontinued"):
         fields["names"] = names("names")
-        if item.get("withdrawn") is not None and not isinstance(item.get("withdrawn"), str):
-            bad("withdrawn", "`withdrawn` must say what was withdrawn (approval, an indication, marketing)")
-        fields["withdrawn"] = item.get("withdrawn")
-        if item.get("date") is not None and _date(item.get("date")) is None:
-            bad("date", f"`date` must be a date (YYYY-MM-DD), not {item.get('date')!r}")
-        fields["date"] = _date(item.get("date"))
+        what = "withdrawn" if kind == "withdrawn_approval" else "discontinued"
+        if item.get(what) is not None and not isinstance(item.get(what), str):
+            bad(what, f"`{what}` must say what was {what} (approval, an indication, marketing, supply)")
+        fields[what] = item.get(what)
+        for key in ("date", "supply_end"):
+            if item.get(key) is not None and _date(item.get(key)) is None:
+                bad(key, f"`{key}` must be a date (YYYY-MM-DD), not {item.get(key)!r}")
+            if item.get(key) is not None:
+                fields[key] = _date(item.get(key))
+        if kind == "discontinued" and "withdr" in str(item.get("message", "")).lower():
+            bad(
+                "message",
+                "a discontinued drug's message says `discontinued`, never `withdrawn`: its approval may stand",
+            )
         if item.get("region") is not None:
             fields["region"] = str(item.get("region"))
         if item.get("context") is not None:

@@ -61,6 +61,11 @@ def test_packaged_file_validates_and_meets_the_floors():
     for entry in withdrawn:
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry.get("date")), entry.id
         assert re.search(r"\b(?:FDA|EMA|EMEA)\b", entry.source), entry.id  # a regulator's reference
+    discontinued = by_kind["discontinued"]
+    assert "aducanumab-discontinued-2024" in {e.id for e in discontinued}
+    for entry in discontinued:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry.get("date")), entry.id
+        assert "https://" in entry.source, entry.id
     assert len(by_kind["synonym"]) >= 20
     assert len(by_kind["confusable"]) >= 5
     retracted = by_kind["retracted_id"]
@@ -78,7 +83,10 @@ def test_packaged_regexes_do_not_backtrack():
         if entry.get(key)
     ]
     assert regexes
-    regexes += [(r.pattern, r.flags) for r in (corrections._APPROVAL, corrections._ACKNOWLEDGED, corrections._DENIED)]
+    regexes += [
+        (r.pattern, r.flags)
+        for r in (corrections._APPROVAL, corrections._AVAILABLE, corrections._ACKNOWLEDGED, corrections._DENIED)
+    ]
     verdicts = regex_guard.check_many(regexes)
     assert [v for v in verdicts if not v.ok] == []
 
@@ -144,6 +152,79 @@ def test_withdrawn_approval_in_a_table_row():
         """
     )
     assert "correction/melflufen-us-withdrawn-2024" in by_rule
+
+
+# ---------------------------------------------------------------- discontinued
+
+
+@pytest.mark.parametrize(
+    "sentence, entry",
+    [
+        ("Aduhelm is FDA-approved for early Alzheimer's disease (PMID: 34030289).", "aducanumab-discontinued-2024"),
+        (
+            "Aducanumab remains available as a treatment option for mild cognitive impairment.",
+            "aducanumab-discontinued-2024",
+        ),
+        (
+            "Aducanumab-avwa is a treatment option for amyloid-positive early Alzheimer's disease [2].",
+            "aducanumab-discontinued-2024",
+        ),
+        ("Exubera is an inhaled insulin prescribed for adults with type 2 diabetes.", "exubera-discontinued-2007"),
+        (
+            "Lumoxiti (moxetumomab pasudotox) is indicated for relapsed hairy cell leukaemia.",
+            "moxetumomab-discontinued-2023",
+        ),
+    ],
+)
+def test_discontinued_fires_on_approved_available_or_an_option_even_when_cited(sentence, entry):
+    by_rule, _ = run(sentence)
+    assert f"correction/{entry}" in by_rule, by_rule.keys()
+    finding = by_rule[f"correction/{entry}"][0]
+    assert finding.severity.value == "high"
+    assert finding.message.startswith("discontinued: ")
+    assert "withdr" not in finding.message.lower()  # its approval may formally stand
+    assert finding.source
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Aduhelm was discontinued by Biogen in 2024.",  # says so itself
+        "Aducanumab is no longer available in the United States.",  # says so itself
+        "Is aducanumab still available?",  # a question
+        "Lecanemab is approved for early Alzheimer's disease.",  # another antibody
+        "Aducanumab clears amyloid plaques in a dose-dependent way.",  # the drug, but no claim it is available
+        "Afrezza is an inhaled insulin approved for adults with diabetes.",  # the inhaled insulin still sold
+    ],
+)
+def test_discontinued_silent_on_near_misses(sentence):
+    by_rule, _ = run(sentence)
+    assert not any(r.endswith("-discontinued-2024") or r.endswith("-discontinued-2007") for r in by_rule), by_rule
+
+
+def test_a_discontinued_entry_must_not_say_withdrawn_and_dates_are_dates():
+    _, problems = parse_text(
+        textwrap.dedent(
+            """\
+            version: 1
+            entries:
+              - id: x-discontinued
+                kind: discontinued
+                names: [examplumab]
+                discontinued: marketing
+                date: 2024-01-31
+                supply_end: next year
+                message: examplumab was withdrawn from the market.
+                severity: high
+                source: https://example.org/notice
+            """
+        ),
+        "c.yaml",
+    )
+    assert sorted(p.message for p in problems) == [
+        "`supply_end` must be a date (YYYY-MM-DD), not 'next year'",
+        "a discontinued drug's message says `discontinued`, never `withdrawn`: its approval may stand",
+    ]
 
 
 # ---------------------------------------------------------------- retracted_id and fabricated_id
