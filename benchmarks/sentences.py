@@ -16,19 +16,10 @@ sys.path.insert(0, str(ROOT))
 
 from clinaudit.read.sentences import split  # noqa: E402
 
-CASES = [
-    "Heaton et al. found impairment in older adults.",
-    "Use NSAIDs, e.g. ibuprofen, with care.",
-    "Some drugs, i.e. statins, lower LDL cholesterol.",
-    "Drug A vs. drug B was tested in adults.",
-    "As shown in Fig. 2 the effect is large.",
-    "Dr. Smith recommends a lower dose.",
-    "The dose is approx. 5 mg daily.",
-    "See Ref. 3 for the details.",
-    "Patient No. 5 had a reaction.",
-    "The rate was 1.5% overall.",
-    "Take 500 mg b.i.d. with food.",
-    "It was significant (p < 0.05) in the trial.",
+CASES = [  # the pinned cases, shared with tests/read/test_sentences.py
+    line
+    for line in (ROOT / "tests" / "fixtures" / "sentence_cases.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
 ]
 FOLLOW = " Then another sentence follows."
 

@@ -213,35 +213,37 @@ class _Context:
     def _reference(self, result: CitationResult, span: Span) -> list[Finding]:
         mention = self._first(result)
         marker = mention.marker if mention and mention.marker else f"[{result.value}]"
-        text = _trim(result.ref_text)
-        if result.status is Status.UNRESOLVED:
+
+        def finding(rule: str, severity: Severity, message: str, suggestion: str) -> list[Finding]:
             return [
                 Finding(
-                    rule="unresolved-reference",
-                    severity=Severity.MEDIUM,
+                    rule=rule,
+                    severity=severity,
                     span=span,
-                    message=f"reference {marker} '{text}' matches no PubMed record ({result.note})",
+                    message=message,
                     sentence=mention.sentence if mention else "",
                     claim_type=mention.claim_type if mention else None,
                     citation=result.id,
-                    suggestion="Check the entry against the source and add its PMID or DOI; it may not exist.",
+                    suggestion=suggestion,
                 )
             ]
+
+        if result.status is Status.UNRESOLVED:
+            return finding(
+                "unresolved-reference",
+                Severity.MEDIUM,
+                f"reference {marker} '{_trim(result.ref_text)}' matches no PubMed record ({result.note})",
+                "Check the entry against the source and add its PMID or DOI; it may not exist.",
+            )
         record = result.record
         if result.status in (Status.VERIFIED, Status.MISMATCHED) and record is not None and record.id:
             pmid = record.id.split(":", 1)[1]
-            return [
-                Finding(
-                    rule="reference-without-id",
-                    severity=Severity.INFO,
-                    span=span,
-                    message=f"reference {marker} has no id; it matches PMID {pmid} {metadata.describe_record(record)}",
-                    sentence=mention.sentence if mention else "",
-                    claim_type=mention.claim_type if mention else None,
-                    citation=result.id,
-                    suggestion=f"Add PMID: {pmid} to the entry.",
-                )
-            ]
+            return finding(
+                "reference-without-id",
+                Severity.INFO,
+                f"reference {marker} has no id; it matches PMID {pmid} {metadata.describe_record(record)}",
+                f"Add PMID: {pmid} to the entry.",
+            )
         return []
 
     # ------------------------------------------------------------ credibility

@@ -4,29 +4,21 @@ import pytest
 
 from clinaudit.read.sentences import split
 
+from conftest import FIXTURES
+
 
 def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in split(text)]
 
 
-@pytest.mark.parametrize(
-    "first",
-    [
-        "Heaton et al. found impairment in older adults.",
-        "Use NSAIDs, e.g. ibuprofen, with care.",
-        "Some drugs, i.e. statins, lower LDL cholesterol.",
-        "Drug A vs. drug B was tested in adults.",
-        "As shown in Fig. 2 the effect is large.",
-        "Dr. Smith recommends a lower dose.",
-        "The dose is approx. 5 mg daily.",
-        "See Ref. 3 for the details.",
-        "Patient No. 5 had a reaction.",
-        "The rate was 1.5% overall.",
-        "Take 500 mg b.i.d. with food.",
-        "It was significant (p < 0.05) in the trial.",
-        "Mortality fell (HR 0.75; 95% CI 0.6-0.9; p = 0.01) with treatment.",
-    ],
-)
+PINNED = [
+    line
+    for line in (FIXTURES / "sentence_cases.txt").read_text(encoding="utf-8").splitlines()
+    if line and not line.startswith("#")
+]
+
+
+@pytest.mark.parametrize("first", PINNED)
 def test_abbreviations_stay_inside_one_sentence(first):
     assert sentences(f"{first} Then another sentence follows.") == [first, "Then another sentence follows."]
 
