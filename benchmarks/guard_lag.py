@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "guard"))
 
 from clinaudit.guard.stream import StreamGuard  # noqa: E402
 from clinaudit.models import Options  # noqa: E402
