@@ -45,6 +45,7 @@ class Status(StrEnum):
 
 class CitationKind(StrEnum):
     PMID = "pmid"
+    PMCID = "pmcid"  # a PubMed Central article: PMC1234567, verified through the PMID it maps to
     NCT = "nct"
     DOI = "doi"
     SOURCE = "source"
@@ -202,6 +203,31 @@ class CitationResult:
     evidence_level: str | None = None  # I–V
     metadata_match: bool | None = None  # does the reference entry describe the record? None: not compared
     metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
+
+    @property
+    def work(self) -> str:
+        """The work it names: a PMC id counts as the PMID it maps to, so a paper cited both ways is one work."""
+        record = self.record
+        if self.kind is CitationKind.PMCID and record is not None and record.id.startswith("pmid:"):
+            return record.id
+        return self.id
+
+
+def distinct_works(cited: tuple[CitationResult, ...]) -> tuple[CitationResult, ...]:
+    """One citation per work, for the summary's counts; every citation stays in the report.
+
+    Of the citations naming one work the first is kept, unless another carries a
+    problem (not verified): the count by status must not hide it.
+    """
+    works: dict[str, CitationResult] = {}
+    for result in cited:
+        kept = works.setdefault(result.work, result)
+        if kept.status in (Status.VERIFIED, Status.UNCHECKED) and result.status not in (
+            Status.VERIFIED,
+            Status.UNCHECKED,
+        ):
+            works[result.work] = result
+    return tuple(works.values())
 
 
 @dataclass(frozen=True, slots=True)

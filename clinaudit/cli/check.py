@@ -183,13 +183,15 @@ def check(
 def _summary_line(result) -> str:
     from collections import Counter
 
+    from clinaudit.models import distinct_works
+
     severities = Counter(f.severity.value for f in result.findings)
     files = len(result.files)
     return (
         f"clinaudit: {files} file{'s' if files != 1 else ''}, "
         f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
         f"{severities['low']} low), {_suppressed_count(result)}"
-        f"{sum(len(r.citations) for r in result.files)} citations: {result.verdict.upper()}"
+        f"{sum(len(distinct_works(r.citations)) for r in result.files)} citations: {result.verdict.upper()}"
     )
 
 

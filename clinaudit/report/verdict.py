@@ -33,6 +33,7 @@ FAIL_THRESHOLD = {"high": Severity.HIGH.rank, "medium": Severity.MEDIUM.rank, "l
 _TOP = Span(1, 1, 1, 1)
 _LABEL = {
     CitationKind.PMID: "PMID",
+    CitationKind.PMCID: "PMC id",
     CitationKind.NCT: "",
     CitationKind.DOI: "DOI",
     CitationKind.SOURCE: "source",
@@ -48,10 +49,15 @@ def describe(kind: CitationKind, value: str) -> str:
 
 def offline_lookup(mention: CitationMention, knowledge: KnowledgeBase | None) -> Resolution:
     """What can be said of an id with no network: malformed, or known to the knowledge base."""
-    from clinaudit.read.citations import valid_doi, valid_nct, valid_pmid
+    from clinaudit.read.citations import valid_doi, valid_nct, valid_pmcid, valid_pmid
 
     kind, value = mention.kind, mention.value
-    validators = {CitationKind.PMID: valid_pmid, CitationKind.NCT: valid_nct, CitationKind.DOI: valid_doi}
+    validators = {
+        CitationKind.PMID: valid_pmid,
+        CitationKind.PMCID: valid_pmcid,
+        CitationKind.NCT: valid_nct,
+        CitationKind.DOI: valid_doi,
+    }
     if kind in validators and not validators[kind](value):
         return Resolution(mention.id, Status.INVALID, reason=f"malformed {describe(kind, value)}")
     if kind is CitationKind.SOURCE:

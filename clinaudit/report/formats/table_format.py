@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clinaudit.models import AuditResult, CitationResult, FileReport, Status
+from clinaudit.models import AuditResult, CitationResult, FileReport, Status, distinct_works
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -39,7 +39,7 @@ def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> N
             (result.verdict.upper(), style),
             f"  {len(result.files)} file(s), {sum(len(r.findings) for r in result.files)} finding(s) "
             f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
-            f"{sum(len(r.citations) for r in result.files)} citation(s)",
+            f"{sum(len(distinct_works(r.citations)) for r in result.files)} citation(s)",
             _suppressed_note(result, show_suppressed),
         )
     )
