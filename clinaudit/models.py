@@ -343,3 +343,5 @@ class Options:
     judge_timeout: float = 12.0  # --judge-timeout: seconds for every judge call of one report together
     judge_log: str | None = None  # --judge-log FILE: each request and reply, keys redacted
     judge_deadline: float | None = None  # a time.monotonic() the judge must finish by (the guard's limit)
+    check_urls: bool = False  # --check-urls: does each cited web page answer? (clinaudit/lookup/urlcheck.py)
+    url_allow_hosts: tuple[str, ...] = ()  # hosts the link check may reach on private or loopback addresses

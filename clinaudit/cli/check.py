@@ -115,6 +115,13 @@ def check(
     judge: JudgeUrl = None,
     judge_timeout: JudgeTimeout = 12.0,
     judge_log: JudgeLog = None,
+    check_urls: Annotated[
+        bool,
+        typer.Option(
+            "--check-urls/--no-check-urls",
+            help="Check that each cited web page answers (HEAD, else GET); 404 or 410 is a dead-link.",
+        ),
+    ] = False,
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from clinaudit.errors import InputError
@@ -141,6 +148,7 @@ def check(
         judge_timeout=judge_timeout,
         judge_log=judge_log,
         min_credibility=min_credibility,
+        check_urls=check_urls,
     )
     warnings_to_stderr()
     try:

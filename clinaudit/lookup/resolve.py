@@ -5,8 +5,9 @@ sources are looked up locally). The remaining PMIDs, NCT ids and DOIs of all
 documents are split per service into cached and missing ids, and only the
 missing ones are asked, all services in parallel. PMC ids are first mapped to
 PMIDs (the PMC ID Converter), which then ride in the same efetch batches as the
-other PMIDs. URLs stay `unchecked`: nothing in a report can make clinaudit fetch
-an arbitrary address.
+other PMIDs. URLs stay `unchecked` unless the user asks for `--check-urls`
+(clinaudit/lookup/urlcheck.py): nothing in a report alone can make clinaudit
+fetch an arbitrary address.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, opti
 
     found: dict[str, Resolution] = {}
     pending: dict[str, list[str]] = {name: [] for name in SERVICE_OF.values()}
+    links: list[str] = []  # web pages, checked only with --check-urls
     for document in documents:
         for mention in document.mentions:
             if mention.id in found:
@@ -57,9 +59,25 @@ def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, opti
             found[mention.id] = resolution
             if resolution.status is Status.UNCHECKED and mention.kind in SERVICE_OF:
                 pending[SERVICE_OF[mention.kind]].append(mention.id)
-    if any(pending.values()):
-        found.update(Resolver(options).resolve(pending))
+            elif resolution.status is Status.UNCHECKED and mention.kind is CitationKind.URL and options.check_urls:
+                links.append(mention.id)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="links") as pool:
+        checking = pool.submit(_check_links, links, options) if links else None  # beside the services, not after
+        if any(pending.values()):
+            found.update(Resolver(options).resolve(pending))
+        if checking is not None:
+            found.update(checking.result())
     return found
+
+
+def _check_links(cids: list[str], options: Options) -> dict[str, Resolution]:
+    from clinaudit.lookup import urlcheck
+
+    try:
+        return urlcheck.check_all(cids, options)
+    except Exception as exc:  # a bug must not drop citations: report it, keep them
+        log.warning("link check failed (%s)", type(exc).__name__)
+        return {cid: Resolution(cid, Status.UNVERIFIABLE, reason="link check failed") for cid in cids}
 
 
 @dataclass(frozen=True, slots=True)

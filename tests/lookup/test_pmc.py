@@ -12,7 +12,7 @@ from clinaudit.lookup.services import pmc
 from clinaudit.models import CitationKind, Options, Status
 from clinaudit.pipeline import read_document
 
-from conftest import CLOSED, FIXTURES
+from conftest import CLOSED, FIXTURES, run_cli
 from fakeserver import FakeServices
 
 REPORT = """# Remdesivir
@@ -214,3 +214,9 @@ def test_pmc_ids_are_a_kind_of_their_own():
     document = read_document("r.md", [("Resistance was reported (PMCID: PMC9619446).", 0)], True)
     (mention,) = document.mentions
     assert (mention.kind, mention.id, mention.value) == (CitationKind.PMCID, "pmcid:PMC9619446", "PMC9619446")
+
+
+def test_a_pmc_id_that_does_not_exist_gets_no_corrections_entry_it_could_not_hold(services, tmp_path):
+    proc = run_cli("check", str(write(tmp_path, "A review found benefit (PMC99999999).\n")), "--suggest-corrections")
+    assert proc.returncode == 1 and "fabricated-citation" in proc.stdout
+    assert "no citation to suggest a correction for" in proc.stdout
