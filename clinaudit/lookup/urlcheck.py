@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from clinaudit.models import Options, Resolution, Status
 
@@ -60,6 +60,7 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 DEAD = frozenset({404, 410})
 BLOCKED = frozenset({401, 403, 429})
 _CHUNK = 16 * 1024
+_PATH_SAFE = "!#$%&'()*+,/:;=?@[]~"  # kept as written; spaces and non-ASCII letters are percent-encoded
 
 Resolver = Callable[..., list]  # socket.getaddrinfo's signature
 
@@ -262,7 +263,7 @@ class LinkChecker:
                 raise Refused(f"{host!r} is not a valid host name") from None
         port = port or (443 if scheme == "https" else 80)
         addresses = self._addresses(host, port)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_PATH_SAFE)
         budget = min(self.timeout, end - time.monotonic())
         if budget <= 0:
             raise Failed("timed out (the --timeout limit was reached)")

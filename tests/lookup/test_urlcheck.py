@@ -208,6 +208,12 @@ def test_a_redirect_to_another_scheme_is_refused(web, target):
     assert result.status is Status.UNVERIFIABLE and "only http(s) is checked" in result.reason
 
 
+def test_a_path_with_spaces_and_accents_is_sent_percent_encoded(web):
+    result = checker().check(web.url("/gone/Maladie de Lyme é"))
+    assert result.status is Status.NOT_FOUND
+    assert web.requests()[0]["path"] == "/gone/Maladie%20de%20Lyme%20%C3%A9"
+
+
 def test_a_non_http_url_is_refused():
     result = checker().check("ftp://127.0.0.1/file")
     assert result.status is Status.UNVERIFIABLE and "ftp: URL" in result.reason
