@@ -220,7 +220,7 @@ class LinkChecker:
             if not 200 <= status < 300:
                 status, final, hops = self._fetch("GET", url, end)
         except Refused as exc:
-            return Resolution(url, Status.UNVERIFIABLE, reason=f"not checked: {exc}")
+            return Resolution(url, Status.UNVERIFIABLE, reason=f"refused for safety: {exc}")
         except NoSuchHost as exc:
             if self.dns_works():
                 return Resolution(url, Status.NOT_FOUND, reason=f"no such host: {exc}")
@@ -450,9 +450,7 @@ def _judge(url: str, status: int, final: str, hops: int) -> Resolution:
 
 
 def _late(url: str, seconds: float) -> Resolution:
-    return Resolution(
-        url, Status.UNVERIFIABLE, reason=f"not checked: the {seconds:g}s time limit (--timeout) was reached"
-    )
+    return Resolution(url, Status.UNVERIFIABLE, reason=f"the {seconds:g}s time limit (--timeout) was reached first")
 
 
 def _read_capped(response: http.client.HTTPResponse, limit: int) -> int:
