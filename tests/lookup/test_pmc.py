@@ -220,3 +220,26 @@ def test_a_pmc_id_that_does_not_exist_gets_no_corrections_entry_it_could_not_hol
     proc = run_cli("check", str(write(tmp_path, "A review found benefit (PMC99999999).\n")), "--suggest-corrections")
     assert proc.returncode == 1 and "fabricated-citation" in proc.stdout
     assert "no citation to suggest a correction for" in proc.stdout
+
+
+def test_a_reference_entry_that_names_another_paper_is_mismatched_through_the_pmc_id(services, tmp_path):
+    text = (
+        "Resistance to remdesivir was described in transplant recipients [1].\n\n## References\n\n"
+        "1. Smith J. Aspirin for the prevention of migraine: a randomised trial. Lancet. 2019. "
+        "https://pmc.ncbi.nlm.nih.gov/articles/PMC9619446/\n"
+    )
+    _, data, _ = check(write(tmp_path, text))
+    assert statuses(data) == {"pmcid:PMC9619446": "mismatched"}
+    (mismatch,) = [f for f in findings(data, "pmcid:PMC9619446") if f["rule"] == "mismatched-reference"]
+    assert mismatch["severity"] == "high" and mismatch["message"].startswith("PMC id PMC9619446 is 'Remdesivir")
+
+
+def test_a_pmc_id_takes_its_pmids_retraction_and_record():
+    link = pmc._link("pmcid:PMC5", {"requested-id": "PMC5", "pmid": "10066780"})
+    record = resolve.Record("pmid:10066780", "pubmed", True, title="CBP", retracted_by=("pmid:11905463",))
+    retracted = resolve.Resolution("pmid:10066780", Status.RETRACTED, record, "retraction notice PMID 11905463")
+    combined = pmc.combine("pmcid:PMC5", link, retracted)
+    assert combined.status is Status.RETRACTED and combined.record is record
+    assert combined.reason == "PMC5 is PMID 10066780; retraction notice PMID 11905463"
+    unreachable = resolve.Resolution("pmid:10066780", Status.UNVERIFIABLE, reason="eutils unreachable")
+    assert pmc.combine("pmcid:PMC5", link, unreachable).status is Status.UNVERIFIABLE
