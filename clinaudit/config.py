@@ -37,7 +37,7 @@ class ConfigError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Key:
-    kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities
+    kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities | hosts
     field: str = ""  # the Options field it sets, when that field exists
     param: str = ""  # the CLI parameter that overrides it
     env: str = ""  # an environment variable that overrides it
@@ -69,7 +69,11 @@ KEYS: dict[str, Key] = {
     "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
     "judge-url": Key("url", "judge_url", "judge", env="CLINAUDIT_JUDGE_URL"),
     "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0),
+    "check-urls": Key("bool", "check_urls", "check_urls"),
+    "url-allow-hosts": Key("hosts", "url_allow_hosts"),
+    "idconv-url": Key("url", env="CLINAUDIT_IDCONV_URL"),
 }
+_HOST = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]{2,45}\]?)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +306,14 @@ class _Checker:
             for name in names:
                 self._rule(at, name)
             return names
+        if kind == "hosts":
+            hosts = self._strings(at, value, "a list of host names or IP addresses")
+            for host in hosts:
+                if len(host) > 253 or not _HOST.match(host):
+                    raise self.error(
+                        at, f"must list bare host names or IP addresses (no scheme, port or path), not {host!r}"
+                    )
+            return [h.lower() for h in hosts]
         if kind == "severities":
             if not isinstance(value, dict):
                 raise self.error(at, f"must be a table of rule = severity, not {_repr(value)}")

@@ -45,6 +45,7 @@ class Status(StrEnum):
 
 class CitationKind(StrEnum):
     PMID = "pmid"
+    PMCID = "pmcid"  # a PubMed Central article: PMC1234567, verified through the PMID it maps to
     NCT = "nct"
     DOI = "doi"
     SOURCE = "source"
@@ -203,6 +204,31 @@ class CitationResult:
     metadata_match: bool | None = None  # does the reference entry describe the record? None: not compared
     metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
 
+    @property
+    def work(self) -> str:
+        """The work it names: a PMC id counts as the PMID it maps to, so a paper cited both ways is one work."""
+        record = self.record
+        if self.kind is CitationKind.PMCID and record is not None and record.id.startswith("pmid:"):
+            return record.id
+        return self.id
+
+
+def distinct_works(cited: tuple[CitationResult, ...]) -> tuple[CitationResult, ...]:
+    """One citation per work, for the summary's counts; every citation stays in the report.
+
+    Of the citations naming one work the first is kept, unless another carries a
+    problem (not verified): the count by status must not hide it.
+    """
+    works: dict[str, CitationResult] = {}
+    for result in cited:
+        kept = works.setdefault(result.work, result)
+        if kept.status in (Status.VERIFIED, Status.UNCHECKED) and result.status not in (
+            Status.VERIFIED,
+            Status.UNCHECKED,
+        ):
+            works[result.work] = result
+    return tuple(works.values())
+
 
 @dataclass(frozen=True, slots=True)
 class Judgement:
@@ -317,3 +343,5 @@ class Options:
     judge_timeout: float = 12.0  # --judge-timeout: seconds for every judge call of one report together
     judge_log: str | None = None  # --judge-log FILE: each request and reply, keys redacted
     judge_deadline: float | None = None  # a time.monotonic() the judge must finish by (the guard's limit)
+    check_urls: bool = False  # --check-urls: does each cited web page answer? (clinaudit/lookup/urlcheck.py)
+    url_allow_hosts: tuple[str, ...] = ()  # hosts the link check may reach on private or loopback addresses

@@ -6,8 +6,10 @@ latency, 429 with Retry-After, an enforced requests-per-second limit answered
 with NCBI's real 429 body, 5xx, connection resets, read timeouts (sleeping past
 the client's timeout), and truncated or malformed bodies.
 
-One server, four path prefixes: /eutils, /ctgov, /crossref, /doi. `env()` gives
-the CLINAUDIT_*_URL values that point clinaudit at it.
+One server, five path prefixes: /eutils, /ctgov, /crossref, /doi and /idconv
+(NCBI's PMC ID Converter, answering from the PMC ids in the recorded efetch
+records' own ArticleIdList). `env()` gives the CLINAUDIT_*_URL values that point
+clinaudit at it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SERVICES = ("eutils", "ctgov", "crossref", "doi")
+SERVICES = ("eutils", "ctgov", "crossref", "doi", "idconv")
 EFETCH_HEAD = (
     b'<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
     b'"https://dtd.nlm.nih.gov/ncbi/pubmed/out/pubmed_250101.dtd">\n<PubmedArticleSet>\n'
@@ -90,6 +92,7 @@ class FakeServices:
         self.articles = _load_articles()
         self.studies = _load_studies()
         self.works = _load_works()
+        self.pmc = _load_pmc(self.articles)  # PMC id -> (PMID, DOI), from the records themselves
         self.faults: dict[str, Fault] = {}
         self.counts: Counter = Counter()  # service -> requests
         self.rejected: Counter = Counter()  # service -> 429s sent by the rate limit
@@ -131,6 +134,7 @@ class FakeServices:
             "CLINAUDIT_CTGOV_URL": f"{self.url}/ctgov",
             "CLINAUDIT_CROSSREF_URL": f"{self.url}/crossref",
             "CLINAUDIT_DOI_URL": f"{self.url}/doi",
+            "CLINAUDIT_IDCONV_URL": f"{self.url}/idconv",
         }
 
     # ------------------------------------------------------------ control and counts
@@ -334,7 +338,34 @@ class _Handler(BaseHTTPRequestHandler):
                     {},
                 )
             return 404, json.dumps({"responseCode": 100, "handle": doi}).encode(), "application/json", {}
+        if service == "idconv" and path in ("/", ""):
+            return _idconv(fake, query)
         return 404, b"not found", "text/plain", {}
+
+
+def _idconv(fake: FakeServices, query: dict):
+    """The PMC ID Converter's JSON (current API: `pmid` a number, `requested-id`, an error record per unknown id)."""
+    ids = [i.strip() for i in query.get("ids", "").split(",") if i.strip()]
+    if query.get("format") != "json" or not ids or len(ids) > 200:
+        return 400, json.dumps({"status": "error", "message": "bad request"}).encode(), "application/json", {}
+    records = []
+    for requested in ids:
+        pmcid = requested.upper()
+        known = fake.pmc.get(pmcid)
+        if known is None and fake.synthesise and pmcid[3:].isdigit():
+            known = (str(30_000_000 + int(pmcid[3:]) % 9_000_000), "")
+        if known is None:
+            records.append(
+                {"requested-id": requested, "pmcid": pmcid, "status": "error", "errmsg": "Identifier not found in PMC"}
+            )
+            continue
+        record = {"requested-id": requested, "pmcid": pmcid, "pmid": int(known[0])}
+        if known[1]:
+            record["doi"] = known[1]
+        records.append(record)
+    body = {"status": "ok", "responseDate": "2025-01-01 00:00:00", "request": f"ids={','.join(ids)};format=json"}
+    body["records"] = records
+    return 200, json.dumps(body).encode(), "application/json", {}
 
 
 def _efetch(fake: FakeServices, pmids: list[str]) -> bytes:
@@ -371,6 +402,21 @@ def _load_articles() -> dict[str, bytes]:
             if pmid:
                 articles[pmid.group(1).decode()] = match.group(0)
     return articles
+
+
+def _load_pmc(articles: dict[str, bytes]) -> dict[str, tuple[str, str]]:
+    """PMC id -> (PMID, DOI) from each record's own PubmedData/ArticleIdList (not its reference list)."""
+    import xml.etree.ElementTree as ET
+
+    out = {}
+    for pmid, article in articles.items():
+        ids = {
+            e.get("IdType"): (e.text or "").strip()
+            for e in ET.fromstring(article).iterfind("PubmedData/ArticleIdList/ArticleId")
+        }
+        if ids.get("pmc"):
+            out[ids["pmc"].upper()] = (pmid, ids.get("doi", ""))
+    return out
 
 
 def _load_studies() -> dict[str, dict]:

@@ -115,6 +115,13 @@ def check(
     judge: JudgeUrl = None,
     judge_timeout: JudgeTimeout = 12.0,
     judge_log: JudgeLog = None,
+    check_urls: Annotated[
+        bool,
+        typer.Option(
+            "--check-urls/--no-check-urls",
+            help="Check that each cited web page answers (HEAD, else GET); 404 or 410 is a dead-link.",
+        ),
+    ] = False,
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from clinaudit.errors import InputError
@@ -141,6 +148,7 @@ def check(
         judge_timeout=judge_timeout,
         judge_log=judge_log,
         min_credibility=min_credibility,
+        check_urls=check_urls,
     )
     warnings_to_stderr()
     try:
@@ -197,13 +205,15 @@ def _one_terminal() -> bool:
 def _summary_line(result) -> str:
     from collections import Counter
 
+    from clinaudit.models import distinct_works
+
     severities = Counter(f.severity.value for f in result.findings)
     files = len(result.files)
     return (
         f"clinaudit: {files} file{'s' if files != 1 else ''}, "
         f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
         f"{severities['low']} low), {_suppressed_count(result)}"
-        f"{sum(len(r.citations) for r in result.files)} citations: {result.verdict.upper()}"
+        f"{sum(len(distinct_works(r.citations)) for r in result.files)} citations: {result.verdict.upper()}"
     )
 
 

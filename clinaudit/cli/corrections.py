@@ -265,6 +265,8 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
             status = citation.status.value
             if status not in SUGGEST_STATUSES or citation.id in seen or known.bad_entry(citation.id):
                 continue
+            if citation.kind.value in ("url", "pmcid"):  # corrections.yaml holds PMIDs, DOIs and NCT ids only
+                continue
             seen.add(citation.id)
             prefix = citation.id.split(":", 1)[0]
             what = describe(citation.kind, citation.value)

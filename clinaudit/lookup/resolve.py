@@ -3,14 +3,18 @@
 Offline checks come first (a malformed id is never sent anywhere; knowledge-base
 sources are looked up locally). The remaining PMIDs, NCT ids and DOIs of all
 documents are split per service into cached and missing ids, and only the
-missing ones are asked, all services in parallel. URLs stay `unchecked`: nothing
-in a report can make clinaudit fetch an arbitrary address.
+missing ones are asked, all services in parallel. PMC ids are first mapped to
+PMIDs (the PMC ID Converter), which then ride in the same efetch batches as the
+other PMIDs. URLs stay `unchecked` unless the user asks for `--check-urls`
+(clinaudit/lookup/urlcheck.py): nothing in a report alone can make clinaudit
+fetch an arbitrary address.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
@@ -23,12 +27,18 @@ from clinaudit.read.knowledge import KnowledgeBase
 
 log = logging.getLogger("clinaudit")
 
-SERVICE_OF = {CitationKind.PMID: "pubmed", CitationKind.NCT: "ctgov", CitationKind.DOI: "crossref"}
+SERVICE_OF = {
+    CitationKind.PMID: "pubmed",
+    CitationKind.PMCID: "pmc",
+    CitationKind.NCT: "ctgov",
+    CitationKind.DOI: "crossref",
+}
 URL_DEFAULTS = {
     "eutils": ("CLINAUDIT_EUTILS_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"),
     "ctgov": ("CLINAUDIT_CTGOV_URL", "https://clinicaltrials.gov/api/v2"),
     "crossref": ("CLINAUDIT_CROSSREF_URL", "https://api.crossref.org"),
     "doi": ("CLINAUDIT_DOI_URL", "https://doi.org"),
+    "idconv": ("CLINAUDIT_IDCONV_URL", "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles"),
 }
 FOUND = frozenset({Status.VERIFIED, Status.RETRACTED, Status.CONCERN, Status.WITHDRAWN})
 SAFETY = 1.1  # pace a little under each published limit, so clock skew never trips it
@@ -40,6 +50,7 @@ def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, opti
 
     found: dict[str, Resolution] = {}
     pending: dict[str, list[str]] = {name: [] for name in SERVICE_OF.values()}
+    links: list[str] = []  # web pages, checked only with --check-urls
     for document in documents:
         for mention in document.mentions:
             if mention.id in found:
@@ -48,9 +59,25 @@ def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, opti
             found[mention.id] = resolution
             if resolution.status is Status.UNCHECKED and mention.kind in SERVICE_OF:
                 pending[SERVICE_OF[mention.kind]].append(mention.id)
-    if any(pending.values()):
-        found.update(Resolver(options).resolve(pending))
+            elif resolution.status is Status.UNCHECKED and mention.kind is CitationKind.URL and options.check_urls:
+                links.append(mention.id)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="links") as pool:
+        checking = pool.submit(_check_links, links, options) if links else None  # beside the services, not after
+        if any(pending.values()):
+            found.update(Resolver(options).resolve(pending))
+        if checking is not None:
+            found.update(checking.result())
     return found
+
+
+def _check_links(cids: list[str], options: Options) -> dict[str, Resolution]:
+    from clinaudit.lookup import urlcheck
+
+    try:
+        return urlcheck.check_all(cids, options)
+    except Exception as exc:  # a bug must not drop citations: report it, keep them
+        log.warning("link check failed (%s)", type(exc).__name__)
+        return {cid: Resolution(cid, Status.UNVERIFIABLE, reason="link check failed") for cid in cids}
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,12 +112,31 @@ class Resolver:
 
         settings = Settings.from_env(self.options)
         cache = ResolutionCache()
+        session = _Session(self.options, settings)
         try:
-            return self._resolve(pending, settings, cache)
+            return self._resolve(pending, cache, session)
         finally:
+            session.close()
             cache.close()
 
-    def _resolve(self, pending: dict[str, list[str]], settings: Settings, cache) -> dict[str, Resolution]:
+    def _resolve(self, pending: dict[str, list[str]], cache, session: _Session) -> dict[str, Resolution]:
+        """PMC ids to PMIDs first; then every service at once, the mapped PMIDs among the others."""
+        from clinaudit.lookup.services import pmc
+
+        pmc_ids = pending.get("pmc") or []
+        links = self._round({"pmc": pmc_ids}, cache, session) if pmc_ids else {}
+        rest = {name: list(ids) for name, ids in pending.items() if name != "pmc"}
+        mapped = [pmid for pmid in map(pmc.mapped_pmid, links.values()) if pmid]
+        if mapped:
+            rest["pubmed"] = list(dict.fromkeys([*rest.get("pubmed", []), *mapped]))
+        out = self._round(rest, cache, session)
+        for cid in pmc_ids:
+            link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
+            pmid = pmc.mapped_pmid(link)
+            out[cid] = pmc.combine(cid, link, out.get(pmid) if pmid else None)
+        return {cid: out[cid] for ids in pending.values() for cid in ids}
+
+    def _round(self, pending: dict[str, list[str]], cache, session: _Session) -> dict[str, Resolution]:
         from clinaudit.lookup.cache import RETRACTION_TTL
 
         out: dict[str, Resolution] = {}
@@ -112,7 +158,7 @@ class Resolver:
                     if cached is not None and cached.status in FOUND:
                         stale[cid] = _aged(cached, entry.age)
         if missing:
-            fresh = self._ask(missing, settings)
+            fresh = self._ask(missing, session)
             self._store(cache, missing, fresh)
             for cid, resolution in fresh.items():
                 out[cid] = _fall_back(resolution, stale.get(cid))
@@ -121,15 +167,12 @@ class Resolver:
                 out.setdefault(cid, Resolution(cid, Status.UNVERIFIABLE, reason="no answer"))
         return out
 
-    def _ask(self, missing: dict[str, list[str]], settings: Settings) -> dict[str, Resolution]:
-        from clinaudit.lookup.http import Deadline, Http
-
-        services = _services(settings)
-        endpoints = _endpoints(settings)
+    def _ask(self, missing: dict[str, list[str]], session: _Session) -> dict[str, Resolution]:
+        services = _services(session.settings)
         total = sum(len(ids) for ids in missing.values())
         out: dict[str, Resolution] = {}
+        http = session.http()
         with (
-            Http(endpoints, Deadline(self.options.timeout), secrets=[settings.api_key or ""]) as http,
             _progress(self.options.progress, total) as advance,
             ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="resolve") as pool,
         ):
@@ -161,13 +204,38 @@ class Resolver:
             cache.put_many(service, values)
 
 
+class _Session:
+    """One HTTP client and one `--timeout` for every round of a run, opened only when a round must ask."""
+
+    def __init__(self, options: Options, settings: Settings):
+        self.options = options
+        self.settings = settings
+        self._started = time.monotonic()
+        self._http = None
+
+    def http(self):
+        if self._http is None:
+            from clinaudit.lookup.http import Deadline, Http
+
+            left = max(0.0, self.options.timeout - (time.monotonic() - self._started))
+            secrets = [self.settings.api_key or ""]
+            self._http = Http(_endpoints(self.settings), Deadline(left), secrets=secrets)
+        return self._http
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+
+
 def _services(settings: Settings) -> dict[str, Any]:
     from clinaudit.lookup.services.crossref import Crossref
     from clinaudit.lookup.services.ctgov import ClinicalTrials
+    from clinaudit.lookup.services.pmc import PmcConverter
     from clinaudit.lookup.services.pubmed import PubMed
 
     return {
         "pubmed": PubMed(email=settings.email, api_key=settings.api_key),
+        "pmc": PmcConverter(email=settings.email),
         "ctgov": ClinicalTrials(),
         "crossref": Crossref(email=settings.email),
     }
@@ -182,6 +250,7 @@ def _endpoints(settings: Settings):
         Endpoint("ctgov", settings.urls["ctgov"], interval=SAFETY / 1.0, concurrency=1),
         Endpoint("crossref", settings.urls["crossref"], interval=0.0, concurrency=3),
         Endpoint("doi", settings.urls["doi"], interval=0.0, concurrency=3),
+        Endpoint("idconv", settings.urls["idconv"], interval=SAFETY / 3.0, concurrency=2),  # NCBI's pace
     ]
 
 

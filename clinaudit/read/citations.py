@@ -129,6 +129,9 @@ def classify_url(url: str, start: int) -> Found:
     """A URL that names a PubMed record, a DOI or a trial is that id, not a web page."""
     url = _trim(url)
     end = start + len(url)
+    found = _pmc_url(url, start, end)
+    if found is not None:
+        return found
     m = _PUBMED_URL.match(url)
     if m:
         return pmid(m.group(1), start, end)
@@ -166,6 +169,8 @@ def find_ids(text: str) -> list[Found]:
         for m in _NCT.finditer(text):
             if free(m.start(), m.end()):
                 found.append(nct(m.group(1), m.start(), m.end()))
+    if "PMC" in text or "pmcid" in lowered:
+        found += [pmcid(m.group(1), m.start(), m.end()) for m in _PMCID.finditer(text) if free(m.start(), m.end())]
     if "10." in text:
         for m in _DOI.finditer(text):
             if free(m.start(), m.end()):
@@ -234,6 +239,39 @@ def entry_start(line: str) -> tuple[str, int] | None:
     if not m:
         return None
     return (m.group(1) or m.group(2)).lstrip("0") or "0", m.end()
+
+
+# ---------------------------------------------------------------- PubMed Central (issue 16)
+# PMC1234567 and PMCID: PMC1234567; PMC article pages at NCBI and Europe PMC are that PMC id,
+# and a Europe PMC page of a MEDLINE record (/abstract/MED/<pmid>, /article/MED/<pmid>) is a PMID.
+PMCID_MAX_DIGITS = 9
+_PMCID = re.compile(r"\b(?:(?i:PMCID)\s{0,3}:?\s{0,3}(?:PMC)?|PMC)(\d{1,20})(?!\d)")
+_PMC_URL = re.compile(
+    r"^https?://(?:www\.)?(?:ncbi\.nlm\.nih\.gov/pmc/articles/|pmc\.ncbi\.nlm\.nih\.gov/articles/"
+    r"|europepmc\.org/(?:article/PMC/|articles/))PMC(\d{1,20})/?(?:[?#/].*)?$",
+    re.IGNORECASE,
+)
+_EUROPEPMC_MED_URL = re.compile(
+    r"^https?://(?:www\.)?europepmc\.org/(?:abstract|article)/MED/(\d{1,20})/?(?:[?#].*)?$", re.IGNORECASE
+)
+
+
+def valid_pmcid(value: str) -> bool:
+    digits = value[3:]
+    return value[:3] == "PMC" and digits.isdigit() and len(digits) <= PMCID_MAX_DIGITS and digits[0] != "0"
+
+
+def pmcid(digits: str, start: int, end: int) -> Found:
+    value = f"PMC{digits}"
+    return Found(CitationKind.PMCID, f"pmcid:{value}", value, start, end, valid_pmcid(value))
+
+
+def _pmc_url(url: str, start: int, end: int) -> Found | None:
+    m = _PMC_URL.match(url)
+    if m:
+        return pmcid(m.group(1), start, end)
+    m = _EUROPEPMC_MED_URL.match(url)
+    return pmid(m.group(1), start, end) if m else None
 
 
 # Every citation-marker grammar by name: the streaming guard derives its hold-back from these.

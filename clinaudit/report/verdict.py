@@ -29,10 +29,15 @@ STATUS_RULES: dict[Status, tuple[str, Severity]] = {
     Status.UNVERIFIABLE: ("unverifiable-citation", Severity.LOW),
     Status.UNGROUNDED: ("ungrounded-citation", Severity.MEDIUM),  # high on high-risk claims: _ungrounded
 }
+# (kind, status) → (rule, severity): where a kind's status means something else than the id's
+KIND_STATUS_RULES: dict[tuple[CitationKind, Status], tuple[str, Severity]] = {
+    (CitationKind.URL, Status.NOT_FOUND): ("dead-link", Severity.HIGH),  # --check-urls: 404, 410 or no such host
+}
 FAIL_THRESHOLD = {"high": Severity.HIGH.rank, "medium": Severity.MEDIUM.rank, "low": Severity.LOW.rank, "never": 99}
 _TOP = Span(1, 1, 1, 1)
 _LABEL = {
     CitationKind.PMID: "PMID",
+    CitationKind.PMCID: "PMC id",
     CitationKind.NCT: "",
     CitationKind.DOI: "DOI",
     CitationKind.SOURCE: "source",
@@ -48,10 +53,15 @@ def describe(kind: CitationKind, value: str) -> str:
 
 def offline_lookup(mention: CitationMention, knowledge: KnowledgeBase | None) -> Resolution:
     """What can be said of an id with no network: malformed, or known to the knowledge base."""
-    from clinaudit.read.citations import valid_doi, valid_nct, valid_pmid
+    from clinaudit.read.citations import valid_doi, valid_nct, valid_pmcid, valid_pmid
 
     kind, value = mention.kind, mention.value
-    validators = {CitationKind.PMID: valid_pmid, CitationKind.NCT: valid_nct, CitationKind.DOI: valid_doi}
+    validators = {
+        CitationKind.PMID: valid_pmid,
+        CitationKind.PMCID: valid_pmcid,
+        CitationKind.NCT: valid_nct,
+        CitationKind.DOI: valid_doi,
+    }
     if kind in validators and not validators[kind](value):
         return Resolution(mention.id, Status.INVALID, reason=f"malformed {describe(kind, value)}")
     if kind is CitationKind.SOURCE:
@@ -131,14 +141,14 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
         by_id.setdefault(mention.id, mention)
     for result in cited:
         out += _record_notes(result, by_id[result.id])
-        rule = STATUS_RULES.get(result.status)
+        rule = KIND_STATUS_RULES.get((result.kind, result.status)) or STATUS_RULES.get(result.status)
         if rule is None:
             continue
         name, severity = rule
         mention = by_id[result.id]
         if result.status is Status.UNGROUNDED:
             mention, severity = _ungrounded(document, result.id, mention)
-        text, note_format = STATUS_TEXT[result.status]
+        text, note_format = KIND_STATUS_TEXT.get((result.kind, result.status)) or STATUS_TEXT[result.status]
         message = f"{describe(result.kind, result.value)} {text}"
         if note_format and result.note:
             message += note_format.format(result.note)
@@ -153,7 +163,8 @@ def _status_findings(document: Document, cited: tuple[CitationResult, ...]) -> l
                 sentence=mention.sentence,
                 claim_type=mention.claim_type,
                 citation=result.id,
-                suggestion=STATUS_SUGGESTIONS.get(result.status, ""),
+                suggestion=KIND_STATUS_SUGGESTIONS.get((result.kind, result.status))
+                or STATUS_SUGGESTIONS.get(result.status, ""),
             )
         )
     return out
@@ -178,6 +189,15 @@ STATUS_SUGGESTIONS = {
     Status.WITHDRAWN: "A withdrawn trial enrolled no one: cite a trial that reported results.",
     Status.UNVERIFIABLE: "Run again with network access; --strict fails the run on citations that cannot be checked.",
     Status.UNGROUNDED: "Read the source: cite one that says this, or make the sentence say what the source says.",
+}
+
+
+KIND_STATUS_TEXT: dict[tuple[CitationKind, Status], tuple[str, str | None]] = {
+    (CitationKind.URL, Status.NOT_FOUND): ("leads nowhere", " ({})"),
+}
+KIND_STATUS_SUGGESTIONS = {
+    (CitationKind.URL, Status.NOT_FOUND): "Open the link: a page that never existed may be invented. "
+    "Cite a source that can be found, or remove the claim.",
 }
 
 

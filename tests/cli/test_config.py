@@ -192,6 +192,9 @@ def test_every_key_is_accepted(tmp_path):
             doi-url = "http://127.0.0.1:1/doi"
             judge-url = "http://127.0.0.1:1/v1"
             judge-timeout = 3
+            idconv-url = "http://127.0.0.1:1/idconv"
+            check-urls = true
+            url-allow-hosts = ["Intranet.example", "127.0.0.1", "::1"]
 
             [severity]
             weak-citation = "medium"
@@ -208,6 +211,7 @@ def test_every_key_is_accepted(tmp_path):
     assert options.exclude == ("drafts/*",)
     assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5
     assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
+    assert options.check_urls and options.url_allow_hosts == ("intranet.example", "127.0.0.1", "::1")
     assert options.severity == (("weak-citation", "medium"),)
     assert options.corrections == (str(tmp_path / "extra.yaml"),) and options.no_default_corrections
     assert loaded.values["min-credibility"] == 60

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed
+from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed, distinct_works
 from clinaudit.report.baseline import fingerprint
 
 SCHEMA_VERSION = 1
@@ -109,13 +109,13 @@ def file_dict(report: FileReport) -> dict[str, Any]:
 
 def summary(result: AuditResult) -> dict[str, Any]:
     severities = Counter(f.severity.value for f in result.findings)
-    statuses = Counter(c.status.value for r in result.files for c in r.citations)
+    statuses = Counter(c.status.value for r in result.files for c in distinct_works(r.citations))  # a work once
     return {
         "files": len(result.files),
         "sentences": sum(r.sentences for r in result.files),
         "claims": sum(r.claims for r in result.files),
         "uncited_claims": sum(r.uncited_claims for r in result.files),
-        "citations": sum(len(r.citations) for r in result.files),
+        "citations": sum(len(distinct_works(r.citations)) for r in result.files),
         "findings_by_severity": {s.value: severities.get(s.value, 0) for s in Severity},
         "citations_by_status": dict(sorted(statuses.items())),
         "errors": sum(1 for r in result.files if r.error),

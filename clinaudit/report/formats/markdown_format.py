@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from clinaudit.models import AuditResult, Finding, Severity
+from clinaudit.models import AuditResult, Finding, Severity, distinct_works
 from clinaudit.report.formats._common import shown_path
 
 MAX_ROWS = 100
@@ -35,7 +35,7 @@ def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> N
 def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
     findings = [(r.path, f) for r in result.files for f in r.findings]
     suppressed = [(r.path, s) for r in result.files for s in r.suppressed]
-    citations = sum(len(r.citations) for r in result.files)
+    citations = sum(len(distinct_works(r.citations)) for r in result.files)  # a paper cited by PMID and PMC id: once
     counts = Counter(f.severity.value for _, f in findings)
     files = len(result.files)
     lines = [
@@ -51,7 +51,7 @@ def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
         for r in result.files:
             verdict = VERDICT["error"] if r.error else VERDICT.get(r.verdict, r.verdict)
             lines.append(
-                f"| {code(shown_path(r.path))} | {verdict} | {len(r.findings)} | {len(r.suppressed)} | {len(r.citations)} |"
+                f"| {code(shown_path(r.path))} | {verdict} | {len(r.findings)} | {len(r.suppressed)} | {len(distinct_works(r.citations))} |"
             )
         lines.append("")
     errors = [r for r in result.files if r.error]

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clinaudit.models import AuditResult, CitationResult, FileReport, Status
+from clinaudit.models import AuditResult, CitationKind, CitationResult, FileReport, Status, distinct_works
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -39,7 +39,7 @@ def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> N
             (result.verdict.upper(), style),
             f"  {len(result.files)} file(s), {sum(len(r.findings) for r in result.files)} finding(s) "
             f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
-            f"{sum(len(r.citations) for r in result.files)} citation(s)",
+            f"{sum(len(distinct_works(r.citations)) for r in result.files)} citation(s)",
             _suppressed_note(result, show_suppressed),
         )
     )
@@ -109,7 +109,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
         for c in report.citations:
             table.add_row(
                 c.id,
-                Text(c.status.value, style=STATUS_STYLE.get(c.status, "red")),
+                Text(c.status.value + _link_mark(c), style=STATUS_STYLE.get(c.status, "red")),
                 f"{c.span.line}:{c.span.column}",
                 str(len(c.claims)),
                 *_check_cells(c),
@@ -117,6 +117,11 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
             )
         console.print(table)
     console.print()
+
+
+def _link_mark(c: CitationResult) -> str:
+    """A web page checked by --check-urls says so: its status is the link's, not a database's."""
+    return " (link)" if c.kind is CitationKind.URL and c.status is not Status.UNCHECKED else ""
 
 
 JUDGE_STYLE = {"supports": "green", "partial": "yellow", "unchecked": "dim"}

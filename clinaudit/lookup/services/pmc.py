@@ -1,0 +1,136 @@
+"""PubMed Central ids through NCBI's PMC ID Converter: up to 200 PMC ids a GET, JSON.
+
+A PMC id is verified through the PMID it maps to, in the same efetch batches as
+the report's other PMIDs (clinaudit/lookup/resolve.py), so this service only
+answers "which PMID is it?":
+
+- a record with a `pmid` maps the PMC id to it;
+- a record with `errmsg` or `status: error` is a PMC id PMC does not have: `not_found`;
+- a record with neither is a PMC article that has no PubMed record: it exists;
+- a fault (network, HTTP error, a body that is not the converter's JSON) or an id
+  the answer leaves out is `unverifiable`.
+
+Chosen over E-utilities esearch with `PMC…[pmcid]` terms: both cost one request per
+200 ids, but esearch answers an OR of terms with one merged list of PMIDs, so it
+cannot say which PMC id gave which PMID, nor tell a PMC id that does not exist
+from a PMC article PubMed does not index; the converter answers each id on its
+own. NCBI's API key is never sent here: the converter is another host.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from clinaudit.lookup.services import Progress, chunks, unverifiable
+from clinaudit.models import Record, Resolution, Status
+
+BATCH = 200  # the converter's limit per request
+
+
+class MalformedResponse(ValueError):
+    """A body that is not the converter's JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class PmcConverter:
+    email: str | None = None
+    name: str = "pmc"
+    endpoint: str = "idconv"
+
+    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+        batches = chunks(ids, BATCH)
+        out: dict[str, Resolution] = {}
+        with ThreadPoolExecutor(max_workers=min(2, len(batches)) or 1, thread_name_prefix="pmc") as pool:
+            for result in pool.map(lambda batch: self._batch(http, batch), batches):
+                out.update(result)
+                progress(len(result))
+        return out
+
+    def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
+        from clinaudit.lookup.http import Fault
+        from clinaudit.read.citations import valid_pmcid
+
+        values = {cid: cid.split(":", 1)[1] for cid in ids}
+        values = {cid: value for cid, value in values.items() if valid_pmcid(value)}  # never send a malformed id
+        params = {"ids": ",".join(values.values()), "format": "json", "versions": "no", "tool": "clinaudit"}
+        if self.email:
+            params["email"] = self.email
+        try:
+            response = http.request(self.endpoint, "GET", "/", params=params)
+            links = parse_records(_json(response))
+        except Fault as fault:
+            return unverifiable(ids, fault.reason)
+        except MalformedResponse as exc:
+            return unverifiable(ids, f"{http.endpoint(self.endpoint).host}: {exc}")
+        out = {}
+        for cid in ids:
+            link = links.get(values.get(cid, ""))
+            out[cid] = (
+                Resolution(cid, Status.UNVERIFIABLE, reason="the PMC ID Converter did not answer for it")
+                if link is None
+                else _link(cid, link)
+            )
+        return out
+
+
+def _json(response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        raise MalformedResponse("malformed JSON") from None
+
+
+def parse_records(data: Any) -> dict[str, dict[str, Any]]:
+    """PMC id (upper case) → its record, from either the v1.0 or the current converter's JSON."""
+    if not isinstance(data, dict) or not isinstance(data.get("records"), list):
+        raise MalformedResponse("not a PMC ID Converter answer")
+    if data.get("status", "ok") != "ok":
+        raise MalformedResponse(f"converter status {str(data.get('status'))[:40]!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for record in data["records"]:
+        if not isinstance(record, dict):
+            continue
+        key = record.get("requested-id") or record.get("pmcid")
+        if isinstance(key, str) and key:
+            out.setdefault(key.strip().upper(), record)
+    return out
+
+
+def _link(cid: str, record: dict[str, Any]) -> Resolution:
+    """One converter record → the PMC id's link: mapped to a PMID, in PMC only, or not found."""
+    value = cid.split(":", 1)[1]
+    if record.get("status") == "error" or record.get("errmsg"):
+        why = str(record.get("errmsg") or "error")[:80]
+        return Resolution(cid, Status.NOT_FOUND, reason=f"the PMC ID Converter says: {why}")
+    doi = record.get("doi")
+    doi = doi.strip().lower() if isinstance(doi, str) else ""
+    pmid = str(record.get("pmid") or "").strip()  # a string in v1.0, a number in the current API
+    extra = (("pmcid", value),)
+    if pmid.isdigit() and pmid[0] != "0":
+        return Resolution(cid, Status.VERIFIED, Record(f"pmid:{pmid}", "pmc", True, doi=doi, extra=extra))
+    return Resolution(cid, Status.VERIFIED, Record(cid, "pmc", True, doi=doi, extra=extra), "in PMC, not in PubMed")
+
+
+def mapped_pmid(link: Resolution) -> str | None:
+    """The canonical PMID ('pmid:123') a PMC id maps to, if the converter gave one."""
+    record = link.record
+    if link.status is Status.VERIFIED and record is not None and record.id.startswith("pmid:"):
+        return record.id
+    return None
+
+
+def combine(cid: str, link: Resolution, found: Resolution | None) -> Resolution:
+    """A PMC id's status is its PMID's: existence, retraction and the record all come from PubMed."""
+    pmid = mapped_pmid(link)
+    if pmid is None:  # not found, unverifiable, or a PMC article with no PubMed record
+        return Resolution(cid, link.status, link.record, link.reason)
+    what = f"{cid.split(':', 1)[1]} is PMID {pmid.split(':', 1)[1]}"
+    if found is None:
+        return Resolution(cid, Status.UNVERIFIABLE, link.record, f"{what}; PubMed gave no answer")
+    if found.status is Status.NOT_FOUND:  # PMC has the article; PubMed does not have the PMID it names
+        return Resolution(cid, Status.VERIFIED, link.record, f"{what}, which PubMed does not have; in PMC only")
+    if found.record is None:
+        return Resolution(cid, found.status, link.record, f"{what}; {found.reason}" if found.reason else what)
+    return Resolution(cid, found.status, found.record, f"{what}; {found.reason}" if found.reason else what)

@@ -1,0 +1,521 @@
+"""`--check-urls`: does each cited web page answer? An opt-in existence check, safe on its own.
+
+Nothing a report cites is fetched unless the user asks (`--check-urls`, or
+`check-urls = true`). Then each web page gets one HEAD request, and a GET when
+the HEAD is answered with an error (many servers answer HEAD wrongly, and a dead
+link needs more than one word for it): at most 3 redirects, 5 s per request, at
+most 256 KB of body read, at most 8 requests in flight and 2 per host.
+
+Safety: only http and https; every hop's host is resolved here, every address
+checked (loopback, private, link-local, multicast and other non-public addresses
+are refused unless the host is in `url-allow-hosts`), and the connection goes to
+the very address that was checked, so a second DNS answer cannot slip a private
+address in. No cookies, no credentials (a URL's `user:password@` is never sent),
+no proxy, no compression (what is read is what arrived).
+
+A live link proves that a page answers at that address today; not that it says
+what the sentence claims, nor that it said so when it was cited. 404, 410 and a
+host DNS says does not exist are `not_found` (a dead link); 401, 403, 429, 5xx,
+a timeout or a refusal are `unverifiable`, since many sites block robots and a
+block is no evidence. NXDOMAIN counts only once DNS has shown it works (a public
+name resolved in this run, or the E-utilities host): a machine without DNS must
+not call every link dead.
+
+This module keeps its own HTTP code (http.client, one connection per request)
+rather than the shared client in http.py: it must pin each connection to the
+address it checked and re-check after every redirect, which httpx's pool does
+not allow without replacing its transport.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import ipaddress
+import logging
+import os
+import queue
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from urllib.parse import quote, urljoin, urlsplit
+
+from clinaudit.models import Options, Resolution, Status
+
+log = logging.getLogger("clinaudit")
+
+TIMEOUT = 5.0  # seconds for one request: connect, send, headers and body
+MAX_REDIRECTS = 3
+MAX_BODY = 256 * 1024  # bytes of body read from a GET; the rest is never read
+IN_FLIGHT = 8
+PER_HOST = 2
+DAY = 86400.0
+FOUND_TTL = 7 * DAY
+DEAD_TTL = 1 * DAY
+NAMESPACE = "url"  # the cache's service name for link checks
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+DEAD = frozenset({404, 410})
+BLOCKED = frozenset({401, 403, 429})
+_CHUNK = 16 * 1024
+_PATH_SAFE = "!#$%&'()*+,/:;=?@[]~"  # kept as written; spaces and non-ASCII letters are percent-encoded
+
+Resolver = Callable[..., list]  # socket.getaddrinfo's signature
+
+
+class Refused(Exception):
+    """Not asked, for safety: a scheme, host or address the check must not reach."""
+
+
+class NoSuchHost(Exception):
+    """DNS says the name does not exist (NXDOMAIN)."""
+
+
+class Failed(Exception):
+    """The request did not give an answer: connection, TLS, protocol or DNS failure, timeout.
+
+    `dropped`: the server took the connection and gave no usable answer; a HEAD
+    that fails so is asked again with GET (some servers drop HEAD).
+    """
+
+    def __init__(self, reason: str, *, dropped: bool = False):
+        super().__init__(reason)
+        self.dropped = dropped
+
+
+@dataclass(slots=True)
+class Stats:
+    """What the checker did, for tests and benchmarks."""
+
+    requests: int = 0
+    body_bytes: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, requests: int = 0, body: int = 0) -> None:
+        with self.lock:
+            self.requests += requests
+            self.body_bytes += body
+
+
+def check_all(cids: list[str], options: Options, resolver: Resolver | None = None) -> dict[str, Resolution]:
+    """A Resolution for every `url:` id: from the cache, else checked; found kept 7 days, dead 1 day."""
+    from clinaudit.lookup.cache import ResolutionCache
+    from clinaudit.lookup.resolve import from_json, to_json
+
+    cache = ResolutionCache()
+    try:
+        entries = {} if options.refresh else cache.get_many(NAMESPACE, cids)
+        out: dict[str, Resolution] = {}
+        todo: list[str] = []
+        for cid in cids:
+            cached = from_json(entries[cid].value, cid) if cid in entries else None
+            if cached is not None:
+                out[cid] = cached
+            elif options.offline:
+                out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason="not in the cache (--offline)")
+            else:
+                todo.append(cid)
+        if todo:
+            checker = LinkChecker(options.url_allow_hosts, resolver=resolver, canary=_canary())
+            fresh = checker.check_many([cid.split(":", 1)[1] for cid in todo], options.timeout)
+            values = {}
+            for cid in todo:
+                resolution = fresh[cid.split(":", 1)[1]]
+                resolution = Resolution(cid, resolution.status, None, resolution.reason)
+                out[cid] = resolution
+                if resolution.status is Status.VERIFIED:
+                    values[cid] = (to_json(resolution), FOUND_TTL)
+                elif resolution.status is Status.NOT_FOUND:
+                    values[cid] = (to_json(resolution), DEAD_TTL)
+            cache.put_many(NAMESPACE, values)  # failures (unverifiable) are never cached
+        return out
+    finally:
+        cache.close()
+
+
+def _canary() -> str:
+    """A name that certainly exists: the E-utilities host clinaudit depends on anyway."""
+    from clinaudit.lookup.resolve import URL_DEFAULTS
+
+    variable, default = URL_DEFAULTS["eutils"]
+    try:
+        return urlsplit(os.environ.get(variable, "").strip() or default).hostname or ""
+    except ValueError:
+        return ""
+
+
+class LinkChecker:
+    """Checks web pages, a few at a time; thread-safe. `resolver` is socket.getaddrinfo unless a test gives one."""
+
+    def __init__(
+        self,
+        allow_hosts: Iterable[str] = (),
+        *,
+        timeout: float = TIMEOUT,
+        resolver: Resolver | None = None,
+        canary: str = "",
+    ):
+        self.allow = frozenset(h.strip().lower().strip("[]").rstrip(".") for h in allow_hosts if h.strip())
+        self.timeout = timeout
+        self.stats = Stats()
+        self._resolve = resolver or socket.getaddrinfo
+        self._canary = canary
+        self._gates: dict[str, threading.Semaphore] = {}
+        self._lock = threading.Lock()
+        self._dns_works: bool | None = None  # None: not yet known
+
+    # ------------------------------------------------------------ many
+
+    def check_many(self, urls: list[str], seconds: float) -> dict[str, Resolution]:
+        """Every URL checked within `seconds`; what the time limit leaves unchecked is unverifiable."""
+        end = time.monotonic() + seconds
+        work: queue.SimpleQueue[str] = queue.SimpleQueue()
+        for url in _interleave(dict.fromkeys(urls)):
+            work.put(url)
+        results: dict[str, Resolution] = {}
+        done = threading.Event()
+        total = len(set(urls))
+
+        def worker() -> None:
+            while True:
+                try:
+                    url = work.get_nowait()
+                except queue.Empty:
+                    return
+                if time.monotonic() >= end:
+                    result = _late(url, seconds)
+                else:
+                    try:
+                        result = self.check(url, end)
+                    except Exception as exc:  # a bug must not drop a citation
+                        log.warning("link check of one URL failed (%s)", type(exc).__name__)
+                        result = Resolution(url, Status.UNVERIFIABLE, reason="link check failed")
+                with self._lock:
+                    results[url] = result
+                    if len(results) == total:
+                        done.set()
+
+        # daemon threads: a DNS lookup cannot be interrupted, and must not hold the process open at exit
+        for k in range(min(IN_FLIGHT, total)):
+            threading.Thread(target=worker, name=f"clinaudit-link-{k}", daemon=True).start()
+        if total:
+            done.wait(max(0.0, end - time.monotonic()) + 0.5)
+        with self._lock:
+            return {url: results.get(url) or _late(url, seconds) for url in urls}
+
+    # ------------------------------------------------------------ one
+
+    def check(self, url: str, end: float | None = None) -> Resolution:
+        """HEAD, then GET when HEAD is answered with an error; the final status decides."""
+        end = end if end is not None else time.monotonic() + MAX_REDIRECTS * 2 * self.timeout
+        try:
+            try:
+                status, final, hops = self._fetch("HEAD", url, end)
+            except Failed as exc:
+                if not exc.dropped:
+                    raise
+                status, final, hops = 0, url, 0  # a server that drops HEAD: ask with GET
+            if not 200 <= status < 300:
+                status, final, hops = self._fetch("GET", url, end)
+        except Refused as exc:
+            return Resolution(url, Status.UNVERIFIABLE, reason=f"refused for safety: {exc}")
+        except NoSuchHost as exc:
+            if self.dns_works():
+                return Resolution(url, Status.NOT_FOUND, reason=f"no such host: {exc}")
+            return Resolution(
+                url, Status.UNVERIFIABLE, reason=f"{exc} not found, but DNS resolves no public name here (no network?)"
+            )
+        except Failed as exc:
+            return Resolution(url, Status.UNVERIFIABLE, reason=str(exc))
+        return _judge(url, status, final, hops)
+
+    def _fetch(self, method: str, url: str, end: float) -> tuple[int, str, int]:
+        """Follow up to MAX_REDIRECTS redirects, checking every hop; (final status, final URL, redirects)."""
+        for hop in range(MAX_REDIRECTS + 1):
+            status, location = self._request(method, url, end)
+            if status in REDIRECTS and location:
+                if hop == MAX_REDIRECTS:
+                    raise Failed(f"more than {MAX_REDIRECTS} redirects")
+                url = urljoin(url, location.strip())
+                continue
+            return status, url, hop
+        raise AssertionError("unreachable")
+
+    def _request(self, method: str, url: str, end: float) -> tuple[int, str]:
+        """One request to a checked address: (status, Location header)."""
+        try:
+            parts = urlsplit(url)
+            scheme = parts.scheme.lower()
+            port = parts.port
+        except ValueError as exc:
+            raise Refused(f"not a valid URL ({exc})") from None
+        if scheme not in ("http", "https"):
+            raise Refused(f"{scheme or 'a relative'}: URL, only http(s) is checked")
+        host = (parts.hostname or "").rstrip(".")
+        if not host:
+            raise Refused("no host in the URL")
+        if not host.isascii():
+            try:
+                host = host.encode("idna").decode("ascii")  # what DNS and the Host header carry
+            except UnicodeError:
+                raise Refused(f"{host!r} is not a valid host name") from None
+        port = port or (443 if scheme == "https" else 80)
+        addresses = self._addresses(host, port)
+        target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_PATH_SAFE)
+        budget = min(self.timeout, end - time.monotonic())
+        if budget <= 0:
+            raise Failed("timed out (the --timeout limit was reached)")
+        with self._gate(host):
+            return self._send(scheme, host, port, addresses, method, target, budget)
+
+    def _send(self, scheme, host, port, addresses, method, target, budget) -> tuple[int, str]:
+        connection = _HTTPSConnection if scheme == "https" else _HTTPConnection
+        conn = connection(host, port, addresses, budget)
+        watchdog = threading.Timer(budget, conn.abort)  # the whole request, however slowly a server drips
+        watchdog.daemon = True
+        watchdog.start()
+        self.stats.add(requests=1)
+        try:
+            conn.putrequest(method, target, skip_accept_encoding=True)
+            conn.putheader("User-Agent", _user_agent())
+            conn.putheader("Accept", "*/*")
+            conn.putheader("Accept-Encoding", "identity")
+            conn.putheader("Connection", "close")
+            conn.endheaders()
+            response = conn.getresponse()
+            if conn.aborted:  # cut off while the status line and headers came in: they are not an answer
+                raise TimeoutError
+            status, location = response.status, response.getheader("Location") or ""
+            if method == "GET" and 200 <= status < 300:
+                self.stats.add(body=_read_capped(response, MAX_BODY))
+            return status, location
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            if conn.aborted:
+                raise Failed(f"{host} timed out after {budget:g}s") from None
+            if isinstance(exc, TimeoutError | socket.timeout):
+                raise Failed(f"{host} timed out after {budget:g}s") from None
+            if isinstance(exc, ssl.SSLError | ssl.CertificateError):
+                raise Failed(f"{host}: TLS failed ({_short(exc)})") from None
+            if isinstance(exc, ConnectionRefusedError):
+                raise Failed(f"{host} refused the connection") from None
+            raise Failed(f"{host}: connection failed ({_short(exc)})", dropped=conn.connected) from None
+        finally:
+            watchdog.cancel()
+            conn.close()
+
+    # ------------------------------------------------------------ addresses
+
+    def _addresses(self, host: str, port: int) -> list[tuple[int, tuple]]:
+        """The host's addresses, each one checked: every one must be public unless the host is allowed."""
+        allowed = host.lower() in self.allow
+        literal = _ip(host)
+        if literal is not None:
+            if not allowed:
+                _refuse_unless_public(host, literal)
+            family = socket.AF_INET6 if literal.version == 6 else socket.AF_INET
+            return [(family, (str(literal), port, 0, 0) if family == socket.AF_INET6 else (str(literal), port))]
+        lowered = host.lower()
+        if not allowed and (lowered == "localhost" or lowered.endswith(".localhost")):
+            raise Refused(f"{host} is a loopback name (url-allow-hosts lets it through)")
+        try:
+            infos = self._resolve(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
+        except socket.gaierror as exc:
+            if exc.errno == socket.EAI_NONAME:
+                raise NoSuchHost(host) from None
+            raise Failed(f"{host}: DNS lookup failed ({_short(exc)})") from None
+        except (OSError, UnicodeError) as exc:
+            raise Failed(f"{host}: DNS lookup failed ({_short(exc)})") from None
+        addresses: list[tuple[int, tuple]] = []
+        for family, _type, _proto, _name, sockaddr in infos:
+            if family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            ip = _ip(str(sockaddr[0]).split("%", 1)[0])
+            if ip is None:
+                continue
+            if not allowed:
+                _refuse_unless_public(host, ip)
+            if (family, sockaddr) not in addresses:
+                addresses.append((family, sockaddr))
+        if not addresses:
+            raise Failed(f"{host}: DNS gave no address")
+        if not allowed:
+            with self._lock:
+                self._dns_works = True  # a public name resolved: an NXDOMAIN now means what it says
+        return addresses
+
+    def dns_works(self) -> bool:
+        """Has DNS shown that it answers? Else ask for the canary once (a name that certainly exists)."""
+        with self._lock:
+            known = self._dns_works
+        if known is not None:
+            return known
+        works = False
+        if self._canary and _ip(self._canary) is None and self._canary.lower() != "localhost":
+            try:
+                works = bool(self._resolve(self._canary, 443, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP))
+            except (OSError, UnicodeError):
+                works = False
+        with self._lock:
+            self._dns_works = self._dns_works or works
+            return self._dns_works
+
+    def _gate(self, host: str) -> threading.Semaphore:
+        with self._lock:
+            gate = self._gates.get(host.lower())
+            if gate is None:
+                gate = self._gates[host.lower()] = threading.Semaphore(PER_HOST)
+            return gate
+
+
+# ---------------------------------------------------------------- connections pinned to a checked address
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    """Connects to one of the addresses already checked, never to what a new DNS lookup would say."""
+
+    def __init__(self, host: str, port: int, addresses: list[tuple[int, tuple]], timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._addresses = addresses
+        self.aborted = False
+        self.connected = False
+
+    def connect(self) -> None:
+        error: OSError | None = None
+        for family, sockaddr in self._addresses:
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(sockaddr)
+            except OSError as exc:
+                sock.close()
+                error = exc
+                if self.aborted:
+                    break
+                continue
+            self.sock = sock
+            self.connected = True
+            return
+        raise error or OSError("no address")
+
+    def abort(self) -> None:
+        """The watchdog: wake a blocked read or connect by shutting the socket down."""
+        self.aborted = True
+        sock = self.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+class _HTTPSConnection(_HTTPConnection):
+    default_port = 443
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock = _tls().wrap_socket(self.sock, server_hostname=self.host)
+
+
+_TLS: ssl.SSLContext | None = None
+
+
+def _tls() -> ssl.SSLContext:
+    """Certificates checked as httpx checks them: certifi's bundle, unless SSL_CERT_FILE/DIR say otherwise."""
+    global _TLS
+    if _TLS is None:
+        cafile = None
+        if not (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")):
+            try:
+                import certifi
+
+                cafile = certifi.where()
+            except ImportError:
+                cafile = None
+        _TLS = ssl.create_default_context(cafile=cafile)
+    return _TLS
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _judge(url: str, status: int, final: str, hops: int) -> Resolution:
+    moved = f" after {hops} redirect{'s' if hops != 1 else ''} to {final}" if hops else ""
+    if 200 <= status < 300:
+        return Resolution(url, Status.VERIFIED, reason=f"HTTP {status}{moved}")
+    if status in DEAD:
+        return Resolution(url, Status.NOT_FOUND, reason=f"HTTP {status}{moved}")
+    if status in BLOCKED or status >= 500:
+        return Resolution(url, Status.UNVERIFIABLE, reason=f"HTTP {status}{moved}: the site did not let the check in")
+    return Resolution(url, Status.UNVERIFIABLE, reason=f"HTTP {status}{moved}")
+
+
+def _late(url: str, seconds: float) -> Resolution:
+    return Resolution(url, Status.UNVERIFIABLE, reason=f"the {seconds:g}s time limit (--timeout) was reached first")
+
+
+def _read_capped(response: http.client.HTTPResponse, limit: int) -> int:
+    """Read at most `limit` bytes of the body, and no more: a live page is proved by its first bytes."""
+    read = 0
+    while read < limit:
+        chunk = response.read(min(_CHUNK, limit - read))
+        if not chunk:
+            break
+        read += len(chunk)
+    return read
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(host)
+    except ValueError:
+        return None
+
+
+def _refuse_unless_public(host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_global and not ip.is_multicast:
+        return
+    kind = next(
+        (
+            name
+            for name, flag in (
+                ("loopback", ip.is_loopback),
+                ("link-local", ip.is_link_local),
+                ("multicast", ip.is_multicast),
+                ("unspecified", ip.is_unspecified),
+                ("private", ip.is_private),
+            )
+            if flag
+        ),
+        "non-public",
+    )
+    shown = host if host == str(ip) else f"{host} ({ip})"
+    raise Refused(f"{shown} is a {kind} address (url-allow-hosts lets a host through)")
+
+
+def _interleave(urls: Iterable[str]) -> list[str]:
+    """Round-robin over hosts, so the 2-per-host limit never idles the 8 workers on one busy site."""
+    by_host: dict[str, list[str]] = {}
+    for url in urls:
+        try:
+            host = (urlsplit(url).hostname or "").lower()
+        except ValueError:
+            host = ""
+        by_host.setdefault(host, []).append(url)
+    out: list[str] = []
+    lists = list(by_host.values())
+    for k in range(max((len(v) for v in lists), default=0)):
+        out += [v[k] for v in lists if k < len(v)]
+    return out
+
+
+def _user_agent() -> str:
+    from clinaudit import __version__
+
+    return f"clinaudit/{__version__} (link check; +https://pypi.org/project/clinaudit/)"
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 120 else text[:119] + "…"

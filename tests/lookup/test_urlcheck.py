@@ -1,0 +1,380 @@
+"""`--check-urls` (issue 16): real web pages on loopback addresses, every rule of the link check."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+
+import diskcache
+import pytest
+from fakeweb import FakeWeb
+from resolve_helpers import check, citations, findings, statuses, write
+
+from clinaudit.lookup import urlcheck
+from clinaudit.lookup.cache import ResolutionCache
+from clinaudit.models import Options, Status
+
+from conftest import run_cli
+
+LOCAL = ("127.0.0.1",)
+
+
+@pytest.fixture
+def web():
+    with FakeWeb() as server:
+        yield server
+
+
+def checker(allow=LOCAL, **kwargs) -> urlcheck.LinkChecker:
+    return urlcheck.LinkChecker(allow, **kwargs)
+
+
+def test_the_published_limits():
+    assert (urlcheck.TIMEOUT, urlcheck.MAX_REDIRECTS, urlcheck.MAX_BODY) == (5.0, 3, 256 * 1024)
+    assert (urlcheck.IN_FLIGHT, urlcheck.PER_HOST) == (8, 2)
+    assert (urlcheck.FOUND_TTL, urlcheck.DEAD_TTL) == (7 * 86400, 86400)
+
+
+# ---------------------------------------------------------------- statuses
+
+
+@pytest.mark.parametrize(
+    "path, status",
+    [
+        ("/ok", Status.VERIFIED),
+        ("/gone", Status.NOT_FOUND),
+        ("/deleted", Status.NOT_FOUND),
+        ("/forbidden", Status.UNVERIFIABLE),
+        ("/busy", Status.UNVERIFIABLE),
+        ("/broken", Status.UNVERIFIABLE),
+    ],
+)
+def test_status_codes(web, path, status):
+    result = checker().check(web.url(path))
+    assert result.status is status, result.reason
+    assert result.reason.startswith("HTTP ")
+
+
+def test_one_head_request_is_enough_for_a_live_page(web):
+    assert checker().check(web.url("/ok")).status is Status.VERIFIED
+    assert [r["method"] for r in web.requests()] == ["HEAD"]
+
+
+@pytest.mark.parametrize("path", ["/head-refused", "/head-404", "/head-dropped"])
+def test_a_head_answered_with_an_error_is_asked_again_with_get(web, path):
+    result = checker().check(web.url(path))
+    assert result.status is Status.VERIFIED, result.reason
+    assert [r["method"] for r in web.requests(path)] == ["HEAD", "GET"]
+
+
+def test_a_dead_link_is_confirmed_by_get(web):
+    assert checker().check(web.url("/gone")).status is Status.NOT_FOUND
+    assert [r["method"] for r in web.requests("/gone")] == ["HEAD", "GET"]
+
+
+def test_redirects_are_followed_up_to_three(web):
+    result = checker().check(web.url("/redirect/2"))  # 3 redirects: /2 → /1 → /0 → /ok
+    assert result.status is Status.VERIFIED
+    assert "after 3 redirects to" in result.reason and result.reason.endswith("/ok")
+    too_many = checker().check(web.url("/redirect/3"))
+    assert too_many.status is Status.UNVERIFIABLE and "more than 3 redirects" in too_many.reason
+
+
+def test_a_redirect_to_a_dead_page_is_dead(web):
+    result = checker().check(web.url("/to?url=/gone"))
+    assert result.status is Status.NOT_FOUND and "after 1 redirect to" in result.reason
+
+
+def test_no_cookies_and_no_credentials_are_sent(web):
+    url = web.url("/redirect/2").replace("http://", "http://someone:secret@")
+    assert checker().check(url).status is Status.VERIFIED
+    sent = web.requests()
+    assert len(sent) == 4
+    for request in sent:
+        headers = {k.lower(): v for k, v in request["headers"].items()}
+        assert "cookie" not in headers and "authorization" not in headers
+        assert "secret" not in json.dumps(request)
+        assert headers["user-agent"].startswith("clinaudit/")
+
+
+def test_a_slow_page_times_out_unverifiable(web):
+    start = time.monotonic()
+    result = checker(timeout=0.5).check(web.url("/slow?s=5"))
+    assert result.status is Status.UNVERIFIABLE and "timed out" in result.reason
+    assert time.monotonic() - start < 3  # HEAD only: a timeout is not asked again with GET
+
+
+def test_a_page_that_drips_its_body_is_cut_at_the_timeout(web):
+    """A byte every 0.5 s: no single read ever times out, the whole request does. Its 200 came in time."""
+    start = time.monotonic()
+    links = checker(timeout=1.0)
+    result = links.check(web.url("/drip?head=405"))
+    assert time.monotonic() - start < 3
+    assert result.status is Status.VERIFIED and links.stats.body_bytes <= 4
+
+
+def test_a_page_whose_headers_drip_past_the_timeout_is_unverifiable(web):
+    start = time.monotonic()
+    result = checker(timeout=1.0).check(web.url("/drip-headers"))
+    assert result.status is Status.UNVERIFIABLE and "timed out" in result.reason
+    assert time.monotonic() - start < 3
+
+
+def test_at_most_256_kb_of_a_body_is_read(web):
+    links = checker()
+    result = links.check(web.url("/big?mb=4&head=405"))  # HEAD refused: the GET streams 4 MB
+    assert result.status is Status.VERIFIED
+    assert 0 < links.stats.body_bytes <= urlcheck.MAX_BODY
+
+
+# ---------------------------------------------------------------- safety
+
+
+@pytest.mark.parametrize(
+    "url, kind",
+    [
+        ("http://10.1.2.3/page", "private"),
+        ("http://192.168.0.1/", "private"),
+        ("http://169.254.169.254/latest/meta-data/", "link-local"),
+        ("http://224.0.0.1/", "multicast"),
+        ("http://[::1]/", "loopback"),
+        ("http://[::ffff:127.0.0.1]/", "loopback"),
+        ("http://0.0.0.0/", "unspecified"),
+        ("http://100.64.0.1/", "non-public"),  # shared address space: not private, not global either
+    ],
+)
+def test_non_public_addresses_are_refused(url, kind):
+    result = checker(allow=()).check(url)
+    assert result.status is Status.UNVERIFIABLE
+    assert result.reason.startswith("refused for safety:") and f"a {kind} address" in result.reason
+
+
+def test_loopback_is_refused_unless_the_host_is_allowed(web):
+    refused = checker(allow=()).check(web.url("/ok"))
+    assert refused.status is Status.UNVERIFIABLE and "loopback" in refused.reason
+    by_name = checker(allow=()).check(web.url("/ok", host="localhost"))
+    assert by_name.status is Status.UNVERIFIABLE and "loopback" in by_name.reason
+    assert web.requests() == []  # nothing reached the server
+    assert checker(allow=("127.0.0.1",)).check(web.url("/ok")).status is Status.VERIFIED
+
+
+def test_a_name_is_refused_after_dns_resolution(web):
+    """2130706433 is no IP literal to urlsplit, but the resolver makes it 127.0.0.1."""
+    result = checker(allow=()).check(f"http://2130706433:{web.port}/ok")
+    assert result.status is Status.UNVERIFIABLE and "(127.0.0.1) is a loopback address" in result.reason
+    assert web.requests() == []
+
+
+def test_one_private_address_among_public_ones_is_enough_to_refuse():
+    def resolver(host, port, **_):
+        return [
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("93.184.216.34", port)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("10.0.0.5", port)),
+        ]
+
+    result = checker(allow=(), resolver=resolver).check("http://mixed.example/")
+    assert result.status is Status.UNVERIFIABLE and "mixed.example (10.0.0.5) is a private address" in result.reason
+
+
+def test_the_connection_goes_to_the_address_that_was_checked(web):
+    """An allowed name resolves once; the request goes to that address with the name in Host."""
+    calls = []
+
+    def resolver(host, port, **_):
+        calls.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+    result = checker(allow=("intranet.example",), resolver=resolver).check(f"http://intranet.example:{web.port}/ok")
+    assert result.status is Status.VERIFIED
+    assert calls == ["intranet.example"]
+    (request,) = web.requests()
+    assert request["headers"]["Host"] == f"intranet.example:{web.port}"
+
+
+def test_every_redirect_hop_is_checked_again():
+    with FakeWeb(hosts=("127.0.0.1", "127.0.0.2")) as web:
+        other = web.url("/ok", host="127.0.0.2")
+        result = checker(allow=("127.0.0.1",)).check(web.url(f"/to?url={other}"))
+        assert result.status is Status.UNVERIFIABLE and "127.0.0.2 is a loopback address" in result.reason
+        assert [r["server"] for r in web.requests()] == ["127.0.0.1"]  # the HEAD; 127.0.0.2 never
+        inside = checker(allow=("127.0.0.1",)).check(web.url("/to?url=http://10.0.0.1/admin"))
+        assert inside.status is Status.UNVERIFIABLE and "10.0.0.1 is a private address" in inside.reason
+
+
+@pytest.mark.parametrize("target", ["ftp://example.org/x", "file:///etc/passwd", "javascript:alert(1)"])
+def test_a_redirect_to_another_scheme_is_refused(web, target):
+    result = checker().check(web.url(f"/to?url={target}"))
+    assert result.status is Status.UNVERIFIABLE and "only http(s) is checked" in result.reason
+
+
+def test_a_path_with_spaces_and_accents_is_sent_percent_encoded(web):
+    result = checker().check(web.url("/gone/Maladie de Lyme é"))
+    assert result.status is Status.NOT_FOUND
+    assert web.requests()[0]["path"] == "/gone/Maladie%20de%20Lyme%20%C3%A9"
+
+
+def test_a_non_http_url_is_refused():
+    result = checker().check("ftp://127.0.0.1/file")
+    assert result.status is Status.UNVERIFIABLE and "ftp: URL" in result.reason
+
+
+# ---------------------------------------------------------------- DNS
+
+
+def _dns(known: dict[str, str]):
+    def resolver(host, port, **_):
+        if host in known:
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (known[host], port))]
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    return resolver
+
+
+def test_a_host_that_does_not_exist_is_a_dead_link_once_dns_works():
+    links = checker(allow=(), resolver=_dns({"eutils.example": "93.184.216.34"}), canary="eutils.example")
+    result = links.check("https://no-such-host.example/page")
+    assert result.status is Status.NOT_FOUND and result.reason == "no such host: no-such-host.example"
+
+
+def test_nxdomain_is_not_evidence_when_dns_resolves_nothing():
+    links = checker(allow=(), resolver=_dns({}), canary="eutils.example")  # no network: every name is unknown
+    result = links.check("https://no-such-host.example/page")
+    assert result.status is Status.UNVERIFIABLE and "no network?" in result.reason
+
+
+def test_with_the_real_resolver_an_unknown_name_never_becomes_dead_without_proof():
+    """The canary is the E-utilities host; an IP address proves nothing about DNS."""
+    result = checker(allow=(), canary="127.0.0.1").check("http://no-such-host.invalid/")
+    assert result.status is Status.UNVERIFIABLE
+
+
+# ---------------------------------------------------------------- many at once
+
+
+def test_at_most_2_requests_per_host(web):
+    urls = [web.url(f"/hold?s=0.3&n={n}") for n in range(6)]
+    found = checker().check_many(urls, 30)
+    assert {r.status for r in found.values()} == {Status.VERIFIED}
+    assert web.max_in_flight["127.0.0.1"] == 2
+
+
+def test_at_most_8_in_flight():
+    hosts = tuple(f"127.0.0.{k}" for k in range(1, 7))
+    with FakeWeb(hosts=hosts) as web:
+        urls = [web.url(f"/hold?s=0.3&n={n}", host=h) for h in hosts for n in range(3)]
+        found = checker(allow=hosts).check_many(urls, 30)
+        assert {r.status for r in found.values()} == {Status.VERIFIED} and len(found) == 18
+        assert max(web.max_in_flight[h] for h in hosts) <= 2
+        assert 2 < web.max_in_flight["*"] <= 8
+
+
+def test_what_the_time_limit_leaves_is_unverifiable(web):
+    urls = [web.url(f"/slow?s=5&n={n}") for n in range(3)]
+    start = time.monotonic()
+    found = checker(timeout=5).check_many(urls, 0.5)
+    assert time.monotonic() - start < 2.5
+    assert {r.status for r in found.values()} == {Status.UNVERIFIABLE}
+    assert any("time limit (--timeout)" in r.reason for r in found.values())
+
+
+# ---------------------------------------------------------------- cache
+
+
+def test_results_are_cached_found_7_days_dead_1_day(web, tmp_path):
+    options = Options(check_urls=True, url_allow_hosts=LOCAL)
+    ids = [f"url:{web.url('/ok')}", f"url:{web.url('/gone')}", f"url:{web.url('/forbidden')}"]
+    first = urlcheck.check_all(ids, options)
+    assert [first[c].status for c in ids] == [Status.VERIFIED, Status.NOT_FOUND, Status.UNVERIFIABLE]
+    asked = len(web.requests())
+    again = urlcheck.check_all(ids, options)
+    assert [again[c].status for c in ids] == [Status.VERIFIED, Status.NOT_FOUND, Status.UNVERIFIABLE]
+    assert len(web.requests()) == asked + 2  # only the unverifiable page is asked again: failures are never cached
+    store = diskcache.Cache(str(ResolutionCache().directory))
+    try:
+        now = time.time()
+        _, found_expires = store.get(ResolutionCache.key("url", ids[0]), expire_time=True, default=None) or (0, 0)
+        _, dead_expires = store.get(ResolutionCache.key("url", ids[1]), expire_time=True, default=None) or (0, 0)
+    finally:
+        store.close()
+    assert abs(found_expires - now - 7 * 86400) < 120
+    assert abs(dead_expires - now - 86400) < 120
+    offline = urlcheck.check_all(ids, Options(check_urls=True, offline=True))
+    assert [offline[c].status for c in ids] == [Status.VERIFIED, Status.NOT_FOUND, Status.UNVERIFIABLE]
+    assert "--offline" in offline[ids[2]].reason
+
+
+# ---------------------------------------------------------------- end to end
+
+
+REPORT = """# Cats
+
+Paracetamol is toxic to cats [1]. Cats cannot break it down [2]. Even a small dose can kill a cat [3].
+
+## References
+
+1. {ok}
+2. {gone}
+3. {forbidden}
+"""
+
+
+def _report(tmp_path, web, config: str = 'url-allow-hosts = ["127.0.0.1"]\n'):
+    (tmp_path / ".clinaudit.toml").write_text(config, encoding="utf-8")
+    text = REPORT.format(ok=web.url("/ok"), gone=web.url("/gone"), forbidden=web.url("/forbidden"))
+    return write(tmp_path, text)
+
+
+def test_without_check_urls_no_report_url_is_fetched(web, tmp_path):
+    _, data, _ = check(_report(tmp_path, web))
+    assert set(statuses(data).values()) == {"unchecked"}
+    assert web.requests() == []
+
+
+def test_check_urls_end_to_end(web, tmp_path):
+    report = _report(tmp_path, web)
+    proc, data, _ = check(report, "--check-urls")
+    assert proc.returncode == 1  # a dead link is high
+    assert statuses(data) == {
+        f"url:{web.url('/ok')}": "verified",
+        f"url:{web.url('/gone')}": "not_found",
+        f"url:{web.url('/forbidden')}": "unverifiable",
+    }
+    (dead,) = [f for f in findings(data, f"url:{web.url('/gone')}") if f["rule"] != "low-credibility-source"]
+    assert (dead["rule"], dead["severity"]) == ("dead-link", "high")
+    assert dead["message"] == f"URL {web.url('/gone')} leads nowhere (HTTP 404)"
+    (blocked,) = [f for f in findings(data, f"url:{web.url('/forbidden')}") if f["rule"] != "low-credibility-source"]
+    assert (blocked["rule"], blocked["severity"]) == ("unverifiable-citation", "low")
+    assert citations(data)[f"url:{web.url('/ok')}"]["note"] == "HTTP 200"
+    table = run_cli("check", str(report), "--check-urls")
+    assert "verified (link)" in table.stdout and "not_found (link)" in table.stdout
+
+
+def test_check_urls_from_the_config_and_no_check_urls_beats_it(web, tmp_path):
+    report = _report(tmp_path, web, 'check-urls = true\nurl-allow-hosts = ["127.0.0.1"]\n')
+    _, data, _ = check(report)
+    assert statuses(data)[f"url:{web.url('/ok')}"] == "verified"
+    asked = len(web.requests())
+    _, data, _ = check(report, "--no-check-urls", "--refresh")
+    assert set(statuses(data).values()) == {"unchecked"} and len(web.requests()) == asked
+
+
+def test_a_loopback_link_without_url_allow_hosts_is_not_fetched(web, tmp_path):
+    _, data, _ = check(_report(tmp_path, web, ""), "--check-urls")
+    assert set(statuses(data).values()) == {"unverifiable"}
+    assert web.requests() == []
+
+
+@pytest.mark.parametrize("hosts", ['["http://intranet.example"]', '["intranet.example:8080"]', '"intranet"'])
+def test_a_bad_url_allow_hosts_is_one_line_and_exit_2(tmp_path, hosts):
+    (tmp_path / ".clinaudit.toml").write_text(f"url-allow-hosts = {hosts}\n", encoding="utf-8")
+    proc = run_cli("check", str(write(tmp_path, "Cats are mammals.\n")))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and ".clinaudit.toml:1: url-allow-hosts: must" in proc.stderr
+
+
+def test_a_dead_link_gets_no_corrections_entry(web, tmp_path):
+    """corrections.yaml holds PMIDs, DOIs and NCT ids; a link may come back tomorrow."""
+    proc = run_cli("check", str(_report(tmp_path, web)), "--check-urls", "--suggest-corrections")
+    assert proc.returncode == 1 and "dead-link" in proc.stdout
+    assert "no citation to suggest a correction for" in proc.stdout
