@@ -264,10 +264,10 @@ class LinkChecker:
         port = port or (443 if scheme == "https" else 80)
         addresses = self._addresses(host, port)
         target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_PATH_SAFE)
-        budget = min(self.timeout, end - time.monotonic())
-        if budget <= 0:
-            raise Failed("timed out (the --timeout limit was reached)")
-        with self._gate(host):
+        with self._gate(host):  # the budget is what is left once this host has a free place
+            budget = min(self.timeout, end - time.monotonic())
+            if budget <= 0:
+                raise Failed("the time limit (--timeout) was reached first")
             return self._send(scheme, host, port, addresses, method, target, budget)
 
     def _send(self, scheme, host, port, addresses, method, target, budget) -> tuple[int, str]:
