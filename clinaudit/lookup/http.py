@@ -469,7 +469,12 @@ def send(
     """
     hops = 0
     while True:
-        response = session.send(request, stream=True, follow_redirects=False)
+        try:
+            response = session.send(request, stream=True, follow_redirects=False)
+        except httpx.RemoteProtocolError as exc:
+            if "location header" in str(exc).lower():  # httpx could not even build the redirect
+                raise RedirectRefused("redirect to an invalid Location refused") from None
+            raise
         try:
             target = response.next_request
             if target is None:

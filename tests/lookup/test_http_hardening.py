@@ -240,6 +240,14 @@ def test_redirects_past_the_limit_are_refused(server):
     assert get(server).redirects == 3
 
 
+@pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/x", "http://[::1"])
+def test_a_redirect_to_another_scheme_or_nowhere_is_refused(server, location):
+    server.inject("crossref", "redirect", status=302, location=location)
+    with pytest.raises(RedirectRefused, match="refused"):
+        get(server)
+    assert server.counts["crossref"] == 1
+
+
 def test_a_redirect_to_another_origin_is_refused_and_the_other_host_never_asked(server):
     with FakeServices() as other:
         server.inject("crossref", "redirect", status=307, location=f"{other.url}/crossref/works/x")
