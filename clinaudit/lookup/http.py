@@ -483,9 +483,10 @@ def send(
         finally:
             response.close()
         hops += 1
+        limit = min(policy.limit, SAME_ORIGIN.limit) if credentialed else policy.limit
         refusal = redirect_refusal(request.url, target.url, policy, credentialed)
-        if refusal is None and hops > policy.limit:
-            refusal = f"redirect to {_where(target.url)} refused: more than {policy.limit} redirects"
+        if refusal is None and hops > limit:
+            refusal = f"redirect to {_where(target.url)} refused: more than {limit} redirects"
         if refusal is not None:
             raise RedirectRefused(refusal)
         request = target

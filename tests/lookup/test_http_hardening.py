@@ -238,6 +238,11 @@ def test_redirects_past_the_limit_are_refused(server):
     server.clear_faults()
     server.inject("crossref", "redirect", status=302, location="/crossref/works/10.1371/journal.pone.0033693", times=3)
     assert get(server).redirects == 3
+    server.inject("crossref", "redirect", status=302, location="/crossref/works/10.1371/journal.pone.0033693", times=5)
+    assert get(server, policy=RedirectPolicy(limit=5)).redirects == 5  # a looser policy, without a credential …
+    server.inject("crossref", "redirect", status=302, location="/crossref/works/10.1371/journal.pone.0033693", times=5)
+    with pytest.raises(RedirectRefused, match="more than 3 redirects"):
+        get(server, policy=RedirectPolicy(limit=5), credentialed=True)  # … but never with one
 
 
 @pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/x", "http://[::1"])
