@@ -249,9 +249,11 @@ class Http:
             try:
                 reply = self._attempt(host, method, url, params, data, accept)
                 try:
-                    return parse(reply)
+                    parsed = parse(reply)
                 except (Malformed, RecursionError, MemoryError) as exc:
                     raise self._malformed(host, exc) from None
+                host.breaker.success()  # only a usable answer counts: a host that keeps sending garbage is given up
+                return parsed
             except Fault as fault:
                 if fault.malformed:
                     attempts["malformed"] += 1
@@ -322,8 +324,7 @@ class Http:
                 raise Fault(f"{where}: bad response ({self._describe(exc)})") from None
         status = reply.status_code
         if status in accept:
-            host.breaker.success()
-            return reply
+            return reply  # the breaker hears of it once the body is parsed
         retry_after = _retry_after(reply.headers.get("Retry-After"))
         if status == 429:
             if retry_after is not None:

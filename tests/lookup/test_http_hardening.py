@@ -314,3 +314,16 @@ def test_a_refused_redirect_names_the_host_and_masks_the_key(server):
     assert f"redirect to {other.url} refused: another origin (the request carries a credential)" in reason
     assert KEY not in reason
     assert server.counts["crossref"] == 1  # refused, not retried
+
+
+def test_a_host_that_keeps_sending_garbage_is_given_up(server):
+    """Malformed answers count towards the circuit breaker, even with a 200 status."""
+    server.inject("crossref", "body", body=b'{"status": "failed"}')
+    reasons = []
+    with _http(server) as client:
+        for _ in range(6):
+            with pytest.raises(Fault) as caught:
+                client.fetch("crossref", "GET", "/works/x", _work)
+            reasons.append(caught.value.reason)
+    assert server.counts["crossref"] == 5  # 5 malformed answers in a row, then no more requests
+    assert "earlier in this run; not asked again" in reasons[-1]
