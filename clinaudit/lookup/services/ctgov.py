@@ -117,6 +117,7 @@ def judge(cid: str, record: Record) -> Resolution:
     return Resolution(cid, Status.VERIFIED, record, alias)
 
 
+_DATES = ("startDateStruct", "primaryCompletionDateStruct", "completionDateStruct", "lastUpdatePostDateStruct")
 # What one study must be (the fields FIELDS asks for, with the types parse_study reads).
 STUDY_FIELDS = (
     Field("protocolSection", dict, required=True),
@@ -128,24 +129,8 @@ STUDY_FIELDS = (
     Field("protocolSection.statusModule", dict),
     Field("protocolSection.statusModule.overallStatus", str),
     Field("protocolSection.statusModule.whyStopped", str),
-    *(
-        Field(f"protocolSection.statusModule.{date}", dict)
-        for date in (
-            "startDateStruct",
-            "primaryCompletionDateStruct",
-            "completionDateStruct",
-            "lastUpdatePostDateStruct",
-        )
-    ),
-    *(
-        Field(f"protocolSection.statusModule.{date}.date", str)
-        for date in (
-            "startDateStruct",
-            "primaryCompletionDateStruct",
-            "completionDateStruct",
-            "lastUpdatePostDateStruct",
-        )
-    ),
+    *(Field(f"protocolSection.statusModule.{date}", dict) for date in _DATES),
+    *(Field(f"protocolSection.statusModule.{date}.date", str) for date in _DATES),
     Field("protocolSection.conditionsModule", dict),
     Field("protocolSection.conditionsModule.conditions", list, items=str),
     Field("protocolSection.designModule", dict),
