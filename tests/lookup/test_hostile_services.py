@@ -309,6 +309,7 @@ def test_a_same_origin_redirect_is_followed_with_the_key(services, elsewhere, tm
     first, second = services.requests("eutils")
     assert first["form"]["api_key"] == second["form"]["api_key"] == KEY
     assert elsewhere.total() == 0
+    assert run.peak_mb < PEAK_MB
 
 
 @pytest.fixture(scope="session")
