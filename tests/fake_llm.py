@@ -12,6 +12,7 @@ per request comes from `script` (consumed in order), then `default`:
   slow:SECONDS   sleep, then answer
   500            Ollama's error body with HTTP 500
   reject-schema  HTTP 400 (OpenAI's body) when response_format is json_schema, else answer
+  redirect:URL   HTTP 307 to URL (a path on this server when it starts with '/')
 
 Every request is counted and kept (body, headers, behaviour used).
 """
@@ -145,14 +146,21 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.endswith("/chat/completions"):
             self._send(404, b'{"error":{"message":"404 page not found"}}')
             return
+        if behaviour.startswith("redirect:"):
+            target = behaviour[len("redirect:") :]
+            base = fake.url.rsplit("/v1", 1)[0]
+            self._send(307, b"", {"Location": base + target if target.startswith("/") else target})
+            return
         status, payload = fake.answer(body, behaviour)
         self._send(status, payload)
 
-    def _send(self, status: int, payload: bytes) -> None:
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
         except (BrokenPipeError, ConnectionResetError):  # the client gave up first (the slow case)

@@ -4,7 +4,8 @@ It serves the recorded responses in tests/fixtures (see the PROVENANCE.md files
 there), counts every request, and can be told to misbehave per service:
 latency, 429 with Retry-After, an enforced requests-per-second limit answered
 with NCBI's real 429 body, 5xx, connection resets, read timeouts (sleeping past
-the client's timeout), and truncated or malformed bodies.
+the client's timeout), and truncated or malformed bodies; and hostile answers
+(issue 15): redirects, chosen bodies, endless bodies, gzip bombs.
 
 One server, five path prefixes: /eutils, /ctgov, /crossref, /doi and /idconv
 (NCBI's PMC ID Converter, answering from the PMC ids in the recorded efetch
@@ -48,8 +49,14 @@ class LoopbackServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+    def __init__(self, handler: type[BaseHTTPRequestHandler], tls: tuple[str, str] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), handler)
+        if tls is not None:  # (certificate file, key file): serve https
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self.socket = context.wrap_socket(self.socket, server_side=True)
 
     def serve_in_background(self) -> LoopbackServer:
         threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -69,7 +76,11 @@ class Fault:
 
     kinds: status (answer `status`, with Retry-After if given), reset (close with RST),
     hang (sleep `seconds`, then answer), truncate (promise the full body, send half),
-    malformed (a 200 whose body is cut in half), garbage (a 200 of HTML).
+    malformed (a 200 whose body is cut in half), garbage (a 200 of HTML),
+    redirect (answer `status`, e.g. 307, with Location `location`; on this server when it starts
+    with '/'), body (a 200 of `body`, as `ctype`, sent with Content-Encoding `encoding` when given:
+    a gzip bomb), endless (a 200 of `size` bytes with no Content-Length, streamed until done or the
+    client hangs up).
     """
 
     kind: str
@@ -78,11 +89,17 @@ class Fault:
     seconds: float = 5.0
     times: int | None = None
     used: int = 0
+    location: str = ""
+    body: bytes = b""
+    ctype: str = "application/json"
+    encoding: str = ""
+    size: int = 0
 
 
 @dataclass
 class FakeServices:
     synthesise: bool = False  # invent records for unknown ids (the benchmark), instead of 404 / absent
+    tls: tuple[str, str] | None = None  # (certificate file, key file): serve https
     latency: float = 0.0  # seconds added to every request
     rate_limits: dict[str, float] = field(default_factory=dict)  # service -> requests per second
     known_handles: set[str] = field(default_factory=lambda: {"10.48550/arxiv.2303.08774"})
@@ -108,7 +125,7 @@ class FakeServices:
 
     def start(self) -> FakeServices:
         handler = type("Handler", (_Handler,), {"services": self})
-        self._server = LoopbackServer(handler).serve_in_background()
+        self._server = LoopbackServer(handler, self.tls).serve_in_background()
         return self
 
     def stop(self) -> None:
@@ -126,7 +143,7 @@ class FakeServices:
     @property
     def url(self) -> str:
         assert self._server is not None
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self._server.server_address[1]}"
 
     def env(self) -> dict[str, str]:
         return {
@@ -260,7 +277,37 @@ class _Handler(BaseHTTPRequestHandler):
         if fault.kind == "hang":
             self.services.sleep(fault.seconds)
             return False
+        if fault.kind == "redirect":
+            location = self.services.url + fault.location if fault.location.startswith("/") else fault.location
+            self._send(fault.status, b"", "text/plain", {"Location": location})
+            return True
+        if fault.kind == "body":
+            self._send(200, fault.body, fault.ctype, {"Content-Encoding": fault.encoding} if fault.encoding else {})
+            return True
+        if fault.kind == "endless":
+            self._endless(fault.size, fault.ctype)
+            return True
         return False
+
+    def _endless(self, size: int, ctype: str) -> None:
+        """`size` bytes with no Content-Length (the body ends when the connection does), 1 MB at a time.
+
+        A client that stops reading at its cap hangs up: the next write fails, and the
+        server only stops.
+        """
+        self.send_response(200)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        chunk = b"<PubmedArticleSet>" + b"x" * (1024 * 1024 - 18)
+        sent = 0
+        try:
+            while sent < size and not self.services._stop.is_set():
+                self.wfile.write(chunk[: size - sent])
+                sent += len(chunk)
+        except OSError:  # the client hung up at its cap
+            return
 
     def _spoil(self, fault: Fault, payload: bytes, ctype: str) -> None:
         if fault.kind == "truncate":  # promise everything, send half, hang up

@@ -1,12 +1,14 @@
-"""`clinaudit cache info|clear`: the on-disk lookup cache."""
+"""`clinaudit cache info|check|clear`: the on-disk lookup cache."""
 
 from __future__ import annotations
+
+import sys
 
 import typer
 
 from clinaudit.cli.common import Command, app, warnings_to_stderr
 
-cache_app = typer.Typer(no_args_is_help=True, help="Inspect or empty the lookup cache.")
+cache_app = typer.Typer(no_args_is_help=True, help="Inspect, check, or empty (and repair) the lookup cache.")
 app.add_typer(cache_app, name="cache")
 
 
@@ -25,15 +27,46 @@ def cache_info() -> None:
     print(f"directory: {info['directory']}{state}\nentries: {info['entries']}\nsize: {info['bytes']} bytes")
 
 
+@cache_app.command("check", cls=Command)
+def cache_check() -> None:
+    """Whether the cache is healthy; exit 0 if it is (or does not exist yet), 1 if not."""
+    from clinaudit.lookup.cache import check_store, default_dir
+
+    health = check_store(default_dir())
+    print(f"directory: {health.directory}\nstate: {health.state}\nentries: {health.entries}")
+    for problem in health.problems:
+        print(f"problem: {problem}")
+    if health.state == "unhealthy":
+        print("clinaudit: `clinaudit cache clear` repairs it", file=sys.stderr)
+    if not health.ok:
+        raise typer.Exit(1)
+
+
 @cache_app.command("clear", cls=Command)
 def cache_clear() -> None:
-    """Delete every cached lookup."""
-    from clinaudit.lookup.cache import ResolutionCache, default_dir
+    """Delete every cached lookup; a cache that cannot be used is rebuilt empty (only its own files go)."""
+    from clinaudit.lookup.cache import ResolutionCache, check_store, default_dir, repair_store
 
     warnings_to_stderr()
     directory = default_dir()
     if not directory.exists():
         print(f"cleared 0 entries ({directory} does not exist)")
         return
-    cleared = ResolutionCache(directory).clear()
-    print(f"cleared {cleared} entries from {directory}")
+    health = check_store(directory)
+    if health.state == "in use":
+        print(
+            f"clinaudit: error: the cache at {directory} is in use by another process; nothing cleared", file=sys.stderr
+        )
+        raise typer.Exit(1)
+    if health.ok:
+        cleared = ResolutionCache(directory).clear()
+        print(f"cleared {cleared} entries from {directory}")
+        return
+    try:
+        repair = repair_store(directory)
+    except OSError as exc:
+        print(f"clinaudit: error: cannot repair the cache at {directory}: {exc}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    files = f"{repair.removed} file{'s' if repair.removed != 1 else ''}"
+    left = f"; left {len(repair.left)} files clinaudit did not write" if repair.left else ""
+    print(f"repaired the cache at {directory}: {health.problems[0]}; removed {files}{left}; it is empty and usable")

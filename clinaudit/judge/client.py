@@ -2,9 +2,12 @@
 
 Not the services' shared client (clinaudit/lookup/http.py): that one paces and retries
 for public databases, while a judge call has a JSON body, a bearer key and a
-whole-report deadline that a retry rarely fits. Every failure is returned as a
-reason, never raised: the caller turns it into `unchecked`. The API key is sent
-only in the Authorization header and masked in every message and log line.
+whole-report deadline that a retry rarely fits. It shares that module's hardened
+`send`: a redirect is followed only within the endpoint's origin (at most 3, never
+from https to http), so the bearer token never reaches another host, and the reply
+is read within `MAX_REPLY_BYTES`. Every failure is returned as a reason, never
+raised: the caller turns it into `unchecked`. The API key is sent only in the
+Authorization header and masked in every message and log line.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ import httpx
 
 from clinaudit import __version__
 from clinaudit.judge.prompt import PROMPT_VERSION, ReplyError, Source, messages, parse_reply, response_format
+from clinaudit.lookup.http import MB, Malformed, RedirectRefused, Reply, client, send
 from clinaudit.models import Judgement
 
 CONNECT_TIMEOUT = 5.0
+MAX_REPLY_BYTES = 4 * MB  # a chat completion for one batch is a few kB
 MODES = ("json_schema", "json_object", "none")  # tried in this order; a refusal moves on for the run
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "json mode")
 FATAL = (401, 403, 404)  # a wrong key, model or path: every later call would fail the same way
@@ -80,7 +85,7 @@ class Caller:
         headers = {"User-Agent": f"clinaudit/{__version__}", "Accept": "application/json"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(headers=headers, follow_redirects=False)
+        self._client = client(headers)  # follows no redirect by itself: `send` decides
 
     def close(self) -> None:
         self._client.close()
@@ -122,9 +127,16 @@ class Caller:
             self.posts += 1
         started = time.monotonic()
         try:
-            response = self._client.post(
-                self.url, json=body, timeout=httpx.Timeout(remaining, connect=min(CONNECT_TIMEOUT, remaining))
+            request = self._client.build_request(
+                "POST", self.url, json=body, timeout=httpx.Timeout(remaining, connect=min(CONNECT_TIMEOUT, remaining))
             )
+            response = send(
+                self._client, request, max_bytes=MAX_REPLY_BYTES, credentialed=bool(self._key), stop_at=deadline
+            )
+        except RedirectRefused as refused:  # every later call would be redirected the same way
+            return self._failed(report, call, started, f"judge at {self.where}: {refused.reason}", fatal=True), False
+        except Malformed as exc:
+            return self._failed(report, call, started, f"malformed reply ({exc})"), False
         except httpx.TimeoutException:
             return self._failed(report, call, started, late), False
         except (httpx.ConnectError, httpx.UnsupportedProtocol) as exc:
@@ -159,7 +171,7 @@ class Caller:
         if self._log is not None:
             self._log.write(entry)
 
-    def _error_message(self, response: httpx.Response) -> str:
+    def _error_message(self, response: Reply) -> str:
         """The server's own words from an OpenAI-style error body (`model "x" not found`), cut short."""
         try:
             message = response.json()["error"]["message"]

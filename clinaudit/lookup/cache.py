@@ -5,6 +5,12 @@ pickle, so a cache directory written by someone else could run code on load.
 `JSONDisk` stores JSON bytes and refuses pickled rows and keys, and file names
 that point outside the cache directory. Any failure of the cache (corrupt,
 locked, unwritable) produces one warning and the run goes on without it.
+
+`check_store` says whether a cache directory is healthy without letting diskcache
+apply anything the database says (it reads it read-only with sqlite3), and
+`repair_store` rebuilds a store that cannot be used by removing only the files a
+cache writes (cache.db and its journals, value files named as diskcache names
+them) and creating it afresh: `clinaudit cache check` and `clinaudit cache clear`.
 """
 
 from __future__ import annotations
@@ -30,7 +36,13 @@ MISSING_TTL = 1 * DAY  # an id that does not exist (it may be published tomorrow
 RETRACTION_TTL = 7 * DAY  # after this a found record is asked again: retractions happen
 LOCK_TIMEOUT = 3.0  # seconds to wait for another process's write lock before giving up
 SIZE_LIMIT = 256 * 1024 * 1024
+EVICTION = "least-recently-stored"
 _VALUE_FILE = re.compile(r"^[0-9a-f]{2}[/\\][0-9a-f]{2}[/\\][0-9a-f]{28}\.val$")
+DATABASE = "cache.db"
+_DATABASE_FILES = (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal")
+_HEX2 = re.compile(r"^[0-9a-f]{2}$")
+_HEX28_VAL = re.compile(r"^[0-9a-f]{28}\.val$")
+_MODE_PICKLE = 4  # diskcache.core.MODE_PICKLE, without importing diskcache
 
 
 class RefusedEntry(Exception):
@@ -107,6 +119,8 @@ class ResolutionCache:
         self._cache = None
         self._broken = False
         self.refused = 0
+        self.failure = ""  # why the cache could not be used, once it could not
+        self.locked = False  # … because another process holds it
 
     def _open(self):
         """Open the cache, giving up after LOCK_TIMEOUT.
@@ -128,7 +142,7 @@ class ResolutionCache:
                     disk=_json_disk(),
                     timeout=LOCK_TIMEOUT,
                     size_limit=SIZE_LIMIT,
-                    eviction_policy="least-recently-stored",
+                    eviction_policy=EVICTION,
                 )
             except Exception as exc:
                 result["error"] = exc
@@ -147,7 +161,10 @@ class ResolutionCache:
     def _fail(self, exc: Exception) -> None:
         if not self._broken:
             self._broken = True
-            log.warning("cache at %s is unusable (%s); continuing without it", self.directory, _short(exc))
+            self.failure = _short(exc)
+            self.locked = _is_lock(exc)
+            hint = "" if self.locked else " (`clinaudit cache clear` repairs it)"
+            log.warning("cache at %s is unusable (%s); continuing without it%s", self.directory, self.failure, hint)
         self._cache = None
 
     @staticmethod
@@ -227,3 +244,161 @@ class ResolutionCache:
 def _short(exc: Exception) -> str:
     text = str(exc) or type(exc).__name__
     return text if len(text) <= 120 else text[:119] + "…"
+
+
+def _is_lock(exc: BaseException) -> bool:
+    """A cache held by another process: wait, never repair."""
+    return isinstance(exc, TimeoutError) or "locked" in str(exc).lower() or type(exc).__name__ == "Timeout"
+
+
+# ---------------------------------------------------------------- check and repair
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """What `clinaudit cache check` reports about a cache directory."""
+
+    directory: Path
+    state: str  # healthy | no cache yet | unhealthy | in use
+    entries: int = 0
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.state in ("healthy", "no cache yet")
+
+
+def expected_settings() -> dict[str, Any]:
+    """The Settings rows a cache opened by clinaudit holds (diskcache's defaults, with ours)."""
+    import diskcache.core
+
+    return {**diskcache.core.DEFAULT_SETTINGS, "size_limit": SIZE_LIMIT, "eviction_policy": EVICTION}
+
+
+def check_store(directory: Path | None = None) -> Health:
+    """Whether the cache at `directory` is one clinaudit can use.
+
+    The database is read with sqlite3, read-only, so nothing it holds is applied (diskcache
+    would apply its Settings rows) or run; only a store that passes is then opened as a
+    run opens it.
+    """
+    import sqlite3
+
+    directory = directory or default_dir()
+    if not directory.exists():
+        return Health(directory, "no cache yet")
+    if not directory.is_dir():
+        return Health(directory, "unhealthy", problems=("it is not a directory",))
+    database = directory / DATABASE
+    if not database.exists():
+        return Health(directory, "no cache yet")
+    problems: list[str] = []
+    entries = 0
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True, timeout=LOCK_TIMEOUT)
+        ) as db:
+            verdict = db.execute("PRAGMA quick_check").fetchone()
+            if verdict is None or verdict[0] != "ok":
+                problems.append(f"the database is damaged ({str(verdict and verdict[0])[:80]})")
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            missing = {"Settings", "Cache"} - tables
+            if missing:
+                problems.append(f"the database has no {' or '.join(sorted(missing))} table")
+            else:
+                problems += _settings_problems(dict(db.execute("SELECT key, value FROM Settings").fetchall()))
+                entries, foreign = db.execute(
+                    "SELECT count(*), coalesce(sum(raw = 0 OR mode = ? OR typeof(key) != 'text'"
+                    " OR key NOT LIKE ? OR (filename IS NOT NULL AND filename NOT GLOB ?)), 0) FROM Cache",
+                    (_MODE_PICKLE, f"v{SCHEMA}|%", "[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*.val"),
+                ).fetchone()
+                if foreign:
+                    problems.append(f"{foreign} entries clinaudit did not write (pickled, or pointing outside it)")
+    except sqlite3.OperationalError as exc:
+        if _is_lock(exc):
+            return Health(directory, "in use", problems=("locked by another process",))
+        problems.append(f"the database cannot be read ({_short(exc)})")
+    except sqlite3.DatabaseError as exc:
+        problems.append(f"the database cannot be read ({_short(exc)})")
+    if problems:
+        return Health(directory, "unhealthy", entries, tuple(problems))
+    cache = ResolutionCache(directory)  # as a run opens it: the last word on whether it works
+    try:
+        if cache._open() is None:
+            state = "in use" if cache.locked else "unhealthy"
+            return Health(directory, state, entries, (f"it cannot be opened ({cache.failure})",))
+    finally:
+        cache.close()
+    return Health(directory, "healthy", entries)
+
+
+def _settings_problems(found: dict[str, Any]) -> list[str]:
+    """Settings rows diskcache does not define (it would set them as attributes), or of the wrong type.
+
+    A value of the right type that differs from the default is left alone: an older
+    diskcache may have written other defaults, and the open that follows tests it.
+    """
+    import diskcache.core
+
+    expected = {**expected_settings(), **diskcache.core.METADATA}
+    problems = []
+    for key, value in sorted(found.items(), key=lambda kv: str(kv[0])):
+        if key not in expected:
+            problems.append(f"an unexpected setting {str(key)[:40]!r}")
+        elif type(value) is not type(expected[key]):
+            problems.append(f"setting {key!r} is {str(value)[:40]!r}, not like {expected[key]!r}")
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class Repair:
+    removed: int  # files removed
+    left: tuple[str, ...]  # files in the directory clinaudit did not write, left alone
+
+
+def repair_store(directory: Path | None = None) -> Repair:
+    """Remove the store's own files (never anything else) and create an empty, working cache in their place.
+
+    Raises OSError when the files cannot be removed or the new store cannot be opened.
+    """
+    directory = directory or default_dir()
+    if directory.exists() and not directory.is_dir():
+        raise NotADirectoryError(f"{directory} is not a directory")
+    removed = 0
+    left: list[str] = []
+    if directory.is_dir():
+        for entry in sorted(directory.iterdir()):
+            if entry.name in _DATABASE_FILES and (entry.is_file() or entry.is_symlink()):
+                entry.unlink()
+                removed += 1
+            elif _HEX2.match(entry.name) and entry.is_dir() and not entry.is_symlink():
+                removed += _remove_value_files(entry, left)
+            else:
+                left.append(entry.name)
+    cache = ResolutionCache(directory)
+    try:
+        if cache._open() is None:
+            raise OSError(f"the new cache cannot be opened ({cache.failure})")
+    finally:
+        cache.close()
+    return Repair(removed, tuple(left))
+
+
+def _remove_value_files(folder: Path, left: list[str]) -> int:
+    """diskcache's value files are XX/YY/<28 hex>.val: remove those, then the folders they leave empty."""
+    removed = 0
+    for sub in sorted(folder.iterdir()):
+        if _HEX2.match(sub.name) and sub.is_dir() and not sub.is_symlink():
+            for file in sorted(sub.iterdir()):
+                if _HEX28_VAL.match(file.name) and (file.is_file() or file.is_symlink()):
+                    file.unlink()
+                    removed += 1
+                else:
+                    left.append(f"{folder.name}/{sub.name}/{file.name}")
+            with contextlib.suppress(OSError):
+                sub.rmdir()  # only if empty
+        else:
+            left.append(f"{folder.name}/{sub.name}")
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+    return removed

@@ -1,27 +1,50 @@
 """One polite HTTP client for every service: pacing, retries, a circuit breaker, a deadline.
 
-Every request a service makes goes through `Http.request`, which either returns a
-response with an expected status or raises `Fault`. A fault is never evidence
-about an id: the service turns it into `unverifiable` for the ids it carried.
-httpx and tenacity are imported here, and this module is imported only when
-there is something to resolve, so `clinaudit --help` stays fast.
+Every request a service makes goes through `Http.request` (or `Http.fetch`, which
+also parses the body), which either returns a `Reply` with an expected status or
+raises `Fault`. A fault is never evidence about an id: the service turns it into
+`unverifiable` for the ids it carried.
+
+A broken or hostile server cannot do more than make its ids unverifiable:
+
+- `send` follows only the redirects a `RedirectPolicy` allows; a request that
+  carries a credential (the NCBI key, a bearer token) never leaves its origin and
+  never goes from https to http.
+- `read_body` streams the body with a cap on the bytes on the wire and on the
+  bytes after decompression, so neither a huge body nor a gzip bomb fills memory.
+- `parse_json` refuses nesting deeper than `MAX_JSON_DEPTH` before the parser can
+  recurse, and turns RecursionError and MemoryError into `Malformed`.
+- A malformed body is retried once, like a 5xx, within the run's deadline.
+
+httpx is imported here and tenacity when the first request is sent; this module is
+imported only when there is something to resolve (or a judge to ask), so
+`clinaudit --help` stays fast.
 """
 
 from __future__ import annotations
 
+import email.message
 import email.utils
 import functools
+import json
 import random
 import threading
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from clinaudit import __version__
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+
+T = TypeVar("T")
 
 MAX_ATTEMPTS = 4  # one try and three retries
 REQUEST_TIMEOUT = 15.0  # one request, read/write; the run-wide deadline caps it further
@@ -30,16 +53,44 @@ BREAKER_THRESHOLD = 5  # consecutive failed attempts before a host is given up f
 RETRY_AFTER_CAP = 60.0  # never honour a Retry-After longer than this
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 8.0
+MB = 1024 * 1024
+MAX_BYTES = 8 * MB  # an endpoint's body cap unless it says otherwise
+MAX_JSON_DEPTH = 64  # the services nest 10 deep at most
+REDIRECT_LIMIT = 3
+ACCEPT_ENCODING = "gzip, deflate"  # only what read_body can inflate with a cap
 
 
 class Fault(Exception):
     """A request that did not produce a usable answer; the ids it carried are unverifiable."""
 
-    def __init__(self, reason: str, *, retryable: bool = False, retry_after: float | None = None):
+    def __init__(
+        self, reason: str, *, retryable: bool = False, retry_after: float | None = None, malformed: bool = False
+    ):
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.retry_after = retry_after
+        self.malformed = malformed  # a body that was not what the service promises: retried once
+
+
+class RedirectRefused(Fault):
+    """A redirect the policy does not allow; the reason names the target's host."""
+
+
+class Malformed(ValueError):
+    """A body that is not what the service promises: cut short, too big, too deep, or the wrong shape."""
+
+
+@dataclass(frozen=True, slots=True)
+class RedirectPolicy:
+    """Which redirects `send` follows. A request carrying a credential gets `SAME_ORIGIN` whatever this says."""
+
+    limit: int = REDIRECT_LIMIT  # hops, at most
+    other_origins: bool = False  # follow to another scheme, host or port
+    downgrade: bool = False  # follow from https to http
+
+
+SAME_ORIGIN = RedirectPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +101,8 @@ class Endpoint:
     base_url: str
     interval: float = 0.0  # minimum seconds between the starts of two requests
     concurrency: int = 1  # requests in flight at once
+    max_bytes: int = MAX_BYTES  # body cap, on the wire and after decompression
+    redirects: RedirectPolicy = SAME_ORIGIN
 
     @property
     def host(self) -> str:
@@ -64,6 +117,11 @@ class Deadline:
     def __init__(self, seconds: float):
         self.seconds = seconds
         self._end = time.monotonic() + seconds
+
+    @property
+    def end(self) -> float:
+        """When it passes, on the `time.monotonic()` clock."""
+        return self._end
 
     def remaining(self) -> float:
         return self._end - time.monotonic()
@@ -138,13 +196,7 @@ class Http:
             for e in endpoints
         }
         self._secrets = tuple(s for s in secrets if s)
-        self._client = httpx.Client(
-            headers={"User-Agent": f"clinaudit/{__version__} (+https://pypi.org/project/clinaudit/)"},
-            follow_redirects=True,
-            max_redirects=3,
-            verify=_tls(),
-            limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
-        )
+        self._client = client()
 
     def close(self) -> None:
         self._client.close()
@@ -170,15 +222,43 @@ class Http:
         params: dict[str, str] | None = None,
         data: dict[str, str] | None = None,
         accept: tuple[int, ...] = (200,),
-    ) -> httpx.Response:
-        """Send one request with pacing and retries; return a response whose status is in `accept`."""
+    ) -> Reply:
+        """Send one request with pacing and retries; return a reply whose status is in `accept`."""
+        return self.fetch(name, method, path, _same, params=params, data=data, accept=accept)
+
+    def fetch(
+        self,
+        name: str,
+        method: str,
+        path: str,
+        parse: Callable[[Reply], T],
+        *,
+        params: dict[str, str] | None = None,
+        data: dict[str, str] | None = None,
+        accept: tuple[int, ...] = (200,),
+    ) -> T:
+        """`request`, then `parse(reply)`; a `Malformed` body (from the read or from `parse`) is asked once more."""
+        from tenacity import Retrying, retry_if_exception
+
         host = self._hosts[name]
         url = host.endpoint.base_url.rstrip("/") + path
-        attempts = {"n": 0}
+        attempts = {"n": 0, "malformed": 0}
 
-        def attempt() -> httpx.Response:
+        def attempt() -> T:
             attempts["n"] += 1
-            return self._attempt(host, method, url, params, data, accept)
+            try:
+                reply = self._attempt(host, method, url, params, data, accept)
+                try:
+                    parsed = parse(reply)
+                except (Malformed, RecursionError, MemoryError) as exc:
+                    raise self._malformed(host, exc) from None
+                host.breaker.success()  # only a usable answer counts: a host that keeps sending garbage is given up
+                return parsed
+            except Fault as fault:
+                if fault.malformed:
+                    attempts["malformed"] += 1
+                    fault.retryable = attempts["malformed"] < 2  # once, like a 5xx; a second is the answer
+                raise
 
         retrying = Retrying(
             retry=retry_if_exception(lambda e: isinstance(e, Fault) and e.retryable),
@@ -190,13 +270,13 @@ class Http:
         try:
             return retrying(attempt)
         except Fault as fault:
-            if attempts["n"] > 1 and fault.retryable:
-                raise Fault(f"{fault.reason} (after {attempts['n']} attempts)") from None
+            if attempts["n"] > 1 and (fault.retryable or fault.malformed):
+                raise Fault(f"{fault.reason} (after {attempts['n']} attempts)", malformed=fault.malformed) from None
             raise
 
     # ------------------------------------------------------------ one attempt
 
-    def _attempt(self, host: _Host, method: str, url: str, params, data, accept) -> httpx.Response:
+    def _attempt(self, host: _Host, method: str, url: str, params, data, accept) -> Reply:
         where = host.endpoint.host
         late = f"{where} not asked: the {self.deadline.seconds:g}s time limit (--timeout) was reached"
         with host.gate:  # first a place among those in flight, then a start time: starts stay spaced
@@ -214,7 +294,20 @@ class Http:
             with host.counted:
                 host.requests += 1
             try:
-                response = self._client.request(method, url, params=params, data=data, timeout=timeout)
+                request = self._client.build_request(method, url, params=params, data=data, timeout=timeout)
+                reply = send(
+                    self._client,
+                    request,
+                    max_bytes=host.endpoint.max_bytes,
+                    policy=host.endpoint.redirects,
+                    credentialed=carries_secret(request, self._secrets),
+                    stop_at=self.deadline.end,
+                )
+            except RedirectRefused as refused:
+                host.breaker.failure(f"{where}: {refused.reason}")
+                raise RedirectRefused(f"{where}: {self._mask(refused.reason)}") from None
+            except Malformed as exc:
+                raise self._malformed(host, exc) from None
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
                 reason = f"{where} unreachable ({self._describe(exc)})"
                 host.breaker.trip(reason)
@@ -223,19 +316,16 @@ class Http:
                 reason = f"{where} timed out"
                 host.breaker.failure(reason)
                 raise Fault(reason, retryable=True) from None
-            except httpx.TooManyRedirects:
-                raise Fault(f"{where}: too many redirects") from None
             except httpx.TransportError as exc:  # reset, truncated body, protocol error
                 reason = f"{where}: connection failed ({self._describe(exc)})"
                 host.breaker.failure(reason)
                 raise Fault(reason, retryable=True) from None
-            except httpx.HTTPError as exc:  # e.g. a body that does not decode
+            except httpx.HTTPError as exc:
                 raise Fault(f"{where}: bad response ({self._describe(exc)})") from None
-        status = response.status_code
+        status = reply.status_code
         if status in accept:
-            host.breaker.success()
-            return response
-        retry_after = _retry_after(response.headers.get("Retry-After"))
+            return reply  # the breaker hears of it once the body is parsed
+        retry_after = _retry_after(reply.headers.get("Retry-After"))
         if status == 429:
             if retry_after is not None:
                 host.pacer.push_back(retry_after)
@@ -246,6 +336,18 @@ class Http:
             raise Fault(f"{where}: HTTP {status}", retryable=True, retry_after=retry_after)
         host.breaker.success()  # the host answered; the request was wrong, retrying will not help
         raise Fault(f"{where}: unexpected HTTP {status}")
+
+    def _malformed(self, host: _Host, exc: BaseException) -> Fault:
+        """A body that is not what was promised: a fault like a 5xx (the host may be mid-deploy), retried once."""
+        what = {RecursionError: "nested too deeply", MemoryError: "too large to parse"}.get(type(exc), str(exc))
+        reason = f"{host.endpoint.host}: {self._mask(what)[:200]}"
+        host.breaker.failure(reason)
+        return Fault(reason, retryable=True, malformed=True)
+
+    def _mask(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _describe(self, exc: Exception) -> str:
         """An exception's text, with any secret (the NCBI key) masked."""
@@ -301,3 +403,223 @@ def _retry_after(value: str | None) -> float | None:
     if seconds != seconds:  # NaN
         return None
     return max(0.0, min(seconds, RETRY_AFTER_CAP))
+
+
+# ---------------------------------------------------------------- hardened reads, for every client
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A response whose body was read within its cap: all a service needs, and nothing left open."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+    url: str  # where the body came from, after any redirect
+    redirects: int = 0  # hops followed to get here
+
+    @property
+    def text(self) -> str:
+        message = email.message.Message()
+        message["Content-Type"] = self.headers.get("Content-Type", "")
+        try:
+            return self.content.decode(message.get_content_charset() or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            return self.content.decode("utf-8", errors="replace")
+
+    def json(self, max_depth: int = MAX_JSON_DEPTH) -> Any:
+        """The body as JSON; `Malformed` (a ValueError) when it is not JSON or nests deeper than `max_depth`."""
+        return parse_json(self.content, max_depth)
+
+
+def client(headers: dict[str, str] | None = None) -> httpx.Client:
+    """An httpx client for `send`: it never follows a redirect by itself and asks only for encodings we can cap."""
+    base = {"User-Agent": f"clinaudit/{__version__} (+https://pypi.org/project/clinaudit/)"}
+    return httpx.Client(
+        headers={**base, **(headers or {}), "Accept-Encoding": ACCEPT_ENCODING},
+        follow_redirects=False,
+        verify=_tls(),
+        limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+    )
+
+
+def carries_secret(request: httpx.Request, secrets: Iterable[str]) -> bool:
+    """Whether any secret is in the request's URL, headers or body (the NCBI key rides in a POST body)."""
+    wanted = [s for s in secrets if s]
+    if not wanted:
+        return False
+    body = request.read()
+    places = [str(request.url), *(f"{k}: {v}" for k, v in request.headers.items())]
+    return any(s.encode() in body or any(s in place for place in places) for s in wanted)
+
+
+def send(
+    session: httpx.Client,
+    request: httpx.Request,
+    *,
+    max_bytes: int,
+    policy: RedirectPolicy = SAME_ORIGIN,
+    credentialed: bool = False,
+    stop_at: float | None = None,
+) -> Reply:
+    """Send `request`, follow the redirects `policy` allows, and read the body within `max_bytes`.
+
+    Raises `RedirectRefused` (a non-retryable Fault naming the target host), `Malformed`
+    for a body over its cap or cut short, and httpx's own errors for the transport;
+    `stop_at` (monotonic) bounds the whole read, however slowly the body drips in.
+    """
+    hops = 0
+    while True:
+        try:
+            response = session.send(request, stream=True, follow_redirects=False)
+        except httpx.RemoteProtocolError as exc:
+            if "location header" in str(exc).lower():  # httpx could not even build the redirect
+                raise RedirectRefused("redirect to an invalid Location refused") from None
+            raise
+        try:
+            target = response.next_request
+            if target is None:
+                body = read_body(response, max_bytes, stop_at)
+                return Reply(response.status_code, response.headers, body, str(response.url), hops)
+        finally:
+            response.close()
+        hops += 1
+        limit = min(policy.limit, SAME_ORIGIN.limit) if credentialed else policy.limit
+        refusal = redirect_refusal(request.url, target.url, policy, credentialed)
+        if refusal is None and hops > limit:
+            refusal = f"redirect to {_where(target.url)} refused: more than {limit} redirects"
+        if refusal is not None:
+            raise RedirectRefused(refusal)
+        request = target
+
+
+def redirect_refusal(
+    source: httpx.URL, target: httpx.URL, policy: RedirectPolicy = SAME_ORIGIN, credentialed: bool = False
+) -> str | None:
+    """Why a redirect from `source` to `target` must not be followed, or None when it may be."""
+    why = " (the request carries a credential)" if credentialed else ""
+    if source.scheme == "https" and target.scheme != "https" and (credentialed or not policy.downgrade):
+        return f"redirect to {_where(target)} refused: from https to {target.scheme or 'another scheme'}{why}"
+    if _origin(source) != _origin(target) and (credentialed or not policy.other_origins):
+        return f"redirect to {_where(target)} refused: another origin{why}"
+    return None
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
+
+
+def _where(url: httpx.URL) -> str:
+    """A target's scheme, host and port: never its path or query, which could carry anything."""
+    return f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "") if url.host else "an unnamed host"
+
+
+def read_body(response: httpx.Response, max_bytes: int, stop_at: float | None = None) -> bytes:
+    """The decoded body of a streamed response, or `Malformed` past `max_bytes` on the wire or after inflating.
+
+    Inflating goes through zlib with `max_length`, so a gzip bomb costs at most
+    `max_bytes` of memory before it is refused, whatever its ratio.
+    """
+    length = response.headers.get("Content-Length", "")
+    if length.isdigit() and int(length) > max_bytes:
+        raise Malformed(f"body of {int(length):,} bytes is over the {_size(max_bytes)} cap")
+    inflate = _Inflater.for_encoding(response.headers.get("Content-Encoding", ""))
+    out = bytearray()
+    wire = 0
+    for raw in response.iter_raw():
+        wire += len(raw)
+        if wire > max_bytes:
+            raise Malformed(f"body over the {_size(max_bytes)} cap")
+        inflate.feed(out, raw, max_bytes)
+        if stop_at is not None and time.monotonic() > stop_at:
+            raise httpx.ReadTimeout("the time limit passed while the body was read", request=response.request)
+    inflate.finish(out, max_bytes)
+    return bytes(out)
+
+
+class _Inflater:
+    """Content-Encoding identity, gzip or deflate, inflated a megabyte at a time up to the cap."""
+
+    STEP = MB
+
+    def __init__(self, wbits: int | None):
+        self._wbits = wbits
+        self._zlib = zlib.decompressobj(wbits) if wbits is not None else None
+        self._started = False
+
+    @classmethod
+    def for_encoding(cls, header: str) -> _Inflater:
+        codings = [c.strip().lower() for c in header.split(",") if c.strip() and c.strip().lower() != "identity"]
+        if not codings:
+            return cls(None)
+        if len(codings) == 1 and codings[0] in ("gzip", "x-gzip"):
+            return cls(zlib.MAX_WBITS | 16)
+        if len(codings) == 1 and codings[0] == "deflate":
+            return cls(zlib.MAX_WBITS)  # zlib-wrapped, as the RFC says; raw deflate is tried on the first error
+        raise Malformed(f"unsupported Content-Encoding {header[:40]!r}")
+
+    def feed(self, out: bytearray, data: bytes, cap: int) -> None:
+        """Append what `data` inflates to onto `out`; `Malformed` the moment `out` would pass `cap`."""
+        if self._zlib is None:
+            self._append(out, data, cap)
+            return
+        while data:
+            try:
+                piece = self._zlib.decompress(data, self.STEP)
+            except zlib.error:
+                if self._started or self._wbits != zlib.MAX_WBITS:
+                    raise Malformed("compressed body does not inflate") from None
+                self._zlib = zlib.decompressobj(-zlib.MAX_WBITS)  # servers that send raw deflate
+                self._wbits = -zlib.MAX_WBITS
+                continue
+            self._started = True
+            self._append(out, piece, cap)
+            data = self._zlib.unconsumed_tail
+
+    def finish(self, out: bytearray, cap: int) -> None:
+        if self._zlib is None:
+            return
+        self._append(out, self._zlib.flush(), cap)
+        if self._started and not self._zlib.eof:
+            raise Malformed("compressed body cut short")
+
+    @staticmethod
+    def _append(out: bytearray, piece: bytes, cap: int) -> None:
+        if len(out) + len(piece) > cap:
+            raise Malformed(f"body over the {_size(cap)} cap once inflated")
+        out += piece
+
+
+_OPENERS = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _OPENERS)
+
+
+def parse_json(body: bytes, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """JSON that nests at most `max_depth` deep, checked before the parser recurses; else `Malformed`.
+
+    The check is linear (escapes dropped, strings cut out, brackets counted) and runs
+    only when the body has more brackets than `max_depth`, so it does not depend on
+    the interpreter's recursion limit, which a library caller may have raised.
+    """
+    if body.count(b"[") + body.count(b"{") > max_depth and json_depth(body) > max_depth:
+        raise Malformed(f"JSON nested deeper than {max_depth}")
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise Malformed("malformed JSON" if isinstance(exc, ValueError) else "JSON too deep or too large") from None
+
+
+def json_depth(body: bytes) -> int:
+    """How deep a JSON body's brackets nest, strings ignored (an upper bound for a body that is not JSON)."""
+    outside = b"".join(body.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
+    brackets = outside.translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_OPENERS.__getitem__, brackets)), default=0)
+
+
+def _size(n: int) -> str:
+    return f"{n / MB:g} MB" if n >= MB else f"{n:,} bytes"
+
+
+def _same(reply: Reply) -> Reply:
+    return reply

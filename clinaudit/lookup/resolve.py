@@ -242,15 +242,19 @@ def _services(settings: Settings) -> dict[str, Any]:
 
 
 def _endpoints(settings: Settings):
+    """Each service's pace and body cap; a body over its cap is malformed, and the run goes on."""
     from clinaudit.lookup.http import Endpoint
+    from clinaudit.lookup.services import crossref, ctgov, pmc, pubmed
 
     ncbi_rate = 10.0 if settings.api_key else 3.0  # NCBI: 3 requests/s, or 10 with an API key
     return [
-        Endpoint("eutils", settings.urls["eutils"], interval=SAFETY / ncbi_rate, concurrency=3),
-        Endpoint("ctgov", settings.urls["ctgov"], interval=SAFETY / 1.0, concurrency=1),
-        Endpoint("crossref", settings.urls["crossref"], interval=0.0, concurrency=3),
-        Endpoint("doi", settings.urls["doi"], interval=0.0, concurrency=3),
-        Endpoint("idconv", settings.urls["idconv"], interval=SAFETY / 3.0, concurrency=2),  # NCBI's pace
+        Endpoint("eutils", settings.urls["eutils"], SAFETY / ncbi_rate, concurrency=3, max_bytes=pubmed.MAX_BYTES),
+        Endpoint("ctgov", settings.urls["ctgov"], interval=SAFETY / 1.0, concurrency=1, max_bytes=ctgov.MAX_BYTES),
+        Endpoint("crossref", settings.urls["crossref"], interval=0.0, concurrency=3, max_bytes=crossref.MAX_BYTES),
+        Endpoint("doi", settings.urls["doi"], interval=0.0, concurrency=3, max_bytes=crossref.HANDLE_MAX_BYTES),
+        Endpoint(
+            "idconv", settings.urls["idconv"], SAFETY / 3.0, concurrency=2, max_bytes=pmc.MAX_BYTES
+        ),  # NCBI's pace
     ]
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import pytest
 from fake_llm import FakeLLM, sources_of
-from resolve_helpers import check, citations, findings, write
+from resolve_helpers import check, citations, findings, statuses, write
 
 from clinaudit.errors import InputError
 from clinaudit.judge import prompt as judge_prompt
@@ -429,3 +429,28 @@ def _assert_nothing_lost(plain: dict, data: dict) -> None:
         assert after[cid]["title"] == c["title"]
     assert [f["rule"] for f in findings(plain)] == [f["rule"] for f in findings(data)]
     assert plain["verdict"] == data["verdict"]
+
+
+# ---------------------------------------------------------------- redirects (issue 15)
+
+
+def test_a_redirect_to_another_host_never_gets_the_bearer_token(services, llm, tmp_path):
+    """The same rule as the services' key: a credential never leaves its origin; the refusal names the host."""
+    with FakeLLM(decide=by_wording) as elsewhere:
+        llm.default = f"redirect:{elsewhere.url}/chat/completions"
+        report = write(tmp_path, REPORT)
+        proc, data, _ = check(report, env=llm.env(CLINAUDIT_JUDGE_API_KEY=KEY))
+        assert elsewhere.count == 0
+    host = elsewhere.url.split("/v1")[0]
+    for verdict in judged(data).values():
+        assert verdict["verdict"] == "unchecked"
+        assert f"redirect to {host} refused: another origin (the request carries a credential)" in verdict["reason"]
+    assert llm.count == 1 and KEY not in proc.stdout + proc.stderr
+    assert statuses(data) == {MELANOMA: "verified", ASTHMA: "verified"}  # a judge failure changes nothing
+
+
+def test_a_same_origin_redirect_is_followed_with_the_token(services, llm, tmp_path):
+    llm.script.append("redirect:/v1/chat/completions")
+    _, data, _ = check(write(tmp_path, REPORT), env=llm.env(CLINAUDIT_JUDGE_API_KEY=KEY))
+    assert [r["headers"]["Authorization"] for r in llm.requests] == [f"Bearer {KEY}"] * 2
+    assert judged(data)[MELANOMA]["verdict"] == "supports"

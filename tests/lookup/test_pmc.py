@@ -197,9 +197,14 @@ def test_the_current_answer_with_a_numeric_pmid_and_an_article_only_in_pmc():
     assert only.reason == "in PMC, not in PubMed"
 
 
-@pytest.mark.parametrize("body", [[], {"records": "x"}, {"status": "error", "records": []}, "<html>"])
+@pytest.mark.parametrize(
+    "body",
+    [[], {"records": "x"}, {"status": "error", "records": []}, "<html>", {"records": [1]}, {"records": [{"pmid": []}]}],
+)
 def test_an_answer_that_is_not_the_converters_is_malformed(body):
-    with pytest.raises(pmc.MalformedResponse):
+    from clinaudit.lookup.http import Malformed
+
+    with pytest.raises(Malformed):
         pmc.parse_records(body)
 
 

@@ -60,15 +60,13 @@ def test_retry_after_is_honoured_and_the_retry_succeeds(services, tmp_path):
     assert elapsed >= 1.0
 
 
-@pytest.mark.parametrize("kind", ["reset", "truncate", "malformed"])
+@pytest.mark.parametrize("kind", ["reset", "truncate", "malformed", "garbage"])
 def test_a_transient_fault_is_retried(services, tmp_path, kind):
+    """A well-framed bad body is retried once too, like a 5xx (issue 15): a deploy in progress, a flaky proxy."""
     services.inject("ctgov", kind, times=1)
     _, data, _ = check(write(tmp_path, "GET73 was studied in alcohol use disorder (NCT03418623)."))
-    if kind == "malformed":  # a well-framed bad body is not retried: that id is unverifiable
-        assert statuses(data) == {"nct:NCT03418623": "unverifiable"}
-    else:
-        assert statuses(data) == {"nct:NCT03418623": "verified"}
-        assert services.counts["ctgov"] == 2
+    assert statuses(data) == {"nct:NCT03418623": "verified"}
+    assert services.counts["ctgov"] == 2
 
 
 def test_the_circuit_breaker_stops_calling_a_failing_host(services, tmp_path):

@@ -2,13 +2,15 @@
 
 A service answers for every id it is given. A fault (network, rate limit, bad
 body) makes the ids it carried `unverifiable`, never `not_found`: only a
-well-formed answer that lacks an id is evidence that the id does not exist.
+well-formed answer that lacks an id is evidence that the id does not exist, and
+an answer is well formed only when it passes its service's `SHAPE` table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clinaudit.models import Resolution, Status
 
@@ -32,3 +34,93 @@ def unverifiable(ids: list[str], reason: str) -> dict[str, Resolution]:
 
 def chunks(items: list[str], size: int) -> list[list[str]]:
     return [items[k : k + size] for k in range(0, len(items), size)]
+
+
+# ---------------------------------------------------------------- shape rules
+#
+# Each service keeps one table (`SHAPE`) of what its answer must be before any of it
+# is believed: `Field` rows for the JSON types, `Rule` rows for the rest (the answer
+# names the id asked for). A breach makes the whole answer malformed: its ids become
+# unverifiable, never not_found or verified on the strength of a broken body.
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """The value at `path` has type `kind` (and is one of `values`, when given).
+
+    `path` is dotted; `name[]` (never last) stands for each item of the list `name`
+    ("studies[].protocolSection"). `required` makes absence a breach (when the
+    parent is there); `items` is the type of every element of a list.
+    """
+
+    path: str
+    kind: type | tuple[type, ...]
+    required: bool = False
+    items: type | tuple[type, ...] | None = None
+    values: tuple[Any, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"{self.path} must be {_kind(self.kind)}" + (f" of {_kind(self.items)}" if self.items else "")
+
+    def breach(self, data: Any, *context: Any) -> str | None:
+        parts = self.path.split(".")
+        nodes = [data]
+        for depth, part in enumerate(parts):
+            key, each = (part[:-2], True) if part.endswith("[]") else (part, False)
+            found = []
+            for node in nodes:
+                if not isinstance(node, dict):
+                    if depth == 0:
+                        return f"the answer is {_kind(type(node))}, not an object"
+                    continue  # the parent's own row reports it
+                if key not in node:
+                    if self.required and depth == len(parts) - 1:
+                        return f"{self.path} is missing"
+                    continue
+                value = node[key]
+                if each and isinstance(value, list):
+                    found.extend(value)
+                else:
+                    found.append(value)  # not a list: the row for the list itself reports it
+            nodes = found
+        for value in nodes:
+            if not _is(value, self.kind):
+                return f"{self.path} is {_kind(type(value))}, not {_kind(self.kind)}"
+            if self.items is not None and any(not _is(item, self.items) for item in value):
+                return f"{self.path} holds an item that is not {_kind(self.items)}"
+            if self.values and value not in self.values:
+                return f"{self.path} is {str(value)[:40]!r}"
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Anything a type cannot say: `breach(answer, *context)` returns what is wrong, or None."""
+
+    name: str
+    breach: Callable[..., str | None]
+
+
+def conform(data: Any, shape: Iterable[Field | Rule], *context: Any) -> None:
+    """Raise `Malformed` at the first row of `shape` the answer breaches; `context` is what was asked."""
+    from clinaudit.lookup.http import Malformed
+
+    for row in shape:
+        problem = row.breach(data, *context)
+        if problem:
+            raise Malformed(f"malformed answer: {problem}")
+
+
+def _is(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:
+        return False  # JSON true is not a number
+    return isinstance(value, kinds)
+
+
+def _kind(kind: Any) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list"}
+    names |= {dict: "an object", type(None): "null"}
+    return " or ".join(names.get(k, getattr(k, "__name__", str(k))) for k in kinds)

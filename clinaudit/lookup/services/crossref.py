@@ -3,7 +3,9 @@
 Crossref has no batch lookup by DOI, so each DOI is one request (with `mailto`,
 for the polite pool). A 404 there is not proof: DataCite DOIs (preprints,
 datasets) are not in Crossref, so the doi.org handle API settles it —
-responseCode 1 means the DOI exists, 100 means it does not.
+responseCode 1 means the DOI exists, 100 means it does not. Both answers must pass
+their shape table (`SHAPE`, `HANDLE_SHAPE`) and name the DOI asked for, compared
+case-insensitively; otherwise they are malformed, and the DOI unverifiable.
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from clinaudit.lookup.services import Progress
+from clinaudit.lookup.http import MB, Malformed
+from clinaudit.lookup.services import Field, Progress, Rule, conform
 from clinaudit.models import Record, Resolution, Status
 
 IN_FLIGHT = 3
+MAX_BYTES = 8 * MB  # one work; the longest author and reference lists run to a few MB
+HANDLE_MAX_BYTES = 1 * MB  # a doi.org handle record is a few hundred bytes
 RETRACTING = frozenset({"retraction", "withdrawal", "removal"})
 CONCERNING = frozenset({"expression_of_concern", "partial_retraction"})
 CORRECTING = frozenset({"correction", "corrigendum", "erratum", "addendum", "clarification"})
 _SPACE = re.compile(r"\s+")
 
 
-class MalformedResponse(ValueError):
-    """A body that is not the JSON the API promises."""
+MalformedResponse = Malformed  # a body that is not the JSON the API promises
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +53,18 @@ class Crossref:
         doi = cid.split(":", 1)[1]
         params = {"mailto": self.email} if self.email else None
         try:
-            response = http.request(self.endpoint, "GET", f"/works/{doi_path(doi)}", params=params, accept=(200, 404))
-            if response.status_code == 404:
-                return self._handle(http, cid, doi)
-            record = parse_work(_json(response), cid)
+            record = http.fetch(
+                self.endpoint,
+                "GET",
+                f"/works/{doi_path(doi)}",
+                lambda reply: None if reply.status_code == 404 else parse_work(reply.json(), cid),
+                params=params,
+                accept=(200, 404),
+            )
         except Fault as fault:
             return Resolution(cid, Status.UNVERIFIABLE, reason=fault.reason)
-        except MalformedResponse as exc:
-            return Resolution(cid, Status.UNVERIFIABLE, reason=f"{http.endpoint(self.endpoint).host}: {exc}")
+        if record is None:
+            return self._handle(http, cid, doi)
         return judge(cid, record)
 
     def _handle(self, http, cid: str, doi: str) -> Resolution:
@@ -64,15 +72,15 @@ class Crossref:
         from clinaudit.lookup.http import Fault
 
         try:
-            response = http.request(self.handles, "GET", f"/api/handles/{doi_path(doi)}", accept=(200, 404))
-            data = _json(response)
-            code = data.get("responseCode") if isinstance(data, dict) else None
+            code = http.fetch(
+                self.handles,
+                "GET",
+                f"/api/handles/{doi_path(doi)}",
+                lambda r: parse_handle(r.json(), doi),
+                accept=(200, 404),
+            )
         except Fault as fault:
             return Resolution(cid, Status.UNVERIFIABLE, reason=f"not in Crossref; {fault.reason}")
-        except MalformedResponse as exc:
-            return Resolution(
-                cid, Status.UNVERIFIABLE, reason=f"not in Crossref; {http.endpoint(self.handles).host}: {exc}"
-            )
         if code == 1:
             record = Record(cid, "doi", True, doi=doi)
             return Resolution(cid, Status.VERIFIED, record, "registered at doi.org, not in Crossref (e.g. DataCite)")
@@ -99,13 +107,6 @@ def judge(cid: str, record: Record) -> Resolution:
 
 def _doi(cid: str) -> str:
     return "DOI " + cid.split(":", 1)[1] if cid.startswith("doi:") else cid
-
-
-def _json(response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        raise MalformedResponse("malformed JSON") from None
 
 
 def _first(value: Any) -> str:
@@ -146,10 +147,56 @@ def _updates(items: Any, kinds: frozenset[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _other_doi(data: dict, doi: str) -> str | None:
+    named = data["message"]["DOI"]
+    return None if named.casefold() == doi.casefold() else f"the work is DOI {named[:80]!r}, not {doi}"
+
+
+def _other_handle(data: dict, doi: str) -> str | None:
+    named = data["handle"]
+    return None if named.casefold() == doi.casefold() else f"the handle is {named[:80]!r}, not {doi}"
+
+
+# What a `/works/{doi}` answer must be: the types parse_work reads, and the DOI asked for.
+SHAPE = (
+    Field("status", str, required=True, values=("ok",)),
+    Field("message-type", str, values=("work",)),
+    Field("message", dict, required=True),
+    Field("message.DOI", str, required=True),
+    Field("message.type", str),
+    Field("message.publisher", str),
+    *(Field(f"message.{key}", list, items=str) for key in ("title", "container-title", "short-container-title")),
+    Field("message.author", list, items=dict),
+    *(Field(f"message.author[].{key}", str) for key in ("family", "given", "name")),
+    *(
+        Field(f"message.{key}", dict)
+        for key in ("issued", "published-print", "published-online", "published", "created")
+    ),
+    *(Field(f"message.{key}", list, items=dict) for key in ("updated-by", "update-to")),
+    *(
+        Field(f"message.{key}[].{part}", str, required=True)
+        for key in ("updated-by", "update-to")
+        for part in ("DOI", "type")
+    ),
+    Rule("the DOI asked for (in any case)", _other_doi),
+)
+# What a doi.org `/api/handles/{doi}` answer must be: a response code, and the DOI asked for.
+HANDLE_SHAPE = (
+    Field("responseCode", int, required=True),
+    Field("handle", str, required=True),
+    Rule("the DOI asked for (in any case)", _other_handle),
+)
+
+
+def parse_handle(data: Any, doi: str) -> int:
+    """A doi.org handle answer's responseCode: 1 registered, 100 unknown (anything else settles nothing)."""
+    conform(data, HANDLE_SHAPE, doi)
+    return data["responseCode"]
+
+
 def parse_work(data: Any, cid: str) -> Record:
     """A Crossref `/works/{doi}` answer → Record, with retractions and corrections linked."""
-    if not isinstance(data, dict) or data.get("status") != "ok" or not isinstance(data.get("message"), dict):
-        raise MalformedResponse("not a Crossref work")
+    conform(data, SHAPE, cid.split(":", 1)[1])
     message = data["message"]
     updated_by = message.get("updated-by")
     update_to = message.get("update-to")
@@ -167,7 +214,7 @@ def parse_work(data: Any, cid: str) -> Record:
         journal_iso=_first(message.get("short-container-title")),
         year=_year(message),
         authors=_authors(message),
-        doi=str(message.get("DOI") or cid.split(":", 1)[1]).lower(),
+        doi=message["DOI"].lower(),
         retracted_by=_updates(updated_by, RETRACTING),
         concern=_updates(updated_by, CONCERNING),
         corrections=_updates(updated_by, CORRECTING),

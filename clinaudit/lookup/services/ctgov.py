@@ -3,18 +3,23 @@
 An id absent from a well-formed batch answer is asked once more with
 `GET /studies/{id}`, because an alias (an id merged into another record) is
 absent from the batch but redirects there; only a 404 means "no such trial".
+Every answer must pass its shape table (`PAGE_SHAPE`, `STUDY_SHAPE`) and name
+only trials that were asked for; otherwise it is malformed, and its ids
+unverifiable.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote, urlsplit
 
-from clinaudit.lookup.services import Progress, chunks, unverifiable
+from clinaudit.lookup.http import MB, Malformed
+from clinaudit.lookup.services import Field, Progress, Rule, chunks, conform, unverifiable
 from clinaudit.models import Record, Resolution, Status
 
 BATCH = 100  # keeps the URL short; 50 trials cost one request
+MAX_BYTES = 8 * MB  # 100 studies with FIELDS run to about 1 MB
 FIELDS = ",".join(
     [
         "protocolSection.identificationModule",
@@ -30,8 +35,7 @@ FIELDS = ",".join(
 STOPPED = ("TERMINATED", "SUSPENDED")  # still verified, with an info note carrying whyStopped
 
 
-class MalformedResponse(ValueError):
-    """A body that is not the JSON the API promises."""
+MalformedResponse = Malformed  # a body that is not the JSON the API promises
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +67,11 @@ class ClinicalTrials:
         while True:
             pages += 1
             try:
-                response = http.request(self.endpoint, "GET", "/studies", params=params)
-                studies, token = _studies_page(response)
+                studies, token = http.fetch(
+                    self.endpoint, "GET", "/studies", lambda reply: _studies_page(reply, wanted), params=params
+                )
             except Fault as fault:
                 return {**out, **unverifiable([c for c in ids if c not in out], fault.reason)}
-            except MalformedResponse as exc:
-                host = http.endpoint(self.endpoint).host
-                return {**out, **unverifiable([c for c in ids if c not in out], f"{host}: {exc}")}
             for study in studies:
                 record = parse_study(study)
                 if record is None:
@@ -87,19 +89,18 @@ class ClinicalTrials:
 
         nct = cid.split(":", 1)[1]
         try:
-            response = http.request(
-                self.endpoint, "GET", f"/studies/{quote(nct)}", params={"fields": FIELDS}, accept=(200, 404)
+            record = http.fetch(
+                self.endpoint,
+                "GET",
+                f"/studies/{quote(nct)}",
+                lambda reply: _one_study(reply, nct),
+                params={"fields": FIELDS},
+                accept=(200, 404),
             )
-            if response.status_code == 404:
-                return Resolution(cid, Status.NOT_FOUND, reason="not in ClinicalTrials.gov")
-            study = _json(response)
-            record = parse_study(study) if isinstance(study, dict) else None
-            if record is None:
-                raise MalformedResponse("no study in the answer")
         except Fault as fault:
             return Resolution(cid, Status.UNVERIFIABLE, reason=fault.reason)
-        except MalformedResponse as exc:
-            return Resolution(cid, Status.UNVERIFIABLE, reason=f"{http.endpoint(self.endpoint).host}: {exc}")
+        if record is None:
+            return Resolution(cid, Status.NOT_FOUND, reason="not in ClinicalTrials.gov")
         return judge(cid, record)
 
 
@@ -116,19 +117,84 @@ def judge(cid: str, record: Record) -> Resolution:
     return Resolution(cid, Status.VERIFIED, record, alias)
 
 
-def _json(response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        raise MalformedResponse("malformed JSON") from None
+_DATES = ("startDateStruct", "primaryCompletionDateStruct", "completionDateStruct", "lastUpdatePostDateStruct")
+# What one study must be (the fields FIELDS asks for, with the types parse_study reads).
+STUDY_FIELDS = (
+    Field("protocolSection", dict, required=True),
+    Field("protocolSection.identificationModule", dict, required=True),
+    Field("protocolSection.identificationModule.nctId", str, required=True),
+    Field("protocolSection.identificationModule.nctIdAliases", list, items=str),
+    Field("protocolSection.identificationModule.briefTitle", str),
+    Field("protocolSection.identificationModule.officialTitle", str),
+    Field("protocolSection.statusModule", dict),
+    Field("protocolSection.statusModule.overallStatus", str),
+    Field("protocolSection.statusModule.whyStopped", str),
+    *(Field(f"protocolSection.statusModule.{date}", dict) for date in _DATES),
+    *(Field(f"protocolSection.statusModule.{date}.date", str) for date in _DATES),
+    Field("protocolSection.conditionsModule", dict),
+    Field("protocolSection.conditionsModule.conditions", list, items=str),
+    Field("protocolSection.designModule", dict),
+    Field("protocolSection.designModule.phases", list, items=str),
+    Field("protocolSection.designModule.studyType", str),
+    Field("protocolSection.designModule.designInfo", dict),
+    Field("protocolSection.designModule.designInfo.allocation", str),
+    Field("protocolSection.designModule.designInfo.observationalModel", str),
+    Field("protocolSection.armsInterventionsModule", dict),
+    Field("protocolSection.armsInterventionsModule.interventions", list, items=dict),
+    Field("protocolSection.armsInterventionsModule.interventions[].name", str),
+    Field("hasResults", bool),
+)
 
 
-def _studies_page(response) -> tuple[list[dict], str]:
-    data = _json(response)
-    if not isinstance(data, dict) or not isinstance(data.get("studies"), list):
-        raise MalformedResponse("no 'studies' list in the answer")
-    token = data.get("nextPageToken")
-    return [s for s in data["studies"] if isinstance(s, dict)], token if isinstance(token, str) else ""
+def _names(study: dict) -> list[str]:
+    ident = study["protocolSection"]["identificationModule"]
+    return [ident["nctId"], *ident.get("nctIdAliases", ())]
+
+
+def _foreign_study(data: dict, wanted: dict[str, str]) -> str | None:
+    for study in data["studies"]:
+        if not any(name in wanted for name in _names(study)):
+            return f"trial {_names(study)[0][:20]} was not asked for"
+    return None
+
+
+def _other_study(study: dict, nct: str, redirected_to: str | None) -> str | None:
+    if nct in _names(study) or _names(study)[0] == redirected_to:
+        return None
+    return f"trial {_names(study)[0][:20]} is not {nct}"
+
+
+# A batch page (`GET /studies?filter.ids=…`): a list of studies, every one asked for.
+PAGE_SHAPE = (
+    Field("studies", list, required=True, items=dict),
+    Field("nextPageToken", str),
+    *(replace(f, path=f"studies[].{f.path}") for f in STUDY_FIELDS),
+    Rule("every trial was asked for (by its id or an alias)", _foreign_study),
+)
+# One study (`GET /studies/{id}`): the trial asked for, by its id, an alias, or the id it redirected to.
+STUDY_SHAPE = (
+    *STUDY_FIELDS,
+    Rule("the trial asked for", _other_study),
+)
+
+
+def _studies_page(reply, wanted: dict[str, str]) -> tuple[list[dict], str]:
+    data = reply.json()
+    conform(data, PAGE_SHAPE, wanted)
+    return data["studies"], data.get("nextPageToken", "")
+
+
+def _one_study(reply, nct: str) -> Record | None:
+    """The record of a `GET /studies/{id}` answer; None for a 404."""
+    if reply.status_code == 404:
+        return None
+    study = reply.json()
+    redirected_to = unquote(urlsplit(reply.url).path.rsplit("/", 1)[-1]) if reply.redirects else None
+    conform(study, STUDY_SHAPE, nct, redirected_to)
+    record = parse_study(study)
+    if record is None:
+        raise Malformed("malformed answer: no study")
+    return record
 
 
 def _get(data: Any, *path: str) -> Any:

@@ -7,8 +7,8 @@ answers "which PMID is it?":
 - a record with a `pmid` maps the PMC id to it;
 - a record with `errmsg` or `status: error` is a PMC id PMC does not have: `not_found`;
 - a record with neither is a PMC article that has no PubMed record: it exists;
-- a fault (network, HTTP error, a body that is not the converter's JSON) or an id
-  the answer leaves out is `unverifiable`.
+- a fault (network, HTTP error, a body over its cap or not the converter's JSON:
+  see SHAPE) or an id the answer leaves out is `unverifiable`.
 
 Chosen over E-utilities esearch with `PMC…[pmcid]` terms: both cost one request per
 200 ids, but esearch answers an OR of terms with one merged list of PMIDs, so it
@@ -23,14 +23,27 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from clinaudit.lookup.services import Progress, chunks, unverifiable
+from clinaudit.lookup.services import Field, Progress, Rule, chunks, conform, unverifiable
 from clinaudit.models import Record, Resolution, Status
 
 BATCH = 200  # the converter's limit per request
+MAX_BYTES = 1024 * 1024  # 200 records of a few hundred bytes each
 
 
-class MalformedResponse(ValueError):
-    """A body that is not the converter's JSON."""
+def _status_ok(data: Any) -> str | None:
+    status = data.get("status", "ok")
+    return None if status == "ok" else f"converter status {str(status)[:40]!r}"
+
+
+SHAPE = (
+    Field("records", list, required=True, items=dict),
+    Rule("the converter's status is ok", _status_ok),
+    Field("records[].requested-id", str),
+    Field("records[].pmcid", str),
+    Field("records[].pmid", (str, int)),
+    Field("records[].doi", str),
+    Field("records[].errmsg", str),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +71,9 @@ class PmcConverter:
         if self.email:
             params["email"] = self.email
         try:
-            response = http.request(self.endpoint, "GET", "/", params=params)
-            links = parse_records(_json(response))
+            links = http.fetch(self.endpoint, "GET", "/", lambda reply: parse_records(reply.json()), params=params)
         except Fault as fault:
             return unverifiable(ids, fault.reason)
-        except MalformedResponse as exc:
-            return unverifiable(ids, f"{http.endpoint(self.endpoint).host}: {exc}")
         out = {}
         for cid in ids:
             link = links.get(values.get(cid, ""))
@@ -75,23 +85,11 @@ class PmcConverter:
         return out
 
 
-def _json(response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        raise MalformedResponse("malformed JSON") from None
-
-
 def parse_records(data: Any) -> dict[str, dict[str, Any]]:
-    """PMC id (upper case) → its record, from either the v1.0 or the current converter's JSON."""
-    if not isinstance(data, dict) or not isinstance(data.get("records"), list):
-        raise MalformedResponse("not a PMC ID Converter answer")
-    if data.get("status", "ok") != "ok":
-        raise MalformedResponse(f"converter status {str(data.get('status'))[:40]!r}")
+    """PMC id (upper case) → its record, from either the v1.0 or the current converter's JSON (SHAPE first)."""
+    conform(data, SHAPE)
     out: dict[str, dict[str, Any]] = {}
     for record in data["records"]:
-        if not isinstance(record, dict):
-            continue
         key = record.get("requested-id") or record.get("pmcid")
         if isinstance(key, str) and key:
             out.setdefault(key.strip().upper(), record)

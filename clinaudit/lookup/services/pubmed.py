@@ -1,21 +1,26 @@
 """PubMed through NCBI E-utilities: efetch by POST, up to 200 PMIDs a request.
 
 An efetch answer is a `PubmedArticleSet` holding the records NCBI has; a PMID it
-lacks does not exist. Any other answer (an error document, a truncated or
-malformed body) is a fault for the whole batch.
+lacks does not exist. The set is read as a whole against `SHAPE`: one entry that
+cannot be read, or a PMID that was not asked for, and the batch is malformed (its
+ids unverifiable, after one retry), as is any other answer (an error document, a
+truncated body).
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
-from clinaudit.lookup.services import Progress, chunks, unverifiable
+from clinaudit.lookup.http import MB, Malformed
+from clinaudit.lookup.services import Progress, Rule, chunks, conform, unverifiable
 from clinaudit.models import Record, Resolution, Status
 
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
+MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
 _SPACE = re.compile(r"\s+")
 
@@ -44,13 +49,13 @@ class PubMed:
             form["email"] = self.email
         if self.api_key:
             form["api_key"] = self.api_key
+        asked = {i.split(":", 1)[1] for i in ids}
         try:
-            response = http.request(self.endpoint, "POST", "/efetch.fcgi", data=form)
-            records = parse_efetch(response.content)
+            records = http.fetch(
+                self.endpoint, "POST", "/efetch.fcgi", lambda reply: parse_efetch(reply.content, asked), data=form
+            )
         except Fault as fault:
             return unverifiable(ids, fault.reason)
-        except MalformedResponse as exc:
-            return unverifiable(ids, f"{http.endpoint(self.endpoint).host}: {exc}")
         out = {}
         for cid in ids:
             record = records.get(cid.split(":", 1)[1])
@@ -58,8 +63,7 @@ class PubMed:
         return out
 
 
-class MalformedResponse(ValueError):
-    """A body that is not the document the service promises."""
+MalformedResponse = Malformed  # a body that is not the document the service promises
 
 
 def judge(cid: str, record: Record) -> Resolution:
@@ -86,11 +90,55 @@ def _label(cid: str) -> str:
 # ---------------------------------------------------------------- parsing
 
 
-def parse_efetch(body: bytes) -> dict[str, Record]:
-    """PMID → Record for every article in an efetch `PubmedArticleSet`."""
+# The children a PubmedArticleSet may hold (NLM's DTD), and the parts each needs to be read.
+ENTRIES = {
+    "PubmedArticle": ("MedlineCitation/PMID", "MedlineCitation/Article"),
+    "PubmedBookArticle": ("BookDocument/PMID", "BookDocument/Book"),
+    "DeleteCitation": (),  # PMIDs NCBI has deleted: nothing to read, and no record
+}
+
+
+def _numbered(root: ET.Element) -> list[str]:
+    """The PMID text of every entry that carries a record."""
+    return [_text(e.find(ENTRIES[e.tag][0])) for e in root if ENTRIES.get(e.tag)]
+
+
+def _not_a_set(root: ET.Element, asked) -> str | None:
+    return None if root.tag == "PubmedArticleSet" else f"expected a PubmedArticleSet, got <{root.tag[:40]}>"
+
+
+def _unknown_entry(root: ET.Element, asked) -> str | None:
+    return next((f"an unknown entry <{e.tag[:40]}>" for e in root if e.tag not in ENTRIES), None)
+
+
+def _unreadable_entry(root: ET.Element, asked) -> str | None:
+    return next(
+        (f"a <{e.tag}> without {part}" for e in root for part in ENTRIES.get(e.tag, ()) if e.find(part) is None), None
+    )
+
+
+def _odd_pmid(root: ET.Element, asked) -> str | None:
+    return next((f"PMID {p[:20]!r} is not a number" for p in _numbered(root) if not p.isdigit()), None)
+
+
+def _foreign_pmid(root: ET.Element, asked: Collection[str] | None) -> str | None:
+    return next((f"PMID {p} was not asked for" for p in _numbered(root) if asked is not None and p not in asked), None)
+
+
+# What an efetch answer must be before any of it is believed. `asked` is the batch's PMIDs (None: not checked).
+SHAPE = (
+    Rule("the answer is a PubmedArticleSet", _not_a_set),
+    Rule("every entry is a PubmedArticle, PubmedBookArticle or DeleteCitation", _unknown_entry),
+    Rule("every record has its PMID and its Article (or Book)", _unreadable_entry),
+    Rule("every PMID is a number", _odd_pmid),
+    Rule("every PMID was asked for", _foreign_pmid),
+)
+
+
+def parse_efetch(body: bytes, asked: Collection[str] | None = None) -> dict[str, Record]:
+    """PMID → Record for every article in an efetch `PubmedArticleSet` that passes `SHAPE`."""
     root = _parse_xml(body)
-    if root.tag != "PubmedArticleSet":
-        raise MalformedResponse(f"expected a PubmedArticleSet, got <{root.tag}>")
+    conform(root, SHAPE, asked)
     records = {}
     for article in root:
         if article.tag == "PubmedArticle":
