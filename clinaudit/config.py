@@ -69,6 +69,7 @@ KEYS: dict[str, Key] = {
     "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
     "judge-url": Key("url", "judge_url", "judge", env="CLINAUDIT_JUDGE_URL"),
     "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0),
+    "min-coverage": Key("number", "min_coverage", "min_coverage", low=0, high=100),
 }
 
 

@@ -1,6 +1,22 @@
-"""Which sentences make a medical claim, of which type and severity.
+"""Which sentences make a medical claim, of which type and severity, and why.
 
-The patterns live in rules/claims.yaml and are compiled once per process.
+Every prose sentence is decided in three steps, all data in rules/claims.yaml:
+
+1. The typed patterns (doses, contraindications, approvals, side effects, studies,
+   statistics, the `general` phrases): a match is a claim of that type, as it always was.
+2. Non-claim shapes: questions, headings, lead-ins ending in ":", statements about the text
+   itself, greetings, advice and disclaimers, hedged statements of ignorance, fragments.
+3. Medical content: a word of the vocabulary (data/claim-vocabulary.txt, built from MeSH
+   by benchmarks/build_claim_vocabulary.py, plus the YAML's own words), a medical word
+   ending, a gene- or protein-like name, a clinical quantity or a reported finding. A
+   sentence with any is a claim: of a low type (efficacy, risk, diagnostic, epidemiology)
+   when one of their patterns matches, else `general`.
+
+Rules over a vocabulary won over a learned scorer by measurement (benchmarks/claims.py
+--compare): a bag-of-words model trained on the permissively licensed sentences learns
+their style (abstracts against chat answers), not what is medical. Every decision can be
+explained in words: `Match.why` names the pattern or the medical terms that made it.
+The rules load lazily (CSafeLoader) and each regex is compiled once per process.
 """
 
 from __future__ import annotations
@@ -13,6 +29,22 @@ from importlib import resources
 from clinaudit.models import Severity
 
 HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
+WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
+_WHY_TERMS = 3  # medical terms quoted in a finding's `why`
+_WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
+
+
+def stem(word: str) -> str:
+    """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes", "zes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    if word.endswith("'s"):
+        return word[:-2]
+    return word
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,38 +55,165 @@ class ClaimType:
     suggestion: str
     pattern: re.Pattern[str]  # lower-cased, matched against lower-cased text
     case_sensitive: re.Pattern[str] | None = None
+    medical: bool = False  # fires only on a sentence with medical content that has no non-claim shape
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A claim: its type, and in words why the sentence was taken for one."""
+
+    type: ClaimType
+    why: str
+    terms: tuple[str, ...] = ()  # the medical terms found, in order
+
+
+@dataclass(frozen=True, slots=True)
+class MedicalContent:
+    """What makes a sentence medical: vocabulary words and a few word shapes."""
+
+    words: frozenset[str]  # stemmed
+    signals: re.Pattern[str]  # endings, quantities, findings: on lower-cased text
+    entity: re.Pattern[str] | None  # gene- and protein-like names: on the text as written
+
+    def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
+        words = self.words
+        found = [w for w in tokens if w in words or stem(w) in words]
+        found += [m.group(0) for m in self.signals.finditer(lowered)]
+        if self.entity is not None:
+            found += self.entity.findall(text)
+        return found
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimRules:
-    types: tuple[ClaimType, ...]  # highest priority first
-    any_claim: re.Pattern[str]  # every lower-cased pattern at once: most sentences stop here
+    types: tuple[ClaimType, ...]  # the typed patterns, highest priority first
+    any_claim: re.Pattern[str]  # every typed lower-cased pattern at once: most sentences stop here
     case_sensitive: re.Pattern[str] | None
     ignore: re.Pattern[str] | None
     disclaimer: re.Pattern[str]
+    medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content, highest priority first
+    any_medical_type: re.Pattern[str] | None = None
+    openers: re.Pattern[str] | None = None  # "However, " and the like, skipped before the shapes
+    shapes: tuple[tuple[str, re.Pattern[str]], ...] = ()  # (name, pattern) of the non-claim shapes
+    any_shape: re.Pattern[str] | None = None
+    medical: MedicalContent | None = None
+    general: ClaimType | None = None
+    min_words: int = 3
+    partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
+    contrast: re.Pattern[str] | None = None
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
+        found = self.explain(sentence)
+        return found.type if found is not None else None
+
+    def explain(self, sentence: str) -> Match | None:
+        """The claim the sentence makes and why, or None for a sentence that is no claim."""
         text = sentence.rstrip()
         if not text or text.endswith("?"):
             return None
         lowered = text.lower()
         if self.ignore is not None and self.ignore.search(lowered):
             lowered = self.ignore.sub(_blank, lowered)
-        if not self.any_claim.search(lowered) and not (self.case_sensitive and self.case_sensitive.search(text)):
+        if self.any_claim.search(lowered) or (self.case_sensitive and self.case_sensitive.search(text)):
+            for claim_type in self.types:
+                m = claim_type.pattern.search(lowered) or (
+                    claim_type.case_sensitive.search(text) if claim_type.case_sensitive is not None else None
+                )
+                if m is not None:
+                    return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
+        if self.general is None or self.medical is None:
             return None
-        for claim_type in self.types:
-            if claim_type.pattern.search(lowered) or (
-                claim_type.case_sensitive is not None and claim_type.case_sensitive.search(text)
-            ):
-                return claim_type
+        tokens = WORD.findall(lowered)
+        if self._shape(text, text.lower(), len(tokens)) is not None:  # the ignored phrases count here
+            return None
+        terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
+        if not terms:
+            return None
+        shown = ", ".join(terms[:_WHY_TERMS])
+        if self.any_medical_type is not None and self.any_medical_type.search(lowered):
+            for claim_type in self.medical_types:
+                m = claim_type.pattern.search(lowered)
+                if m is not None:
+                    why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; medical terms: {shown}"
+                    return Match(claim_type, why, terms)
+        return Match(self.general, f"medical terms: {shown}", terms)
+
+    def not_a_claim(self, sentence: str) -> str | None:
+        """The non-claim shape of a sentence no typed pattern matches (question, advice, meta, …), if any."""
+        text = sentence.rstrip()
+        if not text:
+            return "empty"
+        if text.endswith("?"):
+            return "question"
+        lowered = text.lower()
+        return self._shape(text, lowered, len(WORD.findall(lowered)))
+
+    def _shape(self, text: str, lowered: str, words: int) -> str | None:
+        end = lowered.rstrip(" *_\"')]\u201d\u2019")
+        if end.endswith("?"):
+            return "question"
+        if end.endswith(":"):
+            return "lead-in"
+        if _is_heading(text):
+            return "heading"
+        if words < self.min_words:
+            return "fragment"
+        body = lowered.replace("\u2019", "'")
+        if self.openers is not None:
+            opened = self.openers.match(body)
+            if opened:
+                body = body[opened.end() :]
+        if self.any_shape is not None and self.any_shape.search(body):
+            contrasted = self.contrast is not None and self.contrast.search(body) is not None
+            for name, pattern in self.shapes:
+                if (not contrasted or name not in self.partial) and pattern.search(body):
+                    return name
+        if self.disclaimer.search(lowered):
+            return "disclaimer"
         return None
 
     def by_name(self, name: str) -> ClaimType:
-        return next(t for t in self.types if t.name == name)
+        return next(t for t in (*self.types, *self.medical_types) if t.name == name)
+
+    @property
+    def all_types(self) -> tuple[ClaimType, ...]:
+        """Every claim type a finding can carry, typed patterns first."""
+        extra = (self.general,) if self.general is not None and self.general not in self.types else ()
+        return (*self.types, *self.medical_types, *extra)
 
     def is_disclaimer(self, text: str) -> bool:
         return bool(self.disclaimer.search(text.lower()))
+
+
+_EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_\n]{1,120}(?:\*\*|__)$")
+_TITLE_WORD = re.compile(r"[A-Za-z][\w'-]{0,40}")
+_SMALL = frozenset({"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "vs", "with"})
+
+
+def _is_heading(text: str) -> bool:
+    """A bold line ("**Treatment options**") or a short Title Case line with no full stop."""
+    stripped = text.strip()
+    if _EMPHASIS_LINE.match(stripped):
+        return True
+    if stripped[-1:] in ".!;" or len(stripped) > 80:
+        return False
+    words = _TITLE_WORD.findall(stripped)
+    return 0 < len(words) <= 8 and all(w[0].isupper() or w.lower() in _SMALL for w in words)
+
+
+def _label(claim_type: ClaimType) -> str:
+    return claim_type.name.replace("_", " ")
+
+
+def _as_written(text: str, lowered: str, m: re.Match[str]) -> str:
+    """The matched words as the author wrote them (lower-casing keeps offsets for all but a few letters)."""
+    return text[m.start() : m.end()] if len(text) == len(lowered) else m.group(0)
+
+
+def _quote(matched: str) -> str:
+    text = " ".join(matched.split())
+    return text if len(text) <= _WHY_MATCH else text[: _WHY_MATCH - 1] + "…"
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -83,39 +242,77 @@ def _lower_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def compile_rules(data: dict) -> ClaimRules:
-    types = []
-    everything: list[str] = []
-    sensitive: list[str] = []
+def _claim_type(name: str, spec: dict) -> ClaimType:
+    patterns = [_lower_pattern(p) for p in spec.get("patterns") or []]
+    sensitive = spec.get("case_sensitive") or []
+    return ClaimType(
+        name=name,
+        severity=Severity(spec["severity"]),
+        priority=int(spec["priority"]),
+        suggestion=" ".join(spec["suggestion"].split()),
+        pattern=re.compile(_alternation(patterns) or r"(?!)"),
+        case_sensitive=re.compile(_alternation(sensitive)) if sensitive else None,
+        medical=bool(spec.get("medical")),
+    )
+
+
+def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> ClaimRules:
+    typed: list[ClaimType] = []
+    gated: list[ClaimType] = []
     for name, spec in data["types"].items():
-        patterns = [_lower_pattern(p) for p in spec.get("patterns") or []]
-        everything += patterns
-        sensitive += spec.get("case_sensitive") or []
-        types.append(
-            ClaimType(
-                name=name,
-                severity=Severity(spec["severity"]),
-                priority=int(spec["priority"]),
-                suggestion=" ".join(spec["suggestion"].split()),
-                pattern=re.compile(_alternation(patterns) or r"(?!)"),
-                case_sensitive=re.compile(_alternation(spec["case_sensitive"])) if spec.get("case_sensitive") else None,
-            )
-        )
-    types.sort(key=lambda t: (-t.severity.rank, -t.priority))
+        (gated if spec.get("medical") else typed).append(_claim_type(name, spec))
+    order = lambda t: (-t.severity.rank, -t.priority)  # noqa: E731
+    typed.sort(key=order)
+    gated.sort(key=order)
+    everything = [t.pattern.pattern for t in typed if t.pattern.pattern != r"(?!)"]
+    sensitive = [t.case_sensitive.pattern for t in typed if t.case_sensitive is not None]
     ignore = re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None
     disclaimer = re.compile(_alternation([_lower_pattern(p) for p in data["disclaimer"]]))
-    return ClaimRules(
-        tuple(types),
-        re.compile(_alternation(everything)),
-        re.compile(_alternation(sensitive)) if sensitive else None,
-        ignore,
-        disclaimer,
+    shapes_spec = data.get("not_claims") or {}
+    shapes = tuple(
+        (name, re.compile(_alternation([_lower_pattern(p) for p in patterns])))
+        for name, patterns in (shapes_spec.get("shapes") or {}).items()
     )
+    medical_spec = data.get("medical")
+    medical = None
+    if medical_spec is not None:
+        words = vocabulary | {stem(w.lower()) for w in medical_spec.get("words") or []}
+        signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
+        entity = medical_spec.get("entity")
+        medical = MedicalContent(
+            frozenset(words), re.compile(_alternation(signals) or r"(?!)"), re.compile(entity) if entity else None
+        )
+    general = next((t for t in typed if t.name == "general"), None)
+    return ClaimRules(
+        types=tuple(typed),
+        any_claim=re.compile(_alternation(everything)),
+        case_sensitive=re.compile(_alternation(sensitive)) if sensitive else None,
+        ignore=ignore,
+        disclaimer=disclaimer,
+        medical_types=tuple(gated),
+        any_medical_type=re.compile(_alternation([t.pattern.pattern for t in gated])) if gated else None,
+        openers=re.compile(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
+        shapes=shapes,
+        any_shape=re.compile(_alternation([p.pattern for _, p in shapes])) if shapes else None,
+        medical=medical,
+        general=general,
+        min_words=int(shapes_spec.get("min_words", 3)),
+        partial=frozenset(shapes_spec.get("partial") or ()),
+        contrast=re.compile(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
+    )
+
+
+def load_vocabulary(text: str) -> frozenset[str]:
+    """One stemmed word a line; `#` starts a comment line."""
+    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
 @lru_cache(maxsize=1)
 def rules() -> ClaimRules:
     import yaml
 
-    text = resources.files("clinaudit").joinpath("rules/claims.yaml").read_text(encoding="utf-8")
-    return compile_rules(yaml.safe_load(text))
+    package = resources.files("clinaudit")
+    text = package.joinpath("rules/claims.yaml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 8 times faster; both are safe
+    vocabulary = load_vocabulary(package.joinpath("data/claim-vocabulary.txt").read_text(encoding="utf-8"))
+    return compile_rules(yaml.load(text, Loader=loader), vocabulary)
