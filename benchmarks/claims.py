@@ -180,7 +180,7 @@ def typed_only() -> Callable[[str], bool]:
         if rules.ignore is not None:
             lowered = rules.ignore.sub(lambda m: " " * len(m.group(0)), lowered)
         return any(
-            t.pattern.search(lowered) or (t.case_sensitive and t.case_sensitive.search(text)) for t in rules.types
+            t.pattern.search(lowered) or (t.case_sensitive and t.case_sensitive.search(text)) for t in rules.typed
         )
 
     return is_claim

@@ -38,7 +38,7 @@ def stem(word: str) -> str:
     """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ses", "xes", "ches", "shes", "zes")):
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
         return word[:-2]
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
         return word[:-1]
@@ -76,26 +76,31 @@ class MedicalContent:
     entity: re.Pattern[str] | None  # gene- and protein-like names: on the text as written
 
     def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
+        """The medical terms of a sentence: vocabulary words first; the regex signals only when there are none."""
         words = self.words
-        found = [w for w in tokens if w in words or stem(w) in words]
-        found += [m.group(0) for m in self.signals.finditer(lowered)]
-        if self.entity is not None:
-            found += self.entity.findall(text)
+        found = [w for w in tokens if w in words or (w[-1] == "s" and stem(w) in words)]
+        if found:
+            return found
+        found = [m.group(0) for m in self.signals.finditer(lowered)]
+        if not found and self.entity is not None:
+            found = self.entity.findall(text)
         return found
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimRules:
-    types: tuple[ClaimType, ...]  # the typed patterns, highest priority first
+    types: tuple[ClaimType, ...]  # every claim type, highest severity and priority first
     any_claim: re.Pattern[str]  # every typed lower-cased pattern at once: most sentences stop here
     case_sensitive: re.Pattern[str] | None
     ignore: re.Pattern[str] | None
     disclaimer: re.Pattern[str]
-    medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content, highest priority first
+    typed: tuple[ClaimType, ...] = ()  # the types decided by their patterns alone (step 1), in order
+    medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content (step 3), in order
     any_medical_type: re.Pattern[str] | None = None
     openers: re.Pattern[str] | None = None  # "However, " and the like, skipped before the shapes
-    shapes: tuple[tuple[str, re.Pattern[str]], ...] = ()  # (name, pattern) of the non-claim shapes
-    any_shape: re.Pattern[str] | None = None
+    shapes: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str] | None], ...] = ()  # (name, at start, anywhere)
+    shape_at_start: re.Pattern[str] | None = None  # every shape pattern anchored with ^: tried with match()
+    shape_anywhere: re.Pattern[str] | None = None  # the others: searched
     medical: MedicalContent | None = None
     general: ClaimType | None = None
     min_words: int = 3
@@ -116,7 +121,7 @@ class ClaimRules:
         if self.ignore is not None and self.ignore.search(lowered):
             lowered = self.ignore.sub(_blank, lowered)
         if self.any_claim.search(lowered) or (self.case_sensitive and self.case_sensitive.search(text)):
-            for claim_type in self.types:
+            for claim_type in self.typed:
                 m = claim_type.pattern.search(lowered) or (
                     claim_type.case_sensitive.search(text) if claim_type.case_sensitive is not None else None
                 )
@@ -164,23 +169,21 @@ class ClaimRules:
             opened = self.openers.match(body)
             if opened:
                 body = body[opened.end() :]
-        if self.any_shape is not None and self.any_shape.search(body):
+        if (self.shape_at_start is not None and self.shape_at_start.match(body)) or (
+            self.shape_anywhere is not None and self.shape_anywhere.search(body)
+        ):
             contrasted = self.contrast is not None and self.contrast.search(body) is not None
-            for name, pattern in self.shapes:
-                if (not contrasted or name not in self.partial) and pattern.search(body):
+            for name, at_start, anywhere in self.shapes:
+                if contrasted and name in self.partial:
+                    continue
+                if (at_start is not None and at_start.match(body)) or (anywhere is not None and anywhere.search(body)):
                     return name
         if self.disclaimer.search(lowered):
             return "disclaimer"
         return None
 
     def by_name(self, name: str) -> ClaimType:
-        return next(t for t in (*self.types, *self.medical_types) if t.name == name)
-
-    @property
-    def all_types(self) -> tuple[ClaimType, ...]:
-        """Every claim type a finding can carry, typed patterns first."""
-        extra = (self.general,) if self.general is not None and self.general not in self.types else ()
-        return (*self.types, *self.medical_types, *extra)
+        return next(t for t in self.types if t.name == name)
 
     def is_disclaimer(self, text: str) -> bool:
         return bool(self.disclaimer.search(text.lower()))
@@ -269,10 +272,17 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
     ignore = re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None
     disclaimer = re.compile(_alternation([_lower_pattern(p) for p in data["disclaimer"]]))
     shapes_spec = data.get("not_claims") or {}
-    shapes = tuple(
-        (name, re.compile(_alternation([_lower_pattern(p) for p in patterns])))
-        for name, patterns in (shapes_spec.get("shapes") or {}).items()
-    )
+    shapes = []
+    starts: list[str] = []
+    anywhere: list[str] = []
+    for name, patterns in (shapes_spec.get("shapes") or {}).items():
+        first = [_lower_pattern(p) for p in patterns if p.startswith("^")]
+        rest = [_lower_pattern(p) for p in patterns if not p.startswith("^")]
+        starts += first
+        anywhere += rest
+        shapes.append(
+            (name, re.compile(_alternation(first)) if first else None, re.compile(_alternation(rest)) if rest else None)
+        )
     medical_spec = data.get("medical")
     medical = None
     if medical_spec is not None:
@@ -284,7 +294,8 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
         )
     general = next((t for t in typed if t.name == "general"), None)
     return ClaimRules(
-        types=tuple(typed),
+        types=tuple(sorted((*typed, *gated), key=order)),
+        typed=tuple(typed),
         any_claim=re.compile(_alternation(everything)),
         case_sensitive=re.compile(_alternation(sensitive)) if sensitive else None,
         ignore=ignore,
@@ -292,8 +303,9 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
         medical_types=tuple(gated),
         any_medical_type=re.compile(_alternation([t.pattern.pattern for t in gated])) if gated else None,
         openers=re.compile(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
-        shapes=shapes,
-        any_shape=re.compile(_alternation([p.pattern for _, p in shapes])) if shapes else None,
+        shapes=tuple(shapes),
+        shape_at_start=re.compile(_alternation(starts)) if starts else None,
+        shape_anywhere=re.compile(_alternation(anywhere)) if anywhere else None,
         medical=medical,
         general=general,
         min_words=int(shapes_spec.get("min_words", 3)),
