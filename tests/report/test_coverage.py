@@ -3,12 +3,12 @@
 import json
 import textwrap
 
-from conftest import run_cli
-
 from clinaudit.models import Options
 from clinaudit.pipeline import audit_text
 
-# Five claims: one cited in its sentence, one in its table row, one through its list item; two uncited.
+from conftest import run_cli
+
+# Six claims: three cited (sentence, table row, list item), one grounded by its list item, two uncited.
 REPORT = textwrap.dedent(
     """\
     # Hypertension
