@@ -126,9 +126,10 @@ def report_expertqa(flags: list[bool], rows: list[tuple[str, bool, str]], label:
     return recall, flagged_no
 
 
-def precision_of_high_types() -> tuple[float, int, list[str]]:
+def precision_of_high_types() -> tuple[float, float, int, list[str]]:
+    """Precision over the labelled sentences the detector types high now; strict: standard of care is no approval."""
     rules = claims.rules()
-    typed = right = 0
+    typed = right = strict = 0
     wrong = []
     for item in jsonl(LABELS):
         found = rules.classify(item["sentence"])
@@ -137,9 +138,10 @@ def precision_of_high_types() -> tuple[float, int, list[str]]:
         typed += 1
         if found.name == item["label"]:
             right += 1
+            strict += "standard-of-care" not in item.get("note", "")
         else:
             wrong.append(f"  typed {found.name}, labelled {item['label']}: {item['sentence'][:110]}")
-    return right / max(typed, 1), typed, wrong
+    return right / max(typed, 1), strict / max(typed, 1), typed, wrong
 
 
 def main_figures() -> bool:
@@ -157,8 +159,11 @@ def main_figures() -> bool:
     nonmedical = expertqa_nonmedical()
     share = sum(pipeline_flags(t) for t, _, _ in nonmedical) / len(nonmedical)
     print(f"ExpertQA non-medical claims (law, business, history, …): {share:.1%} taken for medical claims")
-    precision, typed, wrong = precision_of_high_types()
-    print(f"high-severity types: precision {precision:.1%} on {typed} hand-labelled sentences ({LABELS.name})")
+    precision, strict, typed, wrong = precision_of_high_types()
+    print(
+        f"high-severity types: precision {precision:.1%} on {typed} hand-labelled sentences ({LABELS.name}); "
+        f"{strict:.1%} if first-line and treatment-of-choice statements did not count as approval claims"
+    )
     for w in wrong:
         print(w)
     ok &= precision >= 0.95 and typed >= 150
