@@ -22,11 +22,12 @@ The rules load lazily (CSafeLoader) and each regex is compiled once per process.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
 from clinaudit.models import Severity
+from clinaudit.read import anchors
 
 HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
@@ -48,14 +49,33 @@ def stem(word: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Part:
+    """One alternative of the rules, compiled, with the word prefixes one of which every match needs."""
+
+    regex: re.Pattern[str]
+    keys: frozenset[str] | None  # None: no anchor could be proved, always tried
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimType:
     name: str
     severity: Severity
     priority: int
     suggestion: str
-    pattern: re.Pattern[str]  # lower-cased, matched against lower-cased text
-    case_sensitive: re.Pattern[str] | None = None
+    source: str = r"(?!)"  # every lower-cased pattern as one regex
+    sensitive_source: str = ""  # the case-sensitive ones
     medical: bool = False  # fires only on a sentence with medical content that has no non-claim shape
+    parts: tuple[int, ...] = ()  # its patterns in ClaimRules.parts, matched against the lower-cased text
+    sensitive_parts: tuple[int, ...] = ()  # matched against the text as written
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The type's patterns as one regex (the stream guard's hold-back splits it again)."""
+        return re.compile(self.source)
+
+    @property
+    def case_sensitive(self) -> re.Pattern[str] | None:
+        return re.compile(self.sensitive_source) if self.sensitive_source else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,24 +108,32 @@ class MedicalContent:
 
 
 @dataclass(frozen=True, slots=True)
+class Shape:
+    name: str
+    at_start: tuple[int, ...]  # parts tried with match() at the start of the sentence's body
+    anywhere: tuple[int, ...]  # parts searched
+
+
+@dataclass(frozen=True, slots=True)
 class ClaimRules:
     types: tuple[ClaimType, ...]  # every claim type, highest severity and priority first
-    any_claim: re.Pattern[str]  # every typed lower-cased pattern at once: most sentences stop here
-    case_sensitive: re.Pattern[str] | None
-    ignore: re.Pattern[str] | None
-    disclaimer: re.Pattern[str]
+    parts: tuple[Part, ...]  # every pattern of the rules, each compiled once
+    by_key: dict[str, tuple[int, ...]]  # word prefix -> the parts it may let match
+    always: frozenset[int]  # the parts with no anchor
+    key_set: frozenset[str] = frozenset()  # by_key's keys, as a set: intersected with each sentence's
     typed: tuple[ClaimType, ...] = ()  # the types decided by their patterns alone (step 1), in order
     medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content (step 3), in order
-    any_medical_type: re.Pattern[str] | None = None
+    ignore_parts: tuple[int, ...] = ()  # phrases blanked before the typed patterns run
+    ignore: re.Pattern[str] | None = None  # the same, as one regex: what blanks them
+    disclaimers: tuple[int, ...] = ()
+    shapes: tuple[Shape, ...] = ()  # the non-claim shapes, in order
     openers: re.Pattern[str] | None = None  # "However, " and the like, skipped before the shapes
-    shapes: tuple[tuple[str, re.Pattern[str] | None, re.Pattern[str] | None], ...] = ()  # (name, at start, anywhere)
-    shape_at_start: re.Pattern[str] | None = None  # every shape pattern anchored with ^: tried with match()
-    shape_anywhere: re.Pattern[str] | None = None  # the others: searched
     medical: MedicalContent | None = None
     general: ClaimType | None = None
     min_words: int = 3
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: re.Pattern[str] | None = None
+    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live parts)]: the last
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
@@ -118,30 +146,28 @@ class ClaimRules:
         if not text or text.endswith("?"):
             return None
         lowered = text.lower()
-        if self.ignore is not None and self.ignore.search(lowered):
+        unblanked = lowered
+        live = self._live(lowered)  # from the text before blanking: a superset, fine for every step
+        if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
             lowered = self.ignore.sub(_blank, lowered)
-        if self.any_claim.search(lowered) or (self.case_sensitive and self.case_sensitive.search(text)):
-            for claim_type in self.typed:
-                m = claim_type.pattern.search(lowered) or (
-                    claim_type.case_sensitive.search(text) if claim_type.case_sensitive is not None else None
-                )
-                if m is not None:
-                    return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
+        for claim_type in self.typed:
+            m = self._first(claim_type.parts, lowered, live) or self._first(claim_type.sensitive_parts, text, live)
+            if m is not None:
+                return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
         if self.general is None or self.medical is None:
             return None
         tokens = WORD.findall(lowered)
-        if self._shape(text, text.lower(), len(tokens)) is not None:  # the ignored phrases count here
+        if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
         terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
         if not terms:
             return None
         shown = ", ".join(terms[:_WHY_TERMS])
-        if self.any_medical_type is not None and self.any_medical_type.search(lowered):
-            for claim_type in self.medical_types:
-                m = claim_type.pattern.search(lowered)
-                if m is not None:
-                    why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; medical terms: {shown}"
-                    return Match(claim_type, why, terms)
+        for claim_type in self.medical_types:
+            m = self._first(claim_type.parts, lowered, live)
+            if m is not None:
+                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; medical terms: {shown}"
+                return Match(claim_type, why, terms)
         return Match(self.general, f"medical terms: {shown}", terms)
 
     def not_a_claim(self, sentence: str) -> str | None:
@@ -152,9 +178,33 @@ class ClaimRules:
         if text.endswith("?"):
             return "question"
         lowered = text.lower()
-        return self._shape(text, lowered, len(WORD.findall(lowered)))
+        return self._shape(text, lowered, len(WORD.findall(lowered)), self._live(lowered))
 
-    def _shape(self, text: str, lowered: str, words: int) -> str | None:
+    def _live(self, lowered: str) -> set[int]:
+        """The parts a text may match: those anchored by one of its words, and those with no anchor.
+
+        The last answer is kept: the pipeline asks about each sentence twice (disclaimer, claim).
+        """
+        last = self.memo[0]  # one read of one tuple: safe with the guard's two threads
+        if last is not None and last[0] == lowered:
+            return last[1]
+        live = set(self.always)
+        by_key = self.by_key
+        for key in anchors.word_keys(lowered) & self.key_set:
+            live.update(by_key[key])
+        self.memo[0] = (lowered, live)
+        return live
+
+    def _first(self, ids: tuple[int, ...], text: str, live: set[int], start: bool = False) -> re.Match[str] | None:
+        for i in ids:
+            if i in live:
+                regex = self.parts[i].regex
+                m = regex.match(text) if start else regex.search(text)
+                if m is not None:
+                    return m
+        return None
+
+    def _shape(self, text: str, lowered: str, words: int, live: set[int]) -> str | None:
         end = lowered.rstrip(" *_\"')]\u201d\u2019")
         if end.endswith("?"):
             return "question"
@@ -169,16 +219,16 @@ class ClaimRules:
             opened = self.openers.match(body)
             if opened:
                 body = body[opened.end() :]
-        if (self.shape_at_start is not None and self.shape_at_start.match(body)) or (
-            self.shape_anywhere is not None and self.shape_anywhere.search(body)
-        ):
-            contrasted = self.contrast is not None and self.contrast.search(body) is not None
-            for name, at_start, anywhere in self.shapes:
-                if contrasted and name in self.partial:
-                    continue
-                if (at_start is not None and at_start.match(body)) or (anywhere is not None and anywhere.search(body)):
-                    return name
-        if self.disclaimer.search(lowered):
+        contrasted: bool | None = None
+        for shape in self.shapes:
+            if self._first(shape.at_start, body, live, start=True) or self._first(shape.anywhere, body, live):
+                if shape.name in self.partial:
+                    if contrasted is None:
+                        contrasted = self.contrast is not None and self.contrast.search(body) is not None
+                    if contrasted:
+                        continue
+                return shape.name
+        if self._first(self.disclaimers, lowered, live):
             return "disclaimer"
         return None
 
@@ -186,7 +236,27 @@ class ClaimRules:
         return next(t for t in self.types if t.name == name)
 
     def is_disclaimer(self, text: str) -> bool:
-        return bool(self.disclaimer.search(text.lower()))
+        lowered = text.lower()
+        return self._first(self.disclaimers, lowered, self._live(lowered)) is not None
+
+    # The rules as single regexes: for the tests' pathological inputs and for tools; never in the hot loop.
+
+    @property
+    def any_claim(self) -> re.Pattern[str]:
+        return re.compile(_alternation([t.source for t in self.typed]))
+
+    @property
+    def case_sensitive(self) -> re.Pattern[str] | None:
+        sources = [t.sensitive_source for t in self.typed if t.sensitive_source]
+        return re.compile(_alternation(sources)) if sources else None
+
+    @property
+    def disclaimer(self) -> re.Pattern[str]:
+        return re.compile(_alternation([self.parts[i].regex.pattern for i in self.disclaimers]))
+
+    @property
+    def every_part(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(p.regex for p in self.parts)
 
 
 _EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_\n]{1,120}(?:\*\*|__)$")
@@ -245,44 +315,63 @@ def _lower_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def _claim_type(name: str, spec: dict) -> ClaimType:
-    patterns = [_lower_pattern(p) for p in spec.get("patterns") or []]
+class _Parts:
+    """Collects the patterns of the rules into parts with their anchor keys."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.by_key: dict[str, list[int]] = {}
+        self.always: set[int] = set()
+
+    def add(self, patterns: list[str], lower: bool = True) -> tuple[int, ...]:
+        ids = []
+        for raw in patterns:
+            pattern = _lower_pattern(raw) if lower else raw
+            found = anchors.anchors(pattern)
+            i = len(self.parts)
+            self.parts.append(Part(re.compile(pattern), anchors.keys(found) if found is not None else None))
+            if found is None:
+                self.always.add(i)
+            else:
+                for key in anchors.keys(found):
+                    self.by_key.setdefault(key, []).append(i)
+            ids.append(i)
+        return tuple(ids)
+
+
+def _claim_type(name: str, spec: dict, parts: _Parts) -> ClaimType:
+    patterns = spec.get("patterns") or []
     sensitive = spec.get("case_sensitive") or []
     return ClaimType(
         name=name,
         severity=Severity(spec["severity"]),
         priority=int(spec["priority"]),
         suggestion=" ".join(spec["suggestion"].split()),
-        pattern=re.compile(_alternation(patterns) or r"(?!)"),
-        case_sensitive=re.compile(_alternation(sensitive)) if sensitive else None,
+        source=_alternation([_lower_pattern(p) for p in patterns]) or r"(?!)",
+        sensitive_source=_alternation(sensitive),
         medical=bool(spec.get("medical")),
+        parts=parts.add(patterns),
+        sensitive_parts=parts.add(sensitive, lower=False),
     )
 
 
 def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> ClaimRules:
+    parts = _Parts()
     typed: list[ClaimType] = []
     gated: list[ClaimType] = []
     for name, spec in data["types"].items():
-        (gated if spec.get("medical") else typed).append(_claim_type(name, spec))
+        (gated if spec.get("medical") else typed).append(_claim_type(name, spec, parts))
     order = lambda t: (-t.severity.rank, -t.priority)  # noqa: E731
     typed.sort(key=order)
     gated.sort(key=order)
-    everything = [t.pattern.pattern for t in typed if t.pattern.pattern != r"(?!)"]
-    sensitive = [t.case_sensitive.pattern for t in typed if t.case_sensitive is not None]
-    ignore = re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None
-    disclaimer = re.compile(_alternation([_lower_pattern(p) for p in data["disclaimer"]]))
+    ignore = parts.add(data.get("ignore") or [])
+    disclaimers = parts.add(data["disclaimer"])
     shapes_spec = data.get("not_claims") or {}
     shapes = []
-    starts: list[str] = []
-    anywhere: list[str] = []
     for name, patterns in (shapes_spec.get("shapes") or {}).items():
-        first = [_lower_pattern(p) for p in patterns if p.startswith("^")]
-        rest = [_lower_pattern(p) for p in patterns if not p.startswith("^")]
-        starts += first
-        anywhere += rest
-        shapes.append(
-            (name, re.compile(_alternation(first)) if first else None, re.compile(_alternation(rest)) if rest else None)
-        )
+        at_start = parts.add([p for p in patterns if p.startswith("^")])
+        anywhere = parts.add([p for p in patterns if not p.startswith("^")])
+        shapes.append(Shape(name, at_start, anywhere))
     medical_spec = data.get("medical")
     medical = None
     if medical_spec is not None:
@@ -292,22 +381,21 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
         medical = MedicalContent(
             frozenset(words), re.compile(_alternation(signals) or r"(?!)"), re.compile(entity) if entity else None
         )
-    general = next((t for t in typed if t.name == "general"), None)
     return ClaimRules(
         types=tuple(sorted((*typed, *gated), key=order)),
+        parts=tuple(parts.parts),
+        by_key={key: tuple(ids) for key, ids in parts.by_key.items()},
+        always=frozenset(parts.always),
+        key_set=frozenset(parts.by_key),
         typed=tuple(typed),
-        any_claim=re.compile(_alternation(everything)),
-        case_sensitive=re.compile(_alternation(sensitive)) if sensitive else None,
-        ignore=ignore,
-        disclaimer=disclaimer,
         medical_types=tuple(gated),
-        any_medical_type=re.compile(_alternation([t.pattern.pattern for t in gated])) if gated else None,
-        openers=re.compile(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
+        ignore_parts=ignore,
+        ignore=re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None,
+        disclaimers=disclaimers,
         shapes=tuple(shapes),
-        shape_at_start=re.compile(_alternation(starts)) if starts else None,
-        shape_anywhere=re.compile(_alternation(anywhere)) if anywhere else None,
+        openers=re.compile(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
         medical=medical,
-        general=general,
+        general=next((t for t in typed if t.name == "general"), None),
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
         contrast=re.compile(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from clinaudit.read import anchors
 from clinaudit.read.claims import WORD, rules, stem
 
 
@@ -97,7 +98,7 @@ def test_real_sentences_are_claims_of_their_type_or_their_non_claim_shape(item):
 
 def test_every_shape_and_new_type_is_covered_by_a_real_sentence():
     covered = {item["expect"] for item in SENTENCES}
-    shapes = {name for name, _, _ in rules().shapes} | {"question", "lead-in", "heading", "fragment", "disclaimer"}
+    shapes = {shape.name for shape in rules().shapes} | {"question", "lead-in", "heading", "fragment", "disclaimer"}
     assert {f"shape:{s}" for s in shapes} <= covered
     assert {f"claim:{t}" for t in ("efficacy", "risk", "diagnostic", "epidemiology", "general")} <= covered
 
@@ -177,9 +178,8 @@ def test_new_patterns_are_linear_on_pathological_text():
     from test_pathological import PATHOLOGICAL
 
     r = rules()
-    patterns = [r.openers, r.contrast, r.shape_at_start, r.shape_anywhere, r.any_medical_type, r.medical.signals]
-    patterns += [p for _, start, anywhere in r.shapes for p in (start, anywhere) if p is not None]
-    patterns += [t.pattern for t in r.medical_types]
+    patterns = [r.openers, r.contrast, r.medical.signals, r.any_claim, r.disclaimer, *r.every_part]
+    patterns += [t.pattern for t in r.types]
     texts = [*PATHOLOGICAL.values(), "a" * 100_000, "Aa1" * 30_000, "**" * 50_000, "it is " * 20_000]
     for text in texts:
         for pattern in [p for p in patterns if p is not None]:
@@ -191,3 +191,46 @@ def test_new_patterns_are_linear_on_pathological_text():
             pass
         r.explain(text[:20_000])
         r.not_a_claim(text[:20_000])
+        anchors.word_keys(text.lower())
+
+
+# ---------------------------------------------------------------- the anchor prefilter skips searches, never matches
+
+
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (r"\bcontra-?indicat(?:ed|ion|ions)\b", {"contra"}),
+        (r"\bp\s?[<=≤]\s?0?\.\d{1,4}\b", {"=p"}),
+        (r"\b95\s?%\s?(?:ci|confidence\s+intervals?)\b", {"=ci", "=confidence"}),
+        (r"\b(?:is|are)\s+(?:not\s+)?(?:known|unclear)\b", {"=known", "=unclear"}),  # the rarer words win
+        (r"\b\d+\s?(?:mg|ml)\b", {"=mg", "=ml"}),
+        (r"(?:a?HR|OR)\s?\d", None),  # no word boundary before it: unproven, always searched
+        (r"\w+ly\b", None),
+    ],
+)
+def test_anchors_are_derived_from_the_regex(pattern, expected):
+    found = anchors.anchors(pattern)
+    assert (set(found) if found is not None else None) == expected
+
+
+def test_the_prefilter_never_changes_a_decision():
+    """Every part run on every sentence of the fixtures, the samples and the benchmark reports, with no prefilter."""
+    r = rules()
+    root = Path(__file__).resolve().parents[2]
+    texts = [item["sentence"] for item in SENTENCES]
+    for path in [
+        *sorted((root / "samples").glob("*.md")),
+        *sorted((root / "benchmarks" / "data" / "reports").glob("*.md")),
+    ]:
+        texts += path.read_text(encoding="utf-8").replace("\n\n", "\n").splitlines()
+    texts += ["Give 15 mg/kg every 8 hours.", "p<0.05 in 95%CI", "mg", "The HR was 0.7 (95% CI 0.6-0.8)."]
+    checked = 0
+    for text in texts:
+        lowered = text.lower()
+        live = r._live(lowered)
+        for i, part in enumerate(r.parts):
+            if part.regex.search(lowered) or part.regex.search(text):
+                assert i in live, (part.regex.pattern, text)
+                checked += 1
+    assert checked > 200
