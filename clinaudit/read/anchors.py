@@ -42,15 +42,18 @@ def keys(anchor_set: Iterable[str]) -> frozenset[str]:
     return frozenset(a if a.startswith("=") else a[:KEY] for a in anchor_set)
 
 
-def word_keys(lowered: str) -> set[str]:
-    """Every word of a lower-cased text as "=word", and its prefixes up to KEY letters."""
+def word_keys(lowered: str, lengths: Iterable[int] = range(1, KEY + 1)) -> set[str]:
+    """Every word of a lower-cased text as "=word", and its prefixes of the given lengths."""
     words = LETTERS.findall(lowered)
     out = {"=" + w for w in words}
-    out.update([w[:KEY] for w in words])
-    out.update([w[:3] for w in words])
-    out.update([w[:2] for w in words])
-    out.update([w[:1] for w in words])
+    for n in lengths:
+        out.update([w[:n] for w in words])
     return out
+
+
+def prefix_lengths(all_keys: Iterable[str]) -> tuple[int, ...]:
+    """The prefix lengths a set of keys needs from each word: usually just KEY and a few shorter."""
+    return tuple(sorted({len(k) for k in all_keys if not k.startswith("=")}))
 
 
 def _walk(items, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:

@@ -121,6 +121,7 @@ class ClaimRules:
     by_key: dict[str, tuple[int, ...]]  # word prefix -> the parts it may let match
     always: frozenset[int]  # the parts with no anchor
     key_set: frozenset[str] = frozenset()  # by_key's keys, as a set: intersected with each sentence's
+    prefix_lengths: tuple[int, ...] = (anchors.KEY,)  # the word-prefix lengths those keys need
     typed: tuple[ClaimType, ...] = ()  # the types decided by their patterns alone (step 1), in order
     medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content (step 3), in order
     ignore_parts: tuple[int, ...] = ()  # phrases blanked before the typed patterns run
@@ -190,12 +191,14 @@ class ClaimRules:
             return last[1]
         live = set(self.always)
         by_key = self.by_key
-        for key in anchors.word_keys(lowered) & self.key_set:
+        for key in anchors.word_keys(lowered, self.prefix_lengths) & self.key_set:
             live.update(by_key[key])
         self.memo[0] = (lowered, live)
         return live
 
     def _first(self, ids: tuple[int, ...], text: str, live: set[int], start: bool = False) -> re.Match[str] | None:
+        if not ids or live.isdisjoint(ids):  # most rule groups: none of their parts is live
+            return None
         for i in ids:
             if i in live:
                 regex = self.parts[i].regex
@@ -387,6 +390,7 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
         by_key={key: tuple(ids) for key, ids in parts.by_key.items()},
         always=frozenset(parts.always),
         key_set=frozenset(parts.by_key),
+        prefix_lengths=anchors.prefix_lengths(parts.by_key),
         typed=tuple(typed),
         medical_types=tuple(gated),
         ignore_parts=ignore,
