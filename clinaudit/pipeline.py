@@ -292,16 +292,16 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
         found = rules.explain(raw)
         claim_type = found.type if found is not None else None
         name = claim_type.name if claim_type else None
-        if found is not None and claim_type is not None:
+        if found is not None:
             sentence = Sentence(display, unit_span(unit, index, a, b), 0, unit.kind)
             cited = bool(per_sentence[k] or (row and cites))
             reading.claims.append(
                 Claim(
-                    claim_type.name, claim_type.severity, sentence, cited, found.why, unit.section, item and bool(cites)
+                    found.type.name, found.type.severity, sentence, cited, found.why, unit.section, item and bool(cites)
                 )
             )
-            if strongest is None or claim_type.severity.rank > strongest.severity.rank:
-                strongest = claim_type
+            if strongest is None or found.type.severity.rank > strongest.severity.rank:
+                strongest = found.type
         for weak, s, e in citations.find_weak(raw):
             reading.findings.append(
                 Finding(
