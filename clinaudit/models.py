@@ -126,6 +126,14 @@ class Claim:
     severity: Severity
     sentence: Sentence
     cited: bool
+    why: str = ""  # what made it a claim: the pattern matched, or the medical terms found
+    section: str = ""  # the heading above it
+    in_cited_item: bool = False  # its list item carries a citation elsewhere (grounded, not cited)
+
+    @property
+    def grounded(self) -> bool:
+        """Counts towards coverage: cited in its sentence, its table row or its list item."""
+        return self.cited or self.in_cited_item
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +147,8 @@ class Finding:
     citation: str | None = None
     suggestion: str = ""
     source: str = ""  # where a corrections entry got its fact
+    why: str = ""  # for a claim: the pattern matched, or the medical terms found
+    section: str = ""  # the heading above it, for grouping
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,12 +310,27 @@ class FileReport:
     error: str = ""
     note: str = ""  # e.g. "no prose"
     suppressed: tuple[Suppressed, ...] = ()  # counted and listable, never part of the verdict
+    grounded_claims: int = 0  # claims cited in their sentence, table row or list item
+
+    @property
+    def coverage(self) -> float | None:
+        """Grounding coverage in percent: None when the report makes no claim."""
+        return coverage(self.grounded_claims, self.claims)
+
+
+def coverage(grounded: int, claims: int) -> float | None:
+    return None if claims == 0 else round(100.0 * grounded / claims, 1)
 
 
 @dataclass(frozen=True, slots=True)
 class AuditResult:
     verdict: str
     files: tuple[FileReport, ...]
+
+    @property
+    def coverage(self) -> float | None:
+        """Grounding coverage over every report: grounded claims over claims, in percent."""
+        return coverage(sum(r.grounded_claims for r in self.files), sum(r.claims for r in self.files))
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -345,3 +370,4 @@ class Options:
     judge_deadline: float | None = None  # a time.monotonic() the judge must finish by (the guard's limit)
     check_urls: bool = False  # --check-urls: does each cited web page answer? (clinaudit/lookup/urlcheck.py)
     url_allow_hosts: tuple[str, ...] = ()  # hosts the link check may reach on private or loopback addresses
+    min_coverage: float | None = None  # --min-coverage: a report grounding fewer of its claims (percent) fails

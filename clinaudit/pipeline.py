@@ -44,6 +44,7 @@ from clinaudit.report import verdict
 
 SENTENCE_DISPLAY = 200
 _LETTERS = re.compile(r"[A-Za-z]{3}")
+_LIST_MARKER = re.compile(r"[ \t>]{0,40}(?:[-*+]|\d{1,9}[.)])[ \t]{1,8}(?:\[[ xX]\][ \t]{1,4})?")
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
 
 
@@ -114,6 +115,7 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
                 uncited_claims=sum(1 for c in item.claims if not c.cited),
                 note="" if item.prose else "no prose",
                 suppressed=suppressed,
+                grounded_claims=sum(1 for c in item.claims if c.grounded),
             )
         )
     return reports
@@ -157,7 +159,7 @@ def read_document(
     reading = _Reading(corrections=known)
     for text, line_base in chunks:
         parsed = parse_markdown(text, line_base) if markdown else parse_text(text, line_base)
-        _read_units(parsed, reading)
+        _read_units(parsed, reading, text)
         reading.comments += [(parsed.index.position(c.offset + 4 + len(c.text))[0], c.text) for c in parsed.comments]
     _link_references(reading)
     return Document(
@@ -183,7 +185,7 @@ def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
     return directives(comments)
 
 
-def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
+def _read_units(parsed: ParsedDocument, reading: _Reading, source: str = "") -> None:
     index = parsed.index
     rules = claims.rules()
     for unit in parsed.units:
@@ -192,7 +194,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
         if is_reference_heading(unit.section):
             reading.entries.extend(_reference_entries(unit, index))
             continue
-        _read_prose(unit, index, rules, reading)
+        _read_prose(unit, index, rules, reading, _is_list_item(unit, index, source))
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         reading.entries.append(ReferenceEntry(label.strip(), text.strip(), ids, span))
@@ -247,7 +249,16 @@ class _Cite:
     ref_text: str = ""
 
 
-def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) -> None:
+def _is_list_item(unit: Unit, index, source: str) -> bool:
+    """Does the unit start right after a list marker (`- `, `3. `, `- [x] `) on its first line?"""
+    if not source or unit.kind != "paragraph":
+        return False
+    start = unit.line_starts[0][1]
+    line_start = index.starts[bisect_right(index.starts, start) - 1]
+    return _LIST_MARKER.fullmatch(source, line_start, start) is not None
+
+
+def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, item: bool = False) -> None:
     text = unit.text
     bounds = sentences.split(text)
     if not bounds:
@@ -278,15 +289,19 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
         display = _display(raw)
         if rules.is_disclaimer(raw):
             reading.has_disclaimer = True
-        claim_type = rules.classify(raw)
+        found = rules.explain(raw)
+        claim_type = found.type if found is not None else None
         name = claim_type.name if claim_type else None
-        if claim_type is not None:
+        if found is not None:
             sentence = Sentence(display, unit_span(unit, index, a, b), 0, unit.kind)
+            cited = bool(per_sentence[k] or (row and cites))
             reading.claims.append(
-                Claim(claim_type.name, claim_type.severity, sentence, bool(per_sentence[k] or (row and cites)))
+                Claim(
+                    found.type.name, found.type.severity, sentence, cited, found.why, unit.section, item and bool(cites)
+                )
             )
-            if strongest is None or claim_type.severity.rank > strongest.severity.rank:
-                strongest = claim_type
+            if strongest is None or found.type.severity.rank > strongest.severity.rank:
+                strongest = found.type
         for weak, s, e in citations.find_weak(raw):
             reading.findings.append(
                 Finding(

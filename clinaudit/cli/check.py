@@ -122,6 +122,20 @@ def check(
             help="Check that each cited web page answers (HEAD, else GET); 404 or 410 is a dead-link.",
         ),
     ] = False,
+    min_coverage: Annotated[
+        Optional[float],
+        typer.Option(
+            "--min-coverage",
+            help="Fail a report whose claims carry a citation less often than PCT percent (off by default).",
+            min=0,
+            max=100,
+            metavar="PCT",
+        ),
+    ] = None,
+    show_all: Annotated[
+        bool,
+        typer.Option("--show-all", help="In the table, list every low claim instead of a count per section."),
+    ] = False,
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from clinaudit.errors import InputError
@@ -149,6 +163,7 @@ def check(
         judge_log=judge_log,
         min_credibility=min_credibility,
         check_urls=check_urls,
+        min_coverage=min_coverage,
     )
     warnings_to_stderr()
     try:
@@ -165,11 +180,11 @@ def check(
     errors = [report.error for report in result.files if report.error]
     try:
         if output is None:
-            render(format.value, result, sys.stdout, show_suppressed)
+            render(format.value, result, sys.stdout, show_suppressed, show_all=show_all)
             sys.stdout.flush()
         else:
             with open(output, "w", encoding="utf-8") as out:
-                render(format.value, result, out, show_suppressed)
+                render(format.value, result, out, show_suppressed, show_all=show_all)
     except BrokenPipeError:
         quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
     except OSError as exc:

@@ -1,18 +1,59 @@
-"""Which sentences make a medical claim, of which type and severity.
+"""Which sentences make a medical claim, of which type and severity, and why.
 
-The patterns live in rules/claims.yaml and are compiled once per process.
+Every prose sentence is decided in three steps, all data in rules/claims.yaml:
+
+1. The typed patterns (doses, contraindications, approvals, side effects, studies,
+   statistics, the `general` phrases): a match is a claim of that type, as it always was.
+2. Non-claim shapes: questions, headings, lead-ins ending in ":", statements about the text
+   itself, greetings, advice and disclaimers, hedged statements of ignorance, fragments.
+3. Medical content: a word of the vocabulary (data/claim-vocabulary.txt, built from MeSH
+   by benchmarks/build_claim_vocabulary.py, plus the YAML's own words), a medical word
+   ending, a gene- or protein-like name, a clinical quantity or a reported finding. A
+   sentence with any is a claim: of a low type (efficacy, risk, diagnostic, epidemiology)
+   when one of their patterns matches, else `general`.
+
+Rules over a vocabulary won over a learned scorer by measurement (benchmarks/claims.py
+--compare): a bag-of-words model trained on the permissively licensed sentences learns
+their style (abstracts against chat answers), not what is medical. Every decision can be
+explained in words: `Match.why` names the pattern or the medical terms that made it.
+The rules load lazily (CSafeLoader) and each regex is compiled once per process.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
 from clinaudit.models import Severity
+from clinaudit.read import anchors
 
 HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
+WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
+_WHY_TERMS = 3  # medical terms quoted in a finding's `why`
+_WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
+
+
+def stem(word: str) -> str:
+    """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    if word.endswith("'s"):
+        return word[:-2]
+    return word
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One alternative of the rules, compiled, with the word prefixes one of which every match needs."""
+
+    regex: re.Pattern[str]
+    keys: frozenset[str] | None  # None: no anchor could be proved, always tried
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,40 +62,234 @@ class ClaimType:
     severity: Severity
     priority: int
     suggestion: str
-    pattern: re.Pattern[str]  # lower-cased, matched against lower-cased text
-    case_sensitive: re.Pattern[str] | None = None
+    source: str = r"(?!)"  # every lower-cased pattern as one regex
+    sensitive_source: str = ""  # the case-sensitive ones
+    medical: bool = False  # fires only on a sentence with medical content that has no non-claim shape
+    parts: tuple[int, ...] = ()  # its patterns in ClaimRules.parts, matched against the lower-cased text
+    sensitive_parts: tuple[int, ...] = ()  # matched against the text as written
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The type's patterns as one regex (the stream guard's hold-back splits it again)."""
+        return re.compile(self.source)
+
+    @property
+    def case_sensitive(self) -> re.Pattern[str] | None:
+        return re.compile(self.sensitive_source) if self.sensitive_source else None
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A claim: its type, and in words why the sentence was taken for one."""
+
+    type: ClaimType
+    why: str
+    terms: tuple[str, ...] = ()  # the medical terms found, in order
+
+
+@dataclass(frozen=True, slots=True)
+class MedicalContent:
+    """What makes a sentence medical: vocabulary words and a few word shapes."""
+
+    words: frozenset[str]  # stemmed
+    signals: re.Pattern[str]  # endings, quantities, findings: on lower-cased text
+    entity: re.Pattern[str] | None  # gene- and protein-like names: on the text as written
+
+    def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
+        """The medical terms of a sentence: vocabulary words first; the regex signals only when there are none."""
+        words = self.words
+        found = [w for w in tokens if w in words or (w[-1] == "s" and stem(w) in words)]
+        if found:
+            return found
+        found = [m.group(0) for m in self.signals.finditer(lowered)]
+        if not found and self.entity is not None:
+            found = self.entity.findall(text)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    name: str
+    at_start: tuple[int, ...]  # parts tried with match() at the start of the sentence's body
+    anywhere: tuple[int, ...]  # parts searched
 
 
 @dataclass(frozen=True, slots=True)
 class ClaimRules:
-    types: tuple[ClaimType, ...]  # highest priority first
-    any_claim: re.Pattern[str]  # every lower-cased pattern at once: most sentences stop here
-    case_sensitive: re.Pattern[str] | None
-    ignore: re.Pattern[str] | None
-    disclaimer: re.Pattern[str]
+    types: tuple[ClaimType, ...]  # every claim type, highest severity and priority first
+    parts: tuple[Part, ...]  # every pattern of the rules, each compiled once
+    by_key: dict[str, tuple[int, ...]]  # word prefix -> the parts it may let match
+    always: frozenset[int]  # the parts with no anchor
+    key_set: frozenset[str] = frozenset()  # by_key's keys, as a set: intersected with each sentence's
+    prefix_lengths: tuple[int, ...] = (anchors.KEY,)  # the word-prefix lengths those keys need
+    typed: tuple[ClaimType, ...] = ()  # the types decided by their patterns alone (step 1), in order
+    medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content (step 3), in order
+    ignore_parts: tuple[int, ...] = ()  # phrases blanked before the typed patterns run
+    ignore: re.Pattern[str] | None = None  # the same, as one regex: what blanks them
+    disclaimers: tuple[int, ...] = ()
+    shapes: tuple[Shape, ...] = ()  # the non-claim shapes, in order
+    openers: re.Pattern[str] | None = None  # "However, " and the like, skipped before the shapes
+    medical: MedicalContent | None = None
+    general: ClaimType | None = None
+    min_words: int = 3
+    partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
+    contrast: re.Pattern[str] | None = None
+    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live parts)]: the last
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
+        found = self.explain(sentence)
+        return found.type if found is not None else None
+
+    def explain(self, sentence: str) -> Match | None:
+        """The claim the sentence makes and why, or None for a sentence that is no claim."""
         text = sentence.rstrip()
         if not text or text.endswith("?"):
             return None
         lowered = text.lower()
-        if self.ignore is not None and self.ignore.search(lowered):
+        unblanked = lowered
+        live = self._live(lowered)  # from the text before blanking: a superset, fine for every step
+        if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
             lowered = self.ignore.sub(_blank, lowered)
-        if not self.any_claim.search(lowered) and not (self.case_sensitive and self.case_sensitive.search(text)):
+        for claim_type in self.typed:
+            m = self._first(claim_type.parts, lowered, live) or self._first(claim_type.sensitive_parts, text, live)
+            if m is not None:
+                return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
+        if self.general is None or self.medical is None:
             return None
-        for claim_type in self.types:
-            if claim_type.pattern.search(lowered) or (
-                claim_type.case_sensitive is not None and claim_type.case_sensitive.search(text)
-            ):
-                return claim_type
+        tokens = WORD.findall(lowered)
+        if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
+            return None
+        terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
+        if not terms:
+            return None
+        shown = ", ".join(terms[:_WHY_TERMS])
+        for claim_type in self.medical_types:
+            m = self._first(claim_type.parts, lowered, live)
+            if m is not None:
+                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; medical terms: {shown}"
+                return Match(claim_type, why, terms)
+        return Match(self.general, f"medical terms: {shown}", terms)
+
+    def not_a_claim(self, sentence: str) -> str | None:
+        """The non-claim shape of a sentence no typed pattern matches (question, advice, meta, …), if any."""
+        text = sentence.rstrip()
+        if not text:
+            return "empty"
+        if text.endswith("?"):
+            return "question"
+        lowered = text.lower()
+        return self._shape(text, lowered, len(WORD.findall(lowered)), self._live(lowered))
+
+    def _live(self, lowered: str) -> set[int]:
+        """The parts a text may match: those anchored by one of its words, and those with no anchor.
+
+        The last answer is kept: the pipeline asks about each sentence twice (disclaimer, claim).
+        """
+        last = self.memo[0]  # one read of one tuple: safe with the guard's two threads
+        if last is not None and last[0] == lowered:
+            return last[1]
+        live = set(self.always)
+        by_key = self.by_key
+        for key in anchors.word_keys(lowered, self.prefix_lengths) & self.key_set:
+            live.update(by_key[key])
+        self.memo[0] = (lowered, live)
+        return live
+
+    def _first(self, ids: tuple[int, ...], text: str, live: set[int], start: bool = False) -> re.Match[str] | None:
+        if not ids or live.isdisjoint(ids):  # most rule groups: none of their parts is live
+            return None
+        for i in ids:
+            if i in live:
+                regex = self.parts[i].regex
+                m = regex.match(text) if start else regex.search(text)
+                if m is not None:
+                    return m
+        return None
+
+    def _shape(self, text: str, lowered: str, words: int, live: set[int]) -> str | None:
+        end = lowered.rstrip(" *_\"')]\u201d\u2019")
+        if end.endswith("?"):
+            return "question"
+        if end.endswith(":"):
+            return "lead-in"
+        if _is_heading(text):
+            return "heading"
+        if words < self.min_words:
+            return "fragment"
+        body = lowered.replace("\u2019", "'")
+        if self.openers is not None:
+            opened = self.openers.match(body)
+            if opened:
+                body = body[opened.end() :]
+        contrasted: bool | None = None
+        for shape in self.shapes:
+            if self._first(shape.at_start, body, live, start=True) or self._first(shape.anywhere, body, live):
+                if shape.name in self.partial:
+                    if contrasted is None:
+                        contrasted = self.contrast is not None and self.contrast.search(body) is not None
+                    if contrasted:
+                        continue
+                return shape.name
+        if self._first(self.disclaimers, lowered, live):
+            return "disclaimer"
         return None
 
     def by_name(self, name: str) -> ClaimType:
         return next(t for t in self.types if t.name == name)
 
     def is_disclaimer(self, text: str) -> bool:
-        return bool(self.disclaimer.search(text.lower()))
+        lowered = text.lower()
+        return self._first(self.disclaimers, lowered, self._live(lowered)) is not None
+
+    # The rules as single regexes: for the tests' pathological inputs and for tools; never in the hot loop.
+
+    @property
+    def any_claim(self) -> re.Pattern[str]:
+        return re.compile(_alternation([t.source for t in self.typed]))
+
+    @property
+    def case_sensitive(self) -> re.Pattern[str] | None:
+        sources = [t.sensitive_source for t in self.typed if t.sensitive_source]
+        return re.compile(_alternation(sources)) if sources else None
+
+    @property
+    def disclaimer(self) -> re.Pattern[str]:
+        return re.compile(_alternation([self.parts[i].regex.pattern for i in self.disclaimers]))
+
+    @property
+    def every_part(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(p.regex for p in self.parts)
+
+
+_EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_\n]{1,120}(?:\*\*|__)$")
+_TITLE_WORD = re.compile(r"[A-Za-z][\w'-]{0,40}")
+_SMALL = frozenset({"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "vs", "with"})
+
+
+def _is_heading(text: str) -> bool:
+    """A bold line ("**Treatment options**") or a short Title Case line with no full stop."""
+    stripped = text.strip()
+    if _EMPHASIS_LINE.match(stripped):
+        return True
+    if stripped[-1:] in ".!;" or len(stripped) > 80:
+        return False
+    words = _TITLE_WORD.findall(stripped)
+    return 0 < len(words) <= 8 and all(w[0].isupper() or w.lower() in _SMALL for w in words)
+
+
+def _label(claim_type: ClaimType) -> str:
+    return claim_type.name.replace("_", " ")
+
+
+def _as_written(text: str, lowered: str, m: re.Match[str]) -> str:
+    """The matched words as the author wrote them (lower-casing keeps offsets for all but a few letters)."""
+    return text[m.start() : m.end()] if len(text) == len(lowered) else m.group(0)
+
+
+def _quote(matched: str) -> str:
+    text = " ".join(matched.split())
+    return text if len(text) <= _WHY_MATCH else text[: _WHY_MATCH - 1] + "…"
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -83,39 +318,105 @@ def _lower_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def compile_rules(data: dict) -> ClaimRules:
-    types = []
-    everything: list[str] = []
-    sensitive: list[str] = []
-    for name, spec in data["types"].items():
-        patterns = [_lower_pattern(p) for p in spec.get("patterns") or []]
-        everything += patterns
-        sensitive += spec.get("case_sensitive") or []
-        types.append(
-            ClaimType(
-                name=name,
-                severity=Severity(spec["severity"]),
-                priority=int(spec["priority"]),
-                suggestion=" ".join(spec["suggestion"].split()),
-                pattern=re.compile(_alternation(patterns) or r"(?!)"),
-                case_sensitive=re.compile(_alternation(spec["case_sensitive"])) if spec.get("case_sensitive") else None,
-            )
-        )
-    types.sort(key=lambda t: (-t.severity.rank, -t.priority))
-    ignore = re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None
-    disclaimer = re.compile(_alternation([_lower_pattern(p) for p in data["disclaimer"]]))
-    return ClaimRules(
-        tuple(types),
-        re.compile(_alternation(everything)),
-        re.compile(_alternation(sensitive)) if sensitive else None,
-        ignore,
-        disclaimer,
+class _Parts:
+    """Collects the patterns of the rules into parts with their anchor keys."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.by_key: dict[str, list[int]] = {}
+        self.always: set[int] = set()
+
+    def add(self, patterns: list[str], lower: bool = True) -> tuple[int, ...]:
+        ids = []
+        for raw in patterns:
+            pattern = _lower_pattern(raw) if lower else raw
+            found = anchors.anchors(pattern)
+            i = len(self.parts)
+            self.parts.append(Part(re.compile(pattern), anchors.keys(found) if found is not None else None))
+            if found is None:
+                self.always.add(i)
+            else:
+                for key in anchors.keys(found):
+                    self.by_key.setdefault(key, []).append(i)
+            ids.append(i)
+        return tuple(ids)
+
+
+def _claim_type(name: str, spec: dict, parts: _Parts) -> ClaimType:
+    patterns = spec.get("patterns") or []
+    sensitive = spec.get("case_sensitive") or []
+    return ClaimType(
+        name=name,
+        severity=Severity(spec["severity"]),
+        priority=int(spec["priority"]),
+        suggestion=" ".join(spec["suggestion"].split()),
+        source=_alternation([_lower_pattern(p) for p in patterns]) or r"(?!)",
+        sensitive_source=_alternation(sensitive),
+        medical=bool(spec.get("medical")),
+        parts=parts.add(patterns),
+        sensitive_parts=parts.add(sensitive, lower=False),
     )
+
+
+def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> ClaimRules:
+    parts = _Parts()
+    typed: list[ClaimType] = []
+    gated: list[ClaimType] = []
+    for name, spec in data["types"].items():
+        (gated if spec.get("medical") else typed).append(_claim_type(name, spec, parts))
+    order = lambda t: (-t.severity.rank, -t.priority)  # noqa: E731
+    typed.sort(key=order)
+    gated.sort(key=order)
+    ignore = parts.add(data.get("ignore") or [])
+    disclaimers = parts.add(data["disclaimer"])
+    shapes_spec = data.get("not_claims") or {}
+    shapes = []
+    for name, patterns in (shapes_spec.get("shapes") or {}).items():
+        at_start = parts.add([p for p in patterns if p.startswith("^")])
+        anywhere = parts.add([p for p in patterns if not p.startswith("^")])
+        shapes.append(Shape(name, at_start, anywhere))
+    medical_spec = data.get("medical")
+    medical = None
+    if medical_spec is not None:
+        words = vocabulary | {stem(w.lower()) for w in medical_spec.get("words") or []}
+        signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
+        entity = medical_spec.get("entity")
+        medical = MedicalContent(
+            frozenset(words), re.compile(_alternation(signals) or r"(?!)"), re.compile(entity) if entity else None
+        )
+    return ClaimRules(
+        types=tuple(sorted((*typed, *gated), key=order)),
+        parts=tuple(parts.parts),
+        by_key={key: tuple(ids) for key, ids in parts.by_key.items()},
+        always=frozenset(parts.always),
+        key_set=frozenset(parts.by_key),
+        prefix_lengths=anchors.prefix_lengths(parts.by_key),
+        typed=tuple(typed),
+        medical_types=tuple(gated),
+        ignore_parts=ignore,
+        ignore=re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None,
+        disclaimers=disclaimers,
+        shapes=tuple(shapes),
+        openers=re.compile(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
+        medical=medical,
+        general=next((t for t in typed if t.name == "general"), None),
+        min_words=int(shapes_spec.get("min_words", 3)),
+        partial=frozenset(shapes_spec.get("partial") or ()),
+        contrast=re.compile(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
+    )
+
+
+def load_vocabulary(text: str) -> frozenset[str]:
+    """One stemmed word a line; `#` starts a comment line."""
+    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
 @lru_cache(maxsize=1)
 def rules() -> ClaimRules:
     import yaml
 
-    text = resources.files("clinaudit").joinpath("rules/claims.yaml").read_text(encoding="utf-8")
-    return compile_rules(yaml.safe_load(text))
+    package = resources.files("clinaudit")
+    text = package.joinpath("rules/claims.yaml").read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 8 times faster; both are safe
+    vocabulary = load_vocabulary(package.joinpath("data/claim-vocabulary.txt").read_text(encoding="utf-8"))
+    return compile_rules(yaml.load(text, Loader=loader), vocabulary)

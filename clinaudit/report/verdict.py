@@ -14,6 +14,7 @@ from clinaudit.models import (
     Severity,
     Span,
     Status,
+    coverage,
 )
 from clinaudit.read import claims
 from clinaudit.read.knowledge import KnowledgeBase
@@ -129,6 +130,8 @@ def _claim_findings(document: Document) -> list[Finding]:
                 sentence=claim.sentence.text,
                 claim_type=claim.claim_type,
                 suggestion=claim_type.suggestion,
+                why=claim.why,
+                section=claim.section,
             )
         )
     return out
@@ -247,7 +250,7 @@ def describe_id(cid: str) -> str:
 
 
 def _report_findings(document: Document, options: Options) -> list[Finding]:
-    out = []
+    out = _coverage_findings(document, options)
     if document.claims and not document.mentions and not document.markers:
         out.append(
             Finding(
@@ -283,6 +286,24 @@ def _report_findings(document: Document, options: Options) -> list[Finding]:
                 )
             )
     return out
+
+
+def _coverage_findings(document: Document, options: Options) -> list[Finding]:
+    """`--min-coverage PCT`: a report that grounds fewer of its claims fails, like `--require-disclaimer`."""
+    grounded = sum(1 for c in document.claims if c.grounded)
+    share = coverage(grounded, len(document.claims))
+    if options.min_coverage is None or share is None or share >= options.min_coverage:
+        return []
+    return [
+        Finding(
+            "low-coverage",
+            Severity.HIGH,
+            _TOP,
+            f"grounding coverage {share:g}% is under --min-coverage {options.min_coverage:g}%: "
+            f"{len(document.claims) - grounded} of {len(document.claims)} claims carry no citation",
+            suggestion="Cite sources for the uncited claims (a citation in the sentence, its table row or list item).",
+        )
+    ]
 
 
 def file_verdict(found: tuple[Finding, ...], cited: tuple[CitationResult, ...], options: Options) -> str:

@@ -195,6 +195,7 @@ def test_every_key_is_accepted(tmp_path):
             idconv-url = "http://127.0.0.1:1/idconv"
             check-urls = true
             url-allow-hosts = ["Intranet.example", "127.0.0.1", "::1"]
+            min-coverage = 80
 
             [severity]
             weak-citation = "medium"
@@ -215,6 +216,7 @@ def test_every_key_is_accepted(tmp_path):
     assert options.severity == (("weak-citation", "medium"),)
     assert options.corrections == (str(tmp_path / "extra.yaml"),) and options.no_default_corrections
     assert loaded.values["min-credibility"] == 60
+    assert options.min_coverage == 80
     if "min_credibility" in {f.name for f in dataclasses.fields(Options)}:  # plumbed once the credibility check exists
         assert options.min_credibility == 60
     assert options.judge_timeout == 3 and options.judge_url == "http://127.0.0.1:1/v1"

@@ -109,7 +109,7 @@ def test_events_mode_reports_the_reset_and_the_exit_status_follows_the_verdict()
     proc = run_cli("guard", "--stop-on", "none", input="Asthma is common. Give 2 puffs every 4 hours.")
     assert proc.stdout == "Asthma is common. Give 2 puffs every 4 hours."
     assert proc.returncode == 1  # streamed through, but the final verdict, as in `check`, still fails it
-    assert "clinaudit: guard: fail: 3 findings (1 high" in proc.stderr
+    assert "clinaudit: guard: fail: 4 findings (1 high" in proc.stderr  # and "Asthma is common." is a low claim
 
 
 def test_input_errors_exit_2():

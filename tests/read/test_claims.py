@@ -1,8 +1,13 @@
 """Claim types fire on real clinical sentences and stay quiet on the classic false positives."""
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 
-from clinaudit.read.claims import rules
+from clinaudit.read import anchors
+from clinaudit.read.claims import WORD, rules, stem
 
 
 def kind(sentence):
@@ -72,3 +77,162 @@ def test_disclaimer_detection():
 def test_fell_and_rose_by_a_percentage_are_statistics():
     assert kind("Severe exacerbations fell by 64% with as-needed treatment.") == "statistic"
     assert kind("Admissions rose by 12 percent after the change.") == "statistic"
+
+
+# ---------------------------------------------------------------- every prose sentence is a claim or not (issue 12)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claims"
+SENTENCES = [json.loads(line) for line in (FIXTURES / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("item", SENTENCES, ids=lambda item: item["expect"] + ":" + item["sentence"][:30])
+def test_real_sentences_are_claims_of_their_type_or_their_non_claim_shape(item):
+    """Real LLM output (ExpertQA) and PubMedQA: one sentence per non-claim shape and per new type."""
+    what, name = item["expect"].split(":")
+    found = rules().explain(item["sentence"])
+    if what == "shape":
+        assert found is None, found
+        assert rules().not_a_claim(item["sentence"]) == name
+    else:
+        assert found is not None and found.type.name == name, found
+
+
+def test_every_shape_and_new_type_is_covered_by_a_real_sentence():
+    covered = {item["expect"] for item in SENTENCES}
+    shapes = {shape.name for shape in rules().shapes} | {"question", "lead-in", "heading", "fragment", "disclaimer"}
+    assert {f"shape:{s}" for s in shapes} <= covered
+    assert {f"claim:{t}" for t in ("efficacy", "risk", "diagnostic", "epidemiology", "general")} <= covered
+
+
+def test_new_types_are_low_and_carry_their_own_suggestion():
+    r = rules()
+    suggestions = set()
+    for name in ("efficacy", "risk", "diagnostic", "epidemiology"):
+        claim_type = r.by_name(name)
+        assert claim_type.severity.value == "low" and claim_type.medical
+        suggestions.add(claim_type.suggestion)
+    assert len(suggestions) == 4 and r.by_name("general").suggestion not in suggestions
+
+
+def test_typed_rules_still_win_over_shapes_and_new_types():
+    # advice-shaped, but a dose: the typed rule wins, at its old severity
+    found = rules().explain("Consult your doctor before you take 500 mg twice daily.")
+    assert found.type.name == "dose_recommendation" and found.type.severity.value == "high"
+    # "associated with" was `general` before issue 12 and stays so, even though it also names a risk
+    assert kind("Smoking causes emphysema and is associated with lung cancer.") == "general"
+
+
+def test_a_sentence_with_no_medical_content_is_no_claim():
+    assert rules().explain("The committee meets every Tuesday in the main building.") is None
+    assert rules().not_a_claim("The committee meets every Tuesday in the main building.") is None
+
+
+def test_why_names_the_pattern_or_the_medical_terms():
+    dose = rules().explain("The recommended starting dose is 10 mg once daily.")
+    assert dose.why == "dose recommendation pattern: “starting dose”"
+    general = rules().explain(
+        "Auer rods are always classified as pathological, meaning they are associated with disease."
+    )
+    assert general.why.startswith("general pattern:")
+    risk = rules().explain("Cats cannot break down paracetamol, and toxins damage their liver and red blood cells.")
+    assert risk.why.startswith("risk pattern: “damage”; medical terms: ") and "paracetamol" in risk.why
+    plain = rules().explain("Sarcoidosis often involves the lungs and skin.")
+    assert plain.type.name == "general" and plain.why == "medical terms: sarcoidosis, lungs, skin"  # as written
+
+
+def test_the_quoted_match_keeps_the_authors_case():
+    assert (
+        rules().explain("Lisinopril is FDA-approved for hypertension.").why == "approval claim pattern: “FDA-approved”"
+    )
+
+
+def test_stem_takes_plural_endings_off():
+    assert [stem(w) for w in ("cats", "diseases", "therapies", "boxes", "lungs", "virus", "analysis")] == [
+        "cat",
+        "disease",
+        "therapy",
+        "box",
+        "lung",
+        "virus",
+        "analysis",
+    ]
+
+
+def test_the_packaged_vocabulary_is_loaded_and_stemmed():
+    words = rules().medical.words
+    assert {"paracetamol", "liver", "hypertension", "metformin"} <= words
+    assert "time" not in words and "weather" not in words  # everyday words are left out
+    assert "cats" not in words and "cat" in words
+
+
+def test_the_guard_uses_the_same_detector():
+    from clinaudit.guard import stream
+
+    guard = stream.StreamGuard(stop_on={"efficacy"})
+    guard.feed("Metformin lowers hepatic glucose production. ")
+    result = guard.end()
+    assert result.stopped is not None and "efficacy" in result.stopped.reason
+
+
+@pytest.mark.timeout(60)
+def test_new_patterns_are_linear_on_pathological_text():
+    """The patterns issue 12 added (test_pathological.py already runs every claim type's patterns)."""
+    from test_pathological import PATHOLOGICAL
+
+    r = rules()
+    shape_ids = [i for shape in r.shapes for i in (*shape.at_start, *shape.anywhere)]
+    shapes = re.compile("|".join(f"(?:{r.parts[i].regex.pattern})" for i in shape_ids))
+    lowered = [r.openers, r.contrast, r.medical.signals, shapes, WORD, anchors.LETTERS]
+    texts = [*PATHOLOGICAL.values(), "a" * 100_000, "Aa1" * 30_000, "**" * 50_000, "it is " * 20_000]
+    for text in texts:
+        low = text.lower()
+        for pattern in lowered:
+            for _ in pattern.finditer(low):
+                pass
+        for _ in r.medical.entity.finditer(text):
+            pass
+        r.explain(text[:20_000])
+        r.not_a_claim(text[:20_000])
+        anchors.word_keys(low)
+
+
+# ---------------------------------------------------------------- the anchor prefilter skips searches, never matches
+
+
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (r"\bcontra-?indicat(?:ed|ion|ions)\b", {"contra"}),
+        (r"\bp\s?[<=≤]\s?0?\.\d{1,4}\b", {"=p"}),
+        (r"\b95\s?%\s?(?:ci|confidence\s+intervals?)\b", {"=ci", "=confidence"}),
+        (r"\b(?:is|are)\s+(?:not\s+)?(?:known|unclear)\b", {"=known", "=unclear"}),  # the rarer words win
+        (r"\b\d+\s?(?:mg|ml)\b", {"=mg", "=ml"}),
+        (r"(?:a?HR|OR)\s?\d", None),  # no word boundary before it: unproven, always searched
+        (r"\w+ly\b", None),
+    ],
+)
+def test_anchors_are_derived_from_the_regex(pattern, expected):
+    found = anchors.anchors(pattern)
+    assert (set(found) if found is not None else None) == expected
+
+
+def test_the_prefilter_never_changes_a_decision():
+    """Every part run on every sentence of the fixtures, the samples and the benchmark reports, with no prefilter."""
+    r = rules()
+    root = Path(__file__).resolve().parents[2]
+    texts = [item["sentence"] for item in SENTENCES]
+    for path in [
+        *sorted((root / "samples").glob("*.md")),
+        *sorted((root / "benchmarks" / "data" / "reports").glob("*.md")),
+    ]:
+        texts += path.read_text(encoding="utf-8").replace("\n\n", "\n").splitlines()
+    texts += ["Give 15 mg/kg every 8 hours.", "p<0.05 in 95%CI", "mg", "The HR was 0.7 (95% CI 0.6-0.8)."]
+    checked = 0
+    for text in texts:
+        lowered = text.lower()
+        live = r._live(lowered)
+        for i, part in enumerate(r.parts):
+            if part.regex.search(lowered) or part.regex.search(text):
+                assert i in live, (part.regex.pattern, text)
+                checked += 1
+    assert checked > 200

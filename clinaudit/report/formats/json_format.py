@@ -29,6 +29,8 @@ def finding_dict(finding: Finding, path: str) -> dict[str, Any]:
         "suggestion": finding.suggestion,
         "source": finding.source or None,
         "fingerprint": fingerprint(finding),
+        "why": finding.why or None,
+        "section": finding.section or None,
     }
 
 
@@ -98,6 +100,8 @@ def file_dict(report: FileReport) -> dict[str, Any]:
         "sentences": report.sentences,
         "claims": report.claims,
         "uncited_claims": report.uncited_claims,
+        "grounded_claims": report.grounded_claims,
+        "coverage": report.coverage,
         "suppressed": [suppressed_dict(s, report.path) for s in report.suppressed],
     }
     if report.error:
@@ -115,6 +119,8 @@ def summary(result: AuditResult) -> dict[str, Any]:
         "sentences": sum(r.sentences for r in result.files),
         "claims": sum(r.claims for r in result.files),
         "uncited_claims": sum(r.uncited_claims for r in result.files),
+        "grounded_claims": sum(r.grounded_claims for r in result.files),
+        "coverage": result.coverage,
         "citations": sum(len(distinct_works(r.citations)) for r in result.files),
         "findings_by_severity": {s.value: severities.get(s.value, 0) for s in Severity},
         "citations_by_status": dict(sorted(statuses.items())),

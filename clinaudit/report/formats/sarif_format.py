@@ -70,7 +70,7 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
         "originalUriBaseIds": {SRCROOT: {"uri": repo_root().as_uri() + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": results,
-        "properties": {"verdict": result.verdict, **_judge_property(result)},
+        "properties": {"verdict": result.verdict, "coverage": result.coverage, **_judge_property(result)},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -91,6 +91,7 @@ def _result(
             **({"claimType": finding.claim_type} if finding.claim_type else {}),
             **({"citation": finding.citation} if finding.citation else {}),
             **({"sentence": finding.sentence} if finding.sentence else {}),
+            **({"why": finding.why} if finding.why else {}),
         },
     }
     if with_baseline:

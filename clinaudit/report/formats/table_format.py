@@ -11,7 +11,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clinaudit.models import AuditResult, CitationKind, CitationResult, FileReport, Status, distinct_works
+from clinaudit.models import (
+    AuditResult,
+    CitationKind,
+    CitationResult,
+    FileReport,
+    Finding,
+    Severity,
+    Status,
+    distinct_works,
+)
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -25,11 +34,14 @@ STATUS_STYLE = {
 }
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+LINES_SHOWN = 30  # line numbers listed in one compact row of low claims
+
+
+def render(result: AuditResult, out: TextIO, show_suppressed: bool = False, show_all: bool = False) -> None:
     console = Console(file=out, width=None if out.isatty() else 140, soft_wrap=False)
     console.on_broken_pipe = _broken_pipe  # let the CLI finish (summary, exit code) instead of rich's exit(1)
     for report in result.files:
-        _file(console, report, show_suppressed)
+        _file(console, report, show_suppressed, show_all)
     counts = {s: 0 for s in ("high", "medium", "low")}
     for finding in result.findings:
         counts[finding.severity.value] = counts.get(finding.severity.value, 0) + 1
@@ -40,9 +52,18 @@ def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> N
             f"  {len(result.files)} file(s), {sum(len(r.findings) for r in result.files)} finding(s) "
             f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
             f"{sum(len(distinct_works(r.citations)) for r in result.files)} citation(s)",
+            _coverage_note(
+                result.coverage, sum(r.grounded_claims for r in result.files), sum(r.claims for r in result.files)
+            ),
             _suppressed_note(result, show_suppressed),
-        )
+        ),
+        soft_wrap=True,  # one line, however long: tools grep it
     )
+
+
+def _coverage_note(share: float | None, grounded: int, claims: int) -> str:
+    """Grounding coverage: the share of claim sentences cited in the sentence, table row or list item."""
+    return "" if share is None else f", coverage {share:g}% ({grounded} of {claims} claims cited)"
 
 
 def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
@@ -56,9 +77,14 @@ def _broken_pipe() -> None:
     raise BrokenPipeError
 
 
-def _file(console: Console, report: FileReport, show_suppressed: bool = False) -> None:
-    head = Text.assemble((report.path, "bold"), "  ", _verdict_text(report))
-    console.print(head)
+def _file(console: Console, report: FileReport, show_suppressed: bool = False, show_all: bool = False) -> None:
+    head = Text.assemble(
+        (report.path, "bold"),
+        "  ",
+        _verdict_text(report),
+        (_coverage_note(report.coverage, report.grounded_claims, report.claims), "dim"),
+    )
+    console.print(head, soft_wrap=True)
     if report.error:
         console.print(Text(f"  error: {report.error}", style="red"))
         return
@@ -70,17 +96,19 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
         table.add_column("severity", no_wrap=True)
         table.add_column("rule", no_wrap=True)
         table.add_column("finding", overflow="fold")
-        for f in report.findings:
-            message = f.message
-            if f.sentence and f.rule == "uncited-claim":
-                message = f"{message}: “{f.sentence}”"
-            if f.suggestion:
-                message = f"{message}\n→ {f.suggestion}"
+        listed, grouped = _compact(report.findings, show_all)
+        rows = [(f.span.line, f.span.column, f, "") for f in listed]
+        rows += [
+            (group[0].span.line, group[0].span.column, group[0], _group_text(section, group))
+            for section, group in grouped
+        ]
+        rows.sort(key=lambda r: (r[0], r[1]))
+        for _, _, f, summary in rows:
             table.add_row(
                 f"{f.span.line}:{f.span.column}",
                 Text(f.severity.value, style=SEVERITY_STYLE.get(f.severity.value, "")),
                 f.rule,
-                message,
+                summary or _message(f),
             )
         console.print(table)
     if show_suppressed and report.suppressed:
@@ -122,6 +150,47 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False) -
 def _link_mark(c: CitationResult) -> str:
     """A web page checked by --check-urls says so: its status is the link's, not a database's."""
     return " (link)" if c.kind is CitationKind.URL and c.status is not Status.UNCHECKED else ""
+
+
+def _message(f: Finding) -> str:
+    message = f.message
+    if f.sentence and f.rule == "uncited-claim":
+        message = f"{message}: “{f.sentence}”"
+    if f.why:
+        message = f"{message}\nwhy: {f.why}"
+    if f.suggestion:
+        message = f"{message}\n→ {f.suggestion}"
+    return message
+
+
+def _compact(findings: tuple[Finding, ...], show_all: bool) -> tuple[list[Finding], list[tuple[str, list[Finding]]]]:
+    """High and medium findings one a row; low uncited claims as one row per section (unless --show-all)."""
+    if show_all:
+        return list(findings), []
+    listed: list[Finding] = []
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.rule == "uncited-claim" and f.severity is Severity.LOW:
+            groups.setdefault(f.section, []).append(f)
+        else:
+            listed.append(f)
+    return listed, list(groups.items())
+
+
+def _group_text(section: str, group: list[Finding]) -> str:
+    kinds: dict[str, int] = {}
+    for f in group:
+        kinds[f.claim_type or "general"] = kinds.get(f.claim_type or "general", 0) + 1
+    types = ", ".join(f"{name} {count}" for name, count in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines = [str(f.span.line) for f in group]
+    shown = ", ".join(lines[:LINES_SHOWN]) + (
+        f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
+    )
+    where = f"under “{section}”" if section else "before the first heading"
+    return (
+        f"{len(group)} uncited low claim(s) {where} ({types}) on line(s) {shown}"
+        "\n→ Consider citing sources for these medical statements; --show-all lists each one."
+    )
 
 
 JUDGE_STYLE = {"supports": "green", "partial": "yellow", "unchecked": "dim"}

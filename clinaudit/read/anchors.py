@@ -1,0 +1,281 @@
+"""Anchor words: a token-level prefilter that spares most sentences most regex searches.
+
+Python's `re` tries every alternative of a big `\\b(?:…|…)` pattern at every position of a
+sentence; for the claim rules that is most of the time the pipeline spends. Yet nearly
+every pattern can only match where some word *starts with* a fixed string: `\\bcontra-?indicat`
+needs a word starting with "contra", `\\d+\\s?(?:mg|ml)` one starting with "mg" or "ml".
+`anchors()` derives those strings from the parsed regex (no hand-kept lists to drift); a
+pattern is then searched only when the sentence has a word with one of its prefixes. A
+pattern whose anchors cannot be proved gets None and is always searched: the filter can
+skip a search, never a match.
+
+"Word" here is a maximal run of letters (`[^\\W\\d_]+`), and a string anchors a pattern when
+every match contains it at the start of such a run: the regex puts it right after a word
+boundary, the start, or characters that cannot be letters (spaces, digits, punctuation).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from re import _constants as C  # the stdlib regex opcodes
+from re import _parser
+
+KEY = 4  # anchors and words are compared on their first KEY letters
+LETTERS = re.compile(r"[^\W\d_]{1,100}")
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+_NON_LETTER_CATEGORIES = (C.CATEGORY_DIGIT, C.CATEGORY_SPACE)
+_WORD_START = (C.AT_BOUNDARY, C.AT_BEGINNING, C.AT_BEGINNING_STRING)
+
+
+def anchors(pattern: str) -> frozenset[str] | None:
+    """Lower-cased anchors of `pattern`, one of which every match has; None when none can be proved.
+
+    An anchor "=mg" is a whole word ("mg" and nothing more); "contra" starts a word.
+    """
+    found = _walk(_parser.parse(pattern), False, False)[0]
+    return frozenset(a.lower() for a in found) if found else None
+
+
+def keys(anchor_set: Iterable[str]) -> frozenset[str]:
+    """What a sentence's words are looked up by: "=word" for a whole word, else the first KEY letters."""
+    return frozenset(a if a.startswith("=") else a[:KEY] for a in anchor_set)
+
+
+def word_keys(lowered: str, lengths: Iterable[int] = range(1, KEY + 1)) -> set[str]:
+    """Every word of a lower-cased text as "=word", and its prefixes of the given lengths."""
+    words = LETTERS.findall(lowered)
+    out = {"=" + w for w in words}
+    for n in lengths:
+        out.update([w[:n] for w in words])
+    return out
+
+
+def prefix_lengths(all_keys: Iterable[str]) -> tuple[int, ...]:
+    """The prefix lengths a set of keys needs from each word: usually just KEY and a few shorter."""
+    return tuple(sorted({len(k) for k in all_keys if not k.startswith("=")}))
+
+
+def _walk(items, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """(best anchors of the node list, whether the character before its end is surely no letter).
+
+    `ok` says the same of the character before the list starts; `rest` whether the first
+    character after the list (what follows it in the pattern) is surely no letter.
+    """
+    best: frozenset[str] | None = None
+    items = _nodes(items)
+    i = 0
+    while i < len(items):
+        op, av = items[i]
+        if op is C.LITERAL and chr(av).isalpha():
+            run = []
+            while i < len(items) and items[i][0] is C.LITERAL and chr(items[i][1]).isalpha():
+                run.append(chr(items[i][1]))
+                i += 1
+            if ok:
+                word = "".join(run)
+                whole = _next_no_letter(items, i, rest)
+                best = _better(best, frozenset({"=" + word if whole else word}))
+                if i < len(items) and items[i][0] is C.BRANCH:  # "c" + (i|onfidence…): "ci", "confidence"
+                    best = _better(best, _expand(word, items[i][1][1], _next_no_letter(items, i + 1, rest)))
+                elif i < len(items) and items[i][0] is C.IN and _letters_only(items[i][1]):  # "m" + [gl]: "mg", "ml"
+                    whole = _next_no_letter(items, i + 1, rest)
+                    grown = (word + chr(c) for _, c in items[i][1])
+                    best = _better(best, frozenset("=" + w if whole else w for w in grown))
+            ok = False
+            continue
+        if op is C.AT:
+            ok = ok or av in _WORD_START
+        elif op in (C.ASSERT, C.ASSERT_NOT):
+            pass  # consumes nothing
+        elif op is C.BRANCH:
+            after = _next_no_letter(items, i + 1, rest)
+            results = [_walk(alt, ok, after) for alt in av[1]]
+            if all(found is not None for found, _ in results):
+                best = _better(best, frozenset().union(*(found for found, _ in results)))
+            ok = all(end for _, end in results)
+        elif op is C.SUBPATTERN:
+            found, ok = _walk(av[3], ok, _next_no_letter(items, i + 1, rest))
+            best = _better(best, found)
+        elif op is C.ATOMIC_GROUP:
+            found, ok = _walk(av, ok, _next_no_letter(items, i + 1, rest))
+            best = _better(best, found)
+        elif op in _REPEATS:
+            low, high, sub = av
+            found, once = _walk(sub, ok, _next_no_letter(items, i + 1, rest) if high == 1 else False)
+            again = _walk(sub, once, False)[1] if high != 1 else once  # a later iteration starts after an earlier one
+            if low >= 1:
+                best = _better(best, found)
+                ok = once and again
+            else:
+                ok = ok and once and again
+        else:
+            ok = _no_letters(op, av)
+        i += 1
+    return best, ok
+
+
+def _nodes(items) -> list:
+    """The node list of a parsed (sub)pattern: its `.data`, read directly (indexing a SubPattern is slow)."""
+    return getattr(items, "data", items)
+
+
+def _expand(word: str, alternatives, rest: bool) -> frozenset[str] | None:
+    """The whole words a factored prefix makes with each alternative's leading letters."""
+    out = set()
+    for alt in alternatives:
+        alt = _nodes(alt)
+        k = 0
+        while k < len(alt) and alt[k][0] is C.LITERAL and chr(alt[k][1]).isalpha():
+            k += 1
+        full = word + "".join(chr(av) for _, av in alt[:k])
+        out.add("=" + full if _next_no_letter(alt, k, rest) else full)
+    return frozenset(out)
+
+
+def _next_no_letter(items, k: int, rest: bool) -> bool:
+    """Is the first character matched from items[k] on (then what follows: `rest`) surely no letter?"""
+    items = _nodes(items)
+    while k < len(items):
+        op, av = items[k]
+        if op is C.AT:
+            return av in (C.AT_BOUNDARY, C.AT_END, C.AT_END_STRING)  # \b right after a letter: a non-letter next
+        if op in (C.ASSERT, C.ASSERT_NOT):
+            k += 1
+            continue
+        if op in (C.LITERAL, C.IN):
+            return _no_letters(op, av)
+        after = _next_no_letter(items, k + 1, rest)
+        if op is C.BRANCH:
+            return all(_next_no_letter(alt, 0, after) for alt in av[1])
+        if op is C.SUBPATTERN:
+            return _next_no_letter(av[3], 0, after)
+        if op is C.ATOMIC_GROUP:
+            return _next_no_letter(av, 0, after)
+        if op in _REPEATS:
+            low, _, sub = av
+            first = _next_no_letter(sub, 0, after)
+            return first if low >= 1 else first and after
+        return False
+    return rest
+
+
+def _letters_only(members) -> bool:
+    return all(sop is C.LITERAL and chr(sav).isalpha() for sop, sav in members)
+
+
+def _no_letters(op, av) -> bool:
+    """Does this one-character node never match a letter?"""
+    if op is C.LITERAL:
+        return not chr(av).isalpha()
+    if op is C.IN:
+        for sop, sav in av:
+            if sop is C.NEGATE:
+                return False
+            if sop is C.LITERAL and chr(sav).isalpha():
+                return False
+            if sop is C.RANGE and any(chr(c).isalpha() for c in range(sav[0], sav[1] + 1)):
+                return False
+            if sop is C.CATEGORY and sav not in _NON_LETTER_CATEGORIES:
+                return False
+        return True
+    return False
+
+
+# Words so common that anchoring on them filters nothing: a pattern anchored only on these is
+# better anchored on a rarer word further on ("is not fully known" on "known", not "is").
+COMMON = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "may",
+        "might",
+        "more",
+        "most",
+        "must",
+        "no",
+        "not",
+        "now",
+        "of",
+        "on",
+        "one",
+        "or",
+        "our",
+        "over",
+        "per",
+        "she",
+        "should",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "up",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "which",
+        "while",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+    ]
+)
+
+
+def _cost(anchor: str) -> int:
+    """How many sentences an anchor lets through, roughly: common words most, whole rare words least."""
+    whole = anchor.startswith("=")
+    word = anchor.lstrip("=").lower()
+    if word in COMMON:
+        return 100
+    if whole:
+        return {1: 8, 2: 3}.get(len(word), 1)
+    return {1: 40, 2: 15, 3: 4}.get(len(word), 1)
+
+
+def _better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    """The more selective set: the fewer and rarer its words, the fewer sentences it lets through."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return b if sum(map(_cost, b)) < sum(map(_cost, a)) else a
