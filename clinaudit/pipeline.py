@@ -26,6 +26,7 @@ from clinaudit.models import (
     CitationKind,
     CitationMention,
     Claim,
+    Context,
     Directive,
     Document,
     FileReport,
@@ -149,6 +150,10 @@ class _Reading:
     prose: bool = False
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line it ends on, text)
     corrections: corrections.Corrections | None = None  # the known failures that apply to this report
+    headings: list[tuple[int, str]] = field(default_factory=list)  # (level, text) of the heading path here
+    path: tuple[str, ...] = ()  # the same, as the texts a citation's Context shares
+    title: str = ""  # the document's first heading
+    abbreviations: dict[str, str] = field(default_factory=dict)  # short form → long form, first definition wins
 
 
 def read_document(
@@ -171,6 +176,8 @@ def read_document(
         has_disclaimer=reading.has_disclaimer,
         prose=reading.prose,
         directives=tuple(_directives(reading.comments)),
+        title=reading.title,
+        abbreviations=tuple(reading.abbreviations.items()),
     )
 
 
@@ -187,7 +194,10 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     index = parsed.index
     rules = claims.rules()
     for unit in parsed.units:
-        if unit.kind in ("heading", "table_header"):
+        if unit.kind == "heading":
+            _heading(unit, reading)
+            continue
+        if unit.kind == "table_header":
             continue
         if is_reference_heading(unit.section):
             reading.entries.extend(_reference_entries(unit, index))
@@ -196,6 +206,28 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         reading.entries.append(ReferenceEntry(label.strip(), text.strip(), ids, span))
+
+
+def _heading(unit: Unit, reading: _Reading) -> None:
+    """Keep the heading path (and the document's title) that a citation's Context reports."""
+    text = _display(unit.text)
+    if not text:
+        return
+    level = unit.level or 7  # "**References**" as a paragraph: below any real heading
+    while reading.headings and reading.headings[-1][0] >= level:
+        reading.headings.pop()
+    reading.headings.append((level, text))
+    reading.path = tuple(t for _, t in reading.headings)
+    reading.title = reading.title or text
+    _abbreviations(unit.text, reading)
+
+
+def _abbreviations(text: str, reading: _Reading) -> None:
+    if "(" in text:
+        from clinaudit.check import abbreviations
+
+        for short, long in abbreviations.find(text).items():
+            reading.abbreviations.setdefault(short, long)
 
 
 def _link_references(reading: _Reading) -> None:
@@ -225,7 +257,9 @@ def _link_references(reading: _Reading) -> None:
             ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
             for cid, kind, value in ids:
                 reading.mentions.append(
-                    CitationMention(cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type)
+                    CitationMention(
+                        cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
+                    )
                 )
     for entry in reading.entries:  # listed but never cited in the text: still reported
         if entry.label and entry.label in used:
@@ -253,6 +287,7 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
     if not bounds:
         return
     reading.prose = True
+    _abbreviations(text, reading)
     cites = _unit_citations(unit)
     starts = [a for a, _ in bounds]
     per_sentence: list[list[_Cite]] = [[] for _ in bounds]
@@ -272,7 +307,7 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
         if not prose[k]:
             if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
                 for cite in per_sentence[0]:
-                    _record(cite, unit, index, _display(raw), None, reading)
+                    _record(cite, unit, index, _display(raw), None, reading, _context(unit, raw, reading))
             continue
         reading.sentences += 1
         display = _display(raw)
@@ -305,11 +340,20 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
             )
         if not row:
             for cite in per_sentence[k]:
-                _record(cite, unit, index, display, name, reading)
+                _record(cite, unit, index, display, name, reading, _context(unit, raw, reading))
     if row:
         row_text = _display(text)
+        context = _context(unit, text, reading)
         for cite in cites:
-            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading)
+            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
+
+
+def _context(unit: Unit, raw: str, reading: _Reading) -> Context:
+    """A citation's surroundings: a row's cells, else its sentence (a list item's whole text), and the headings."""
+    if unit.cells:
+        cells = tuple(" ".join(unit.text[a:b].split()) for a, b in unit.cells)
+        return Context(cells=tuple(c for c in cells if c), headings=reading.path)
+    return Context(text=" ".join((unit.text if unit.item else raw).split()), headings=reading.path)
 
 
 def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
@@ -323,19 +367,29 @@ def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
     return bool(_LETTERS.search("".join(chars)))
 
 
-def _record(cite: _Cite, unit: Unit, index, sentence: str, claim_type: str | None, reading: _Reading) -> None:
+def _record(
+    cite: _Cite,
+    unit: Unit,
+    index,
+    sentence: str,
+    claim_type: str | None,
+    reading: _Reading,
+    context: Context | None = None,
+) -> None:
     span = unit_span(unit, index, cite.start, cite.end)
     if cite.labels:
-        reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type))
+        reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type, context))
     elif cite.source:
         reading.mentions.append(
             CitationMention(
-                f"source:{cite.source}", CitationKind.SOURCE, cite.source, span, sentence, "", "", claim_type
+                f"source:{cite.source}", CitationKind.SOURCE, cite.source, span, sentence, "", "", claim_type, context
             )
         )
     elif cite.found is not None:
         f = cite.found
-        reading.mentions.append(CitationMention(f.id, f.kind, f.value, span, sentence, cite.ref_text, "", claim_type))
+        reading.mentions.append(
+            CitationMention(f.id, f.kind, f.value, span, sentence, cite.ref_text, "", claim_type, context)
+        )
 
 
 def _unit_citations(unit: Unit) -> list[_Cite]:

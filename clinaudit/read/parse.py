@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from clinaudit.models import Link, Span, Unit
 
@@ -130,6 +130,7 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
     covered = bytearray(len(index.starts))
     section = ""
     label = ""
+    item = False
     i = 0
     n = len(tokens)
     while i < n:
@@ -140,9 +141,11 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
         kind = tok.type
         if kind == "list_item_open":
             label = tok.info or ""
+            item = True
         elif kind == "heading_open":
             inline = tokens[i + 1]
             unit = _block_unit(text, index, inline.content, inline.map, "heading", section)
+            unit = replace(unit, level=int(tok.tag[1:]) if tok.tag[1:].isdigit() else 1)
             section = unit.text.strip()
             doc.units.append(unit)
             i += 2
@@ -150,7 +153,10 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
         elif kind == "paragraph_open":
             inline = tokens[i + 1]
             unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label)
+            if item:
+                unit = replace(unit, item=True)
             label = ""
+            item = False
             unit, links, comments = _mask_inline(unit)
             doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
             unit = _with_links(unit, links)
@@ -208,8 +214,13 @@ def _split_reference_heading(unit: Unit) -> tuple[Unit | None, Unit | None]:
     return head, Unit(unit.kind, rest, starts, links, unit.section, unit.label)
 
 
+def unit_extras(unit: Unit) -> tuple[int, tuple[tuple[int, int], ...], bool]:
+    """The fields added after `label` (level, cells, item), for copying a unit positionally (fast)."""
+    return unit.level, unit.cells, unit.item
+
+
 def _with_links(unit: Unit, links: list[Link]) -> Unit:
-    return Unit(unit.kind, unit.text, unit.line_starts, tuple(links), unit.section, unit.label)
+    return Unit(unit.kind, unit.text, unit.line_starts, tuple(links), unit.section, unit.label, *unit_extras(unit))
 
 
 def _block_unit(
@@ -249,6 +260,7 @@ def _table_row_unit(
     ls, le = index.line_bounds(map_[0] if map_ else 0)
     line = text[ls:le]
     keep = bytearray(len(line))
+    bounds: list[tuple[int, int]] = []
     pos = 0
     for cell in cells:
         cell = cell.strip()
@@ -258,9 +270,10 @@ def _table_row_unit(
         if found < 0:
             continue
         keep[found : found + len(cell)] = b"\x01" * len(cell)
+        bounds.append((found, found + len(cell)))
         pos = found + len(cell)
     masked = "".join(c if k else " " for c, k in zip(line, keep, strict=False))
-    return Unit(kind, masked, ((0, ls),), (), section, "")
+    return Unit(kind, masked, ((0, ls),), (), section, "", cells=tuple(bounds))
 
 
 def html_comments(text: str) -> list[tuple[int, str, int]]:
@@ -329,7 +342,8 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
                 _mask(chars, m.start(), m.start(2))
                 _mask(chars, m.end(2), m.end())
         masked = "".join(chars)
-    return Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label), links, comments
+    unit = Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label, *unit_extras(unit))
+    return unit, links, comments
 
 
 # ---------------------------------------------------------------- plain text
