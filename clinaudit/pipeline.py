@@ -295,11 +295,13 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
         k = max(bisect_right(starts, cite.start) - 1, 0)
         per_sentence[k].append(cite)
     prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
+    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
     # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
     for k in range(len(bounds) - 1, 0, -1):
         if not prose[k]:
             per_sentence[k - 1].extend(per_sentence[k])
             per_sentence[k] = []
+            ends[k - 1] = ends[k]
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
     for k, (a, b) in enumerate(bounds):
@@ -339,8 +341,9 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
                 raw, display, name, lambda s, e, a=a: unit_span(unit, index, a + s, a + e)
             )
         if not row:
+            context = _context(unit, text[a : ends[k]], reading) if per_sentence[k] else None
             for cite in per_sentence[k]:
-                _record(cite, unit, index, display, name, reading, _context(unit, raw, reading))
+                _record(cite, unit, index, display, name, reading, context)
     if row:
         row_text = _display(text)
         context = _context(unit, text, reading)

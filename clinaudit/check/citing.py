@@ -19,16 +19,18 @@ from functools import lru_cache
 from clinaudit.check.metadata import EntryFields, parse
 from clinaudit.read.citations import without_citations
 
-_PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|le|la|del|dos|das|ter|ten) ){0,2}"
+_PARTICLES = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]a|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|dos|das|ter|ten) ){0,2}"
+_NAME = r"[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|['’-]){1,40}"  # Vöcking, Cieślik-Wolski, O'Byrne
 # "Menon BK et al. Lancet 2022", "Ridker PM et al. N Engl J Med 2008;359:2195", "(Menon et al., 2022)",
 # "Smith et al 2019", "Smith and Jones (2019)": an author, then at most 60 characters of journal, then a year.
 _SNIPPET = re.compile(
-    rf"(?<![\w'’-])(?P<surname>{_PARTICLES}[A-Z][a-zA-Z'’-]{{1,40}})(?: (?P<initials>[A-Z]{{1,3}}))?,?"
-    r"(?: et al\.?,?| (?:and|&) [A-Z][a-zA-Z'’-]{1,40},?)"
-    r"(?P<journal>(?: [A-Z][A-Za-z.&]{0,30}){0,8}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
+    rf"(?<![\w'’-])(?P<surname>{_PARTICLES}{_NAME})(?: (?P<initials>[A-Z]{{1,3}}))?,?"
+    rf"(?: et al\.?,?| (?:and|&) {_NAME},?)"
+    r"(?P<journal>(?: (?:[A-Z][A-Za-z.&]{0,30}|\([A-Z][A-Za-z]{0,12}\)\.?)){0,8}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
     r"(?:;? ?(?P<volume>\d{1,5})(?:\([^()]{0,10}\))?: ?(?P<page>[A-Za-z]?\d{1,6})(?:[-–]\w{1,6})?)?"
 )
 _LETTERS = re.compile(r"[A-Za-z]{3}")
+_ANY_LETTER = re.compile(r"[^\W\d_]")
 _FILLER = re.compile(r"\b(?:PMID|PubMed|link|source|doi|full text|abstract|here)\b", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
@@ -48,7 +50,7 @@ def read(text: str, cells: tuple[str, ...] = ()) -> Citing:
     found: list[EntryFields] = []
     for cell in cells:
         kept = without_citations(cell)
-        if not _LETTERS.search(_FILLER.sub(" ", kept)):
+        if not _ANY_LETTER.search(_FILLER.sub(" ", kept)):
             continue  # an id or a link, nothing else
         whole = _whole_reference(kept)
         if whole is not None:

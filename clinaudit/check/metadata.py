@@ -180,7 +180,11 @@ def surname_of(author: str) -> str:
 def _surnames(author: str) -> set[str]:
     """What an author's surname may be: 'O'Byrne PM' (PubMed), 'Flaherty Keith T.' (Crossref), 'van der Berg AB'."""
     words = author.split()
-    return {_fold("".join(words[:k])) for k in range(1, min(len(words), 3) + 1)} | {_fold(surname_of(author))}
+    out = {_fold("".join(words[:k])) for k in range(1, min(len(words), 3) + 1)} | {_fold(surname_of(author))}
+    named = surname_of(author).split()
+    if len(named) > 1:  # "Van Looveren J" cited as "Looveren J": the name without its particles
+        out.add(_fold(named[-1]))
+    return out
 
 
 def _fold(text: str) -> str:

@@ -90,6 +90,7 @@ class Settings:
     stopwords: frozenset[str]
     generic: frozenset[str]
     version: int = 1  # of data/topic.yaml
+    check_tags: frozenset[str] = frozenset()  # MeSH headings that say who and how, not what
     heading_words: frozenset[str] = frozenset()  # a heading's "Treatment", "Diagnosis": where, not what
     noise: tuple[str, ...] = ()  # evidence grades and statistics boilerplate (clinaudit/check/citing.py)
 
@@ -114,6 +115,7 @@ def settings() -> Settings:
         stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
         generic=frozenset(str(w).lower() for w in data["generic"]),
         version=int(data.get("version", 1)),
+        check_tags=frozenset(str(w) for w in data.get("check_tags", ())),
         heading_words=frozenset(str(w).lower() for w in data.get("heading_words", ())),
         noise=tuple(str(p) for p in data.get("noise", ())),
     )
@@ -529,7 +531,13 @@ def subject_texts(record: Record) -> list[str]:
     """What a record is about, without its abstract: title, MeSH (in natural order), conditions, interventions."""
     from clinaudit.check.synonyms import natural
 
-    texts = [record.title, *(natural(m) for m in record.mesh), *record.conditions, *record.interventions]
+    tags = settings().check_tags
+    texts = [
+        record.title,
+        *(natural(m) for m in record.mesh if m not in tags),
+        *record.conditions,
+        *record.interventions,
+    ]
     texts += [str(v) for k, v in record.extra if k == "official_title" and isinstance(v, str)]
     return [t for t in texts if t]
 

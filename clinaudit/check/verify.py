@@ -165,12 +165,13 @@ class _Context:
             if meta.match is False:
                 mismatches += [m for m in meta.mismatched if m not in mismatches]
                 findings.append(self._mismatch(result, record, meta, self.entries[text].span))
-        seen: set[tuple] = set()
+        seen: set[tuple[object, tuple[metadata.EntryFields, ...]]] = set()
         for mention in mentions:
             fields = self._inline_references(mention)
-            if not fields or (mention.span, fields) in seen:
-                continue
-            seen.add((mention.span, fields))
+            place = mention.context or mention.sentence
+            if not fields or (place, fields) in seen:
+                continue  # one row citing its id twice (link text and target) is one place
+            seen.add((place, fields))
             checks = [metadata.compare_fields(f, comparable) for f in fields]
             checks = [c for c in checks if c.match is not None]
             if not checks:
