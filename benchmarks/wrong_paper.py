@@ -42,7 +42,12 @@ case the floors do not cover. Each basis runs against its own server and cache.
 Floors (issue 11), in every cell: correct citations flagged <= 5%, swapped flagged
 >= 95%; every swapped citation with an author and year in its reference text `mismatched`.
 
-    python benchmarks/wrong_paper.py [--half tune|test] [--semantic] [--keep DIR]
+    python benchmarks/wrong_paper.py [--half tune|test] [--semantic] [--bare-titles] [--keep DIR]
+    python benchmarks/wrong_paper.py --write-common clinaudit/data/common-terms.txt
+
+`--write-common` writes the topic check's list of common terms (clinaudit/data/common-terms.txt):
+the stemmed words in at least 2% of the tuning half's PubMedQA titles and abstracts. One such word
+shared with a title-only record is weaker evidence than one that is rare.
 """
 
 from __future__ import annotations
@@ -408,11 +413,34 @@ def count(data: dict, expected: dict[str, dict[str, str]]) -> dict[tuple[str, st
     return cells
 
 
+COMMON_SHARE = 0.02  # a term in at least this share of abstracts is common
+
+
+def write_common(path: Path) -> None:
+    from clinaudit.check import topic
+
+    matcher = topic.Matcher(mesh=False)
+    tune = halves(load_pubmedqa())[0]
+    counts: Counter = Counter()
+    for item in tune:
+        text = item.title + " " + " ".join(t for _, t in item.abstract)
+        counts.update({t.keys[0] for t in matcher.terms(text) if t.kind in ("word", "entity")})
+    common = sorted(k for k, n in counts.items() if n >= COMMON_SHARE * len(tune) and not k.startswith("syn:"))
+    head = [
+        "# Stemmed terms in at least 2% of the titles and abstracts of PubMedQA's tuning half (benchmarks/wrong_paper.py",
+        f"# --write-common; PubMedQA, MIT, Jin et al. 2019): {len(common)} terms. One of these shared with a title-only",
+        "# record counts as a plain word, a rarer one as a topic (clinaudit/check/topic.py, shared_weight).",
+    ]
+    path.write_text("\n".join(head + common) + "\n", "utf-8")
+    print(f"{len(common)} common terms written to {path}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--half", choices=("tune", "test"), default="test")
     parser.add_argument("--semantic", action="store_true", help="let the [semantic] extra run (default lexical)")
     parser.add_argument("--bare-titles", action="store_true", help="title-only copies without their MeSH terms")
+    parser.add_argument("--write-common", type=Path, help="write the common-terms list from the tuning half and stop")
     parser.add_argument("--keep", type=Path, help="write the documents and JSON here instead of a temporary folder")
     parser.add_argument("--show", type=int, default=0, help="print N misjudged citations of each cell")
     args = parser.parse_args()
@@ -420,6 +448,9 @@ def main() -> int:
         if not path.exists():
             print(f"no data at {path}", file=sys.stderr)
             return 2
+    if args.write_common:
+        write_common(args.write_common)
+        return 0
     trees = load_trees()
     pick = 0 if args.half == "tune" else 1
     qa = halves(load_pubmedqa())[pick]

@@ -90,6 +90,9 @@ class Settings:
     stopwords: frozenset[str]
     generic: frozenset[str]
     version: int = 1  # of data/topic.yaml
+    share_weight: float = 1.0  # what "shares a topic term" takes: an entity (3), or two words (1 each)
+    broad: frozenset[str] = frozenset()  # condition words too broad to be a shared topic alone
+    common: frozenset[str] = frozenset()  # stemmed words in 2% of abstracts or more (data/common-terms.txt)
     check_tags: frozenset[str] = frozenset()  # MeSH headings that say who and how, not what
     heading_words: frozenset[str] = frozenset()  # a heading's "Treatment", "Diagnosis": where, not what
     noise: tuple[str, ...] = ()  # evidence grades and statistics boilerplate (clinaudit/check/citing.py)
@@ -115,10 +118,21 @@ def settings() -> Settings:
         stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
         generic=frozenset(str(w).lower() for w in data["generic"]),
         version=int(data.get("version", 1)),
+        share_weight=float(data.get("share_weight", 1)),
+        broad=frozenset(str(w).lower() for w in data.get("broad", ())),
+        common=_common_terms(),
         check_tags=frozenset(str(w) for w in data.get("check_tags", ())),
         heading_words=frozenset(str(w).lower() for w in data.get("heading_words", ())),
         noise=tuple(str(p) for p in data.get("noise", ())),
     )
+
+
+def _common_terms() -> frozenset[str]:
+    try:
+        text = resources.files("clinaudit").joinpath("data/common-terms.txt").read_text("utf-8")
+    except (FileNotFoundError, OSError):
+        return frozenset()
+    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
 def stem(word: str) -> str:
@@ -456,7 +470,7 @@ class Matcher:
         elif score >= limits["yes_from"]:
             verdict = YES
         else:
-            verdict = BORDERLINE if any(t.kind in TOPICAL for t in matched) else NO
+            verdict = BORDERLINE if self.shared_weight(matched) >= self.settings.share_weight else NO
         level = None if verdict == NO else "sentence"
         if verdict == NO:
             for name, heading in (("section", context.section), ("document", context.document)):
@@ -473,7 +487,23 @@ class Matcher:
         return [t for t in self.terms(heading, abbreviations) if t.kind in TOPICAL and t.text.lower() not in skip]
 
     def shares(self, heading: str, keys: frozenset[str], abbreviations: Mapping[str, str] | None = None) -> bool:
-        return any(k in keys for t in self.heading_terms(heading, abbreviations) for k in t.keys)
+        """Whether a heading names what the record is about: one entity, or two words, in common."""
+        matched = [t for t in self.heading_terms(heading, abbreviations) if any(k in keys for k in t.keys)]
+        return self.shared_weight(matched) >= self.settings.share_weight
+
+    def shared_weight(self, matched: Iterable[Term]) -> float:
+        """The weight of shared topic terms against `share_weight` (2): an entity or a rare word is enough
+        alone; a common word ("surgery", "liver") or a broad condition ("disease") counts 1."""
+        s = self.settings
+        total = 0.0
+        for term in matched:
+            if term.kind not in TOPICAL:
+                continue
+            if term.text.lower() in s.broad or (term.kind == "word" and term.keys[0] in s.common):
+                total += 1.0
+            else:
+                total += s.share_weight
+        return total
 
 
 @dataclass(frozen=True, slots=True)
