@@ -26,7 +26,7 @@ _NAME = r"[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|['’-]){1,40}"  # Vöcking, Cieślik-Wolsk
 _SNIPPET = re.compile(
     rf"(?<![\w'’-])(?P<surname>{_PARTICLES}{_NAME})(?: (?P<initials>[A-Z]{{1,3}}))?,?"
     rf"(?: et al\.?,?| (?:and|&) {_NAME},?)"
-    r"(?P<journal>(?: (?:[A-Z][A-Za-z.&]{0,30}|\([A-Z][A-Za-z]{0,12}\)\.?)){0,8}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
+    r"(?P<journal>(?: (?:[A-Z][A-Za-z.&]{0,30}|of|the|and|in|for|\([A-Z][A-Za-z]{0,12}\)\.?)){0,10}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
     r"(?:;? ?(?P<volume>\d{1,5})(?:\([^()]{0,10}\))?: ?(?P<page>[A-Za-z]?\d{1,6})(?:[-–]\w{1,6})?)?"
 )
 _LETTERS = re.compile(r"[A-Za-z]{3}")
