@@ -42,6 +42,8 @@ _GREEK_RE = re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|[-/](?=[A-Za-z0-9]))*")  # words, hyphens and slashes inside
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _HYPHEN = re.compile(r"[-/]")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+_NOT_UPPER = re.compile(r"[^A-ZÀ-ÖØ-Þ]+")
 _RUN_BREAK = re.compile(r"[,.;:!?()\[\]]\s|\s[(\[]|[;:]")  # a multi-word name stays inside one of these
 _UNIT_ALIASES = {
     "hours": "h", "hour": "h", "hr": "h", "hrs": "h", "minutes": "min", "days": "d", "day": "d",
@@ -156,6 +158,8 @@ def stem(word: str) -> str:
 
 def fold(text: str) -> str:
     """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
+    if text.isascii():
+        return text
     text = _GREEK_RE.sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c))
@@ -245,6 +249,7 @@ class Matcher:
         self.version = f"{TERMS_VERSION}.{synonyms.VERSION if mesh else 0}.{self.settings.version}.{digest}"
         self._token_cache: dict[tuple[str, bool], tuple[Term, ...]] = {}
         self._records: dict[Record, RecordTerms] = {}
+        self._first_words: dict[str, tuple[tuple[str, ...], bool]] = {}
 
     @property
     def mesh(self):
@@ -279,8 +284,8 @@ class Matcher:
             key = "num:" + m.group(1).replace(",", ".") + _UNIT_ALIASES.get(unit, unit)
             add(Term(m.group(0), (key,), "number", w["number"]))
         text = self._number.sub(" , ", text)
-        letters = [c for c in text if c.isalpha()]
-        caps_text = bool(letters) and sum(c.isupper() for c in letters) > 0.6 * len(letters)
+        letters = len(_NOT_LETTER.sub("", text))
+        caps_text = bool(letters) and len(_NOT_UPPER.sub("", text)) > 0.6 * letters
         for run in _RUN_BREAK.split(text):  # a MeSH name never spans a comma or a full stop
             tokens = _TOKEN.findall(run)
             k = 0
@@ -316,10 +321,17 @@ class Matcher:
         if not len(table):
             return 0, ()
         key = _token_key(first)
+        known = self._first_words.get(key)
+        if known is None:  # (its ids, whether a longer name starts with it): most words are neither
+            known = (table.lookup(key), table.starts(key))
+            if len(self._first_words) < 100_000:
+                self._first_words[key] = known
+        ids, longer = known
         best: tuple[int, tuple[str, ...]] = (0, ())
-        ids = table.lookup(key)
         if ids and lower not in self.settings.generic and len(key) >= 3:
             best = (1, ids)
+        if not longer:
+            return best
         size = 1
         while k + size < len(tokens) and size < _MAX_NAME and table.starts(key):
             key = key + " " + _token_key(tokens[k + size])
