@@ -141,3 +141,42 @@ def test_an_abbreviation_the_document_defines(tmp_path, services):
     assert cited(data, "defined.md")[f"pmid:{TOF}"]["topic"] == "borderline"
     assert "TOF" in cited(data, "defined.md")[f"pmid:{TOF}"]["topic_terms"]["matched"]
     assert cited(data, "undefined.md")[f"pmid:{TOF}"]["status"] == "off_topic"
+
+
+def article(pmid: str, title: str, author: str, journal: str, iso: str, year: int) -> bytes:
+    last, initials = author.split()
+    return (
+        f'<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM"><PMID Version="1">{pmid}</PMID>'
+        f"<Article><Journal><JournalIssue><PubDate><Year>{year}</Year></PubDate></JournalIssue>"
+        f"<Title>{journal}</Title><ISOAbbreviation>{iso}</ISOAbbreviation></Journal>"
+        f"<ArticleTitle>{escape(title)}</ArticleTitle><AuthorList><Author><LastName>{last}</LastName>"
+        f"<Initials>{initials}</Initials></Author></AuthorList></Article></MedlineCitation></PubmedArticle>"
+    ).encode()
+
+
+def test_the_readme_worked_example(tmp_path, services):
+    """README, Verification: the same row against a confirmed paper, another paper, and three title-only records."""
+    ckd = "Atorvastatin in chronic renal insufficiency"
+    services.articles["90000001"] = article("90000001", ckd, "Smith J", "Lancet (London, England)", "Lancet", 2015)
+    services.articles["90000002"] = article("90000002", ckd, "Jones K", "Lancet (London, England)", "Lancet", 2009)
+    services.articles["90000003"] = article(
+        "90000003", "Soil bacteria of the Atacama", "Smith J", "Lancet", "Lancet", 2015
+    )
+    head = "# Chronic Kidney Disease (CKD)\n\n## Treatment\n\n| Claim | Evidence | Reference | Source |\n|---|---|---|---|\n"
+    for name, claim, pmid in [
+        ("confirmed.md", "Statins slow CKD progression", "90000001"),
+        ("another.md", "Statins slow CKD progression", "90000002"),
+        ("document.md", "Start at a low dose and titrate", "90000001"),
+        ("soil.md", "Statins slow CKD progression", "90000003"),
+    ]:
+        reference = "Smith J et al. Lancet 2015" if name in ("confirmed.md", "another.md") else ""
+        write(tmp_path, f"{head}| {claim} | Class I, Level A | {reference} | {LINK.format(pmid)} |\n", name)
+    names = ("confirmed.md", "another.md", "document.md", "soil.md")
+    _, data, _ = check(*(tmp_path / n for n in names))
+    got = {n: next(iter(cited(data, n).values())) for n in names}
+    assert got["confirmed.md"]["metadata_match"] is True and got["confirmed.md"]["status"] == "verified"
+    assert got["confirmed.md"]["topic_level"] == "sentence" and got["confirmed.md"]["topic"] in ("yes", "borderline")
+    assert got["another.md"]["status"] == "mismatched"
+    assert ("mismatched-reference", "high", 7) in findings(data, "another.md", "pmid:90000002")
+    assert (got["document.md"]["topic"], got["document.md"]["topic_level"]) == ("borderline", "document")
+    assert (got["soil.md"]["topic"], got["soil.md"]["status"]) == ("no", "off_topic")
