@@ -414,7 +414,7 @@ class Matcher:
         if cached is None:
             subject = self.keys(subject_texts(record))
             cached = RecordTerms(self.keys([record.abstract]) | subject if record.abstract else subject, subject)
-            if len(self._records) < 20_000:
+            if len(self._records) < 5_000:
                 self._records[record] = cached
         return cached
 
