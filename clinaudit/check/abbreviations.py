@@ -15,8 +15,11 @@ from __future__ import annotations
 import re
 
 MAX_SHORT = 10  # characters of a short form
-_BRACKETED = re.compile(r"\(([^()\n]{1,120})\)")
-_WORD = re.compile(r"\S+")
+# "long form (SF)": a one-word short form with a capital, alone in its bracket or before ";" or ","
+_FORWARD = re.compile(r"\((?=[^()\s;,]{0,9}[A-ZÀ-ÖØ-Þ])([A-Za-z0-9][^\s();,]{1,9})[;,)]")
+# "SF (long form)": a bracket of words (found from its literal " (", which is fast) after a short word
+_REVERSE = re.compile(r" \(([^()\n]{5,120})\)")
+_SHORT_WORD = re.compile(r"(?<![\w-])(?=[\w-]{0,9}[A-ZÀ-ÖØ-Þ])[A-Za-z0-9][\w-]{1,9}$")
 _SENTENCE_END = re.compile(r"[.;:!?]\s|\n\s*\n")
 
 
@@ -25,12 +28,25 @@ def find(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     if "(" not in text:
         return found
-    for m in _BRACKETED.finditer(text):
-        inside = m.group(1).strip()
-        before = _clause_before(text, m.start())
-        pair = _pair(inside, before)
-        if pair is not None and pair[0] not in found:
-            found[pair[0]] = pair[1]
+    for m in _FORWARD.finditer(text):  # candidates only: most brackets hold numbers, statistics or words
+        short = m.group(1)
+        if short in found:
+            continue
+        words = _clause_before(text, m.start()).split()
+        limit = min(len(short) + 5, 2 * len(short))
+        long = best_long_form(short, " ".join(words[-limit:])) if words else ""
+        if long:
+            found[short] = long
+    for m in _REVERSE.finditer(text):
+        word = _SHORT_WORD.search(text, max(0, m.start() - MAX_SHORT - 1), m.start())
+        if word is None:
+            continue
+        short, inside = word.group(0), m.group(1).strip()
+        if short in found or len(inside.split()) > min(len(short) + 5, 2 * len(short)):
+            continue
+        long = best_long_form(short, inside)
+        if long:
+            found[short] = long
     return found
 
 
@@ -44,35 +60,9 @@ def _clause_before(text: str, end: int) -> str:
     return piece[cut:]
 
 
-def _pair(inside: str, before: str) -> tuple[str, str] | None:
-    inside = inside.split(";")[0].split(",")[0].strip()  # "(CKD; stage 3)" → CKD
-    words = _WORD.findall(before)
-    if not words:
-        return None
-    if _is_short(inside):
-        limit = min(len(inside) + 5, 2 * len(inside))
-        long = best_long_form(inside, " ".join(words[-limit:]))
-        return (inside, long) if long else None
-    # "CKD (chronic kidney disease)": the short form before the bracket, the long form in it
-    short = words[-1].strip(",;:")
-    if _is_short(short) and len(inside.split()) <= min(len(short) + 5, 2 * len(short)):
-        long = best_long_form(short, inside)
-        return (short, long) if long else None
-    return None
-
-
-def _is_short(text: str) -> bool:
-    return (
-        2 <= len(text) <= MAX_SHORT
-        and len(text.split()) <= 2
-        and text[0].isalnum()
-        and any(c.isupper() for c in text)
-        and any(c.isalpha() for c in text)
-    )
-
-
 def best_long_form(short: str, long: str) -> str:
     """Schwartz–Hearst's match: "" when the candidate cannot be the short form's long form."""
+    low = long.lower()
     s = len(short) - 1
     i = len(long) - 1
     while s >= 0:
@@ -80,8 +70,11 @@ def best_long_form(short: str, long: str) -> str:
         if not c.isalnum():
             s -= 1
             continue
-        while i >= 0 and (long[i].lower() != c or (s == 0 and i > 0 and long[i - 1].isalnum())):
-            i -= 1
+        if s > 0:
+            i = low.rfind(c, 0, i + 1)  # the character anywhere before
+        else:  # the first character must start a word
+            while i >= 0 and (low[i] != c or (i > 0 and long[i - 1].isalnum())):
+                i -= 1
         if i < 0:
             return ""
         i -= 1

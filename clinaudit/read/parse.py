@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from clinaudit.models import Link, Span, Unit
 
@@ -144,17 +144,14 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
             item = True
         elif kind == "heading_open":
             inline = tokens[i + 1]
-            unit = _block_unit(text, index, inline.content, inline.map, "heading", section)
-            unit = replace(unit, level=int(tok.tag[1:]) if tok.tag[1:].isdigit() else 1)
+            unit = _block_unit(text, index, inline.content, inline.map, "heading", section, level=int(tok.tag[1:] or 1))
             section = unit.text.strip()
             doc.units.append(unit)
             i += 2
             continue
         elif kind == "paragraph_open":
             inline = tokens[i + 1]
-            unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label)
-            if item:
-                unit = replace(unit, item=True)
+            unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label, item=item)
             label = ""
             item = False
             unit, links, comments = _mask_inline(unit)
@@ -224,7 +221,15 @@ def _with_links(unit: Unit, links: list[Link]) -> Unit:
 
 
 def _block_unit(
-    text: str, index: LineIndex, content: str, map_: list[int] | None, kind: str, section: str, label: str = ""
+    text: str,
+    index: LineIndex,
+    content: str,
+    map_: list[int] | None,
+    kind: str,
+    section: str,
+    label: str = "",
+    level: int = 0,
+    item: bool = False,
 ) -> Unit:
     """Line up each line of a block's content with its source line."""
     parts: list[str] = []
@@ -250,7 +255,7 @@ def _block_unit(
         line_starts.append((offset, found))
         parts.append(piece)
         offset += len(piece) + 1
-    return Unit(kind, "\n".join(parts), tuple(line_starts) or ((0, 0),), (), section, label)
+    return Unit(kind, "\n".join(parts), tuple(line_starts) or ((0, 0),), (), section, label, level, (), item)
 
 
 def _table_row_unit(

@@ -95,7 +95,14 @@ def test_a_defined_abbreviation_counts_as_its_long_form():
 
 
 def test_patterns_are_linear():
-    patterns = [citing._SNIPPET, citing._FILLER, abbreviations._BRACKETED, abbreviations._SENTENCE_END]
+    patterns = [
+        citing._SNIPPET,
+        citing._FILLER,
+        abbreviations._FORWARD,
+        abbreviations._REVERSE,
+        abbreviations._SHORT_WORD,
+        abbreviations._SENTENCE_END,
+    ]
     patterns += [re.compile(p, re.IGNORECASE) for p in topic.settings().noise]
     patterns += [topic._RUN_BREAK]
     verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])
