@@ -223,11 +223,18 @@ def _heading(unit: Unit, reading: _Reading) -> None:
 
 
 def _abbreviations(text: str, reading: _Reading) -> None:
+    """Short forms the document defines ("Chronic Kidney Disease (CKD)"), for the topic check."""
     if "(" in text:
-        from clinaudit.check import abbreviations
-
-        for short, long in abbreviations.find(text).items():
+        for short, long in _find_abbreviations(text).items():
             reading.abbreviations.setdefault(short, long)
+
+
+def _find_abbreviations(text: str) -> dict[str, str]:
+    global _find_abbreviations
+    from clinaudit.check.abbreviations import find
+
+    _find_abbreviations = find  # imported once, on the first bracket of the run
+    return find(text)
 
 
 def _link_references(reading: _Reading) -> None:
