@@ -139,6 +139,18 @@ def _common_terms() -> frozenset[str]:
 
 def stem(word: str) -> str:
     """A light suffix stripper: enough to meet 'mitochondria' with 'mitochondrial', and 'doses' with 'dose'."""
+    done = _STEMS.get(word)
+    if done is None:
+        done = _stem(word)
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = done
+    return done
+
+
+_STEMS: dict[str, str] = {}
+
+
+def _stem(word: str) -> str:
     w = word
     if len(w) <= 3:
         return w
@@ -250,6 +262,7 @@ class Matcher:
         self._token_cache: dict[tuple[str, bool], tuple[Term, ...]] = {}
         self._records: dict[Record, RecordTerms] = {}
         self._first_words: dict[str, tuple[tuple[str, ...], bool]] = {}
+        self._synonyms_seen: dict[str, bool] = {}
 
     @property
     def mesh(self):
@@ -315,7 +328,7 @@ class Matcher:
         lower = first.lower()
         if lower in self.settings.stopwords or (len(first) < 3 and not first[0].isupper()):
             return 0, ()
-        if self._canonical and _NOT_ALNUM.sub("", lower) in self._canonical:
+        if self._canonical and self._synonym(lower):
             return 0, ()  # a corrections.yaml synonym: that group's own key
         table = self.mesh
         if not len(table):
@@ -340,6 +353,14 @@ class Matcher:
             if ids:
                 best = (size, ids)
         return best
+
+    def _synonym(self, lower: str) -> bool:
+        known = self._synonyms_seen.get(lower)
+        if known is None:
+            known = _NOT_ALNUM.sub("", lower) in self._canonical
+            if len(self._synonyms_seen) < 100_000:
+                self._synonyms_seen[lower] = known
+        return known
 
     def _expansion(self, short: str, long: str) -> list[Term]:
         """A defined abbreviation: its long form's terms, each also matching the short form itself."""
@@ -439,7 +460,8 @@ class Matcher:
         if len(content) < self.settings.min_terms or not record_keys:
             return None, [], []
         matched = [t for t in terms if any(k in record_keys for k in t.keys)]
-        missing = [t for t in terms if t not in matched]
+        found = {id(t) for t in matched}
+        missing = [t for t in terms if id(t) not in found]
         total = sum(t.weight for t in terms)
         return sum(t.weight for t in matched) / total, matched, missing
 
