@@ -154,6 +154,7 @@ class _Reading:
     path: tuple[str, ...] = ()  # the same, as the texts a citation's Context shares
     title: str = ""  # the document's first heading
     abbreviations: dict[str, str] = field(default_factory=dict)  # short form → long form, first definition wins
+    plain: Context | None = None  # the Context of a sentence shown whole under the current headings
 
 
 def read_document(
@@ -315,8 +316,9 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
         raw = text[a:b]
         if not prose[k]:
             if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
+                display = _display(raw)
                 for cite in per_sentence[0]:
-                    _record(cite, unit, index, _display(raw), None, reading, _context(unit, raw, reading))
+                    _record(cite, unit, index, display, None, reading, _context(unit, raw, display, reading))
             continue
         reading.sentences += 1
         display = _display(raw)
@@ -348,22 +350,33 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
                 raw, display, name, lambda s, e, a=a: unit_span(unit, index, a + s, a + e)
             )
         if not row:
-            context = _context(unit, text[a : ends[k]], reading) if per_sentence[k] else None
+            full = text[a : ends[k]] if ends[k] != b else raw  # with the markers it took over
+            context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
             for cite in per_sentence[k]:
                 _record(cite, unit, index, display, name, reading, context)
     if row:
         row_text = _display(text)
-        context = _context(unit, text, reading)
+        context = _context(unit, text, "", reading)
         for cite in cites:
             _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
 
 
-def _context(unit: Unit, raw: str, reading: _Reading) -> Context:
-    """A citation's surroundings: a row's cells, else its sentence (a list item's whole text), and the headings."""
+def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:
+    """A citation's surroundings: a row's cells, else its sentence (a list item's whole text), and the headings.
+
+    A sentence shown whole (`display` untrimmed) is not copied again: its Context has no text,
+    and the checks read the mention's sentence (most citations; it keeps big reports small).
+    """
     if unit.cells:
         cells = tuple(" ".join(unit.text[a:b].split()) for a, b in unit.cells)
         return Context(cells=tuple(c for c in cells if c), headings=reading.path)
-    return Context(text=" ".join((unit.text if unit.item else raw).split()), headings=reading.path)
+    if unit.item and raw.strip() != unit.text.strip():  # a list item of several sentences: all of it
+        return Context(text=unit.text, headings=reading.path)
+    if display and not display.endswith("…"):
+        if reading.plain is None or reading.plain.headings is not reading.path:
+            reading.plain = Context(headings=reading.path)
+        return reading.plain
+    return Context(text=raw, headings=reading.path)
 
 
 def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:

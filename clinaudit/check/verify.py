@@ -168,7 +168,7 @@ class _Context:
         seen: set[tuple[object, tuple[metadata.EntryFields, ...]]] = set()
         for mention in mentions:
             fields = self._inline_references(mention)
-            place = mention.context or mention.sentence
+            place = (mention.context, mention.sentence)
             if not fields or (place, fields) in seen:
                 continue  # one row citing its id twice (link text and target) is one place
             seen.add((place, fields))
@@ -199,7 +199,11 @@ class _Context:
         return tuple(found)
 
     def _read(self, context: Context | None, sentence: str) -> citing.Citing:
-        key = (context.text, context.cells) if context is not None else (sentence, ())
+        """The claim and reference texts of a citing place, read once: its row's cells, else its full text."""
+        if context is None or not (context.text or context.cells):
+            key = (sentence, ())
+        else:
+            key = (" ".join(context.text.split()), context.cells)
         cached = self._citing.get(key)
         if cached is None:
             cached = citing.read(key[0] or sentence, key[1])
