@@ -88,6 +88,9 @@ class Unit:
     links: tuple[Link, ...] = ()
     section: str = ""  # text of the nearest heading above, for context
     label: str = ""  # the number of an ordered-list item ("3" for "3. …")
+    level: int = 0  # a heading's level (1 for `#`); 0 for anything else
+    cells: tuple[tuple[int, int], ...] = ()  # a table row's cells: (start, end) offsets into `text`
+    item: bool = False  # the paragraph opens a list item
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +113,20 @@ class CitationMention:
     ref_text: str = ""  # link text or reference-entry text: what the author says it is
     marker: str = ""  # e.g. "[3]" when cited through the reference list
     claim_type: str | None = None  # the strongest claim made by the citing sentence
+    context: Context | None = None  # the citing text in full, a row's cells, the headings above (issue 11)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where a citation stands, for the checks of what it is cited for (clinaudit/check/verify.py).
+
+    `text` is the citing sentence (or list item) untrimmed; a table row gives its cells
+    instead; `headings` is the heading path above it, outermost first.
+    """
+
+    text: str = ""
+    cells: tuple[str, ...] = ()
+    headings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +194,12 @@ class Record:
     interventions: tuple[str, ...] = ()
     phases: tuple[str, ...] = ()
     extra: tuple[tuple[str, Any], ...] = ()
+    volume: str = ""
+    pages: str = ""  # as the database gives them: "2195-207"
+    # the topic check's terms, extracted once and cached with the resolution (clinaudit/check/topic.py)
+    topic_keys: tuple[str, ...] = ()
+    subject_keys: tuple[str, ...] = ()  # of the title, MeSH, conditions and interventions alone
+    terms_version: str = ""  # the Matcher.version that made them; another version extracts again
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +236,8 @@ class CitationResult:
     evidence_level: str | None = None  # I–V
     metadata_match: bool | None = None  # does the reference entry describe the record? None: not compared
     metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
+    topic_basis: str | None = None  # abstract | title: what the record gave the topic check; None when not checked
+    topic_level: str | None = None  # sentence | section | document: where the topic matched; None when nowhere
 
     @property
     def work(self) -> str:
@@ -261,6 +286,7 @@ class MarkerUse:
     span: Span
     sentence: str
     claim_type: str | None
+    context: Context | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +322,8 @@ class Document:
     has_disclaimer: bool
     prose: bool  # False for an empty report or one with no prose at all
     directives: tuple[Directive, ...] = ()  # in-file suppression comments
+    title: str = ""  # the document's first heading: its subject, for the topic check
+    abbreviations: tuple[tuple[str, str], ...] = ()  # (short, long) forms the document defines: "CKD", "…"
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from clinaudit.models import (
     CitationKind,
     CitationMention,
     Claim,
+    Context,
     Directive,
     Document,
     FileReport,
@@ -151,6 +152,11 @@ class _Reading:
     prose: bool = False
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line it ends on, text)
     corrections: corrections.Corrections | None = None  # the known failures that apply to this report
+    headings: list[tuple[int, str]] = field(default_factory=list)  # (level, text) of the heading path here
+    path: tuple[str, ...] = ()  # the same, as the texts a citation's Context shares
+    title: str = ""  # the document's first heading
+    abbreviations: dict[str, str] = field(default_factory=dict)  # short form → long form, first definition wins
+    plain: Context | None = None  # the Context of a sentence shown whole under the current headings
 
 
 def read_document(
@@ -173,6 +179,8 @@ def read_document(
         has_disclaimer=reading.has_disclaimer,
         prose=reading.prose,
         directives=tuple(_directives(reading.comments)),
+        title=reading.title,
+        abbreviations=tuple(reading.abbreviations.items()),
     )
 
 
@@ -189,7 +197,10 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, source: str = "") -> 
     index = parsed.index
     rules = claims.rules()
     for unit in parsed.units:
-        if unit.kind in ("heading", "table_header"):
+        if unit.kind == "heading":
+            _heading(unit, reading)
+            continue
+        if unit.kind == "table_header":
             continue
         if is_reference_heading(unit.section):
             reading.entries.extend(_reference_entries(unit, index))
@@ -198,6 +209,35 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, source: str = "") -> 
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         reading.entries.append(ReferenceEntry(label.strip(), text.strip(), ids, span))
+
+
+def _heading(unit: Unit, reading: _Reading) -> None:
+    """Keep the heading path (and the document's title) that a citation's Context reports."""
+    text = _display(unit.text)
+    if not text:
+        return
+    level = unit.level or 7  # "**References**" as a paragraph: below any real heading
+    while reading.headings and reading.headings[-1][0] >= level:
+        reading.headings.pop()
+    reading.headings.append((level, text))
+    reading.path = tuple(t for _, t in reading.headings)
+    reading.title = reading.title or text
+    _abbreviations(unit.text, reading)
+
+
+def _abbreviations(text: str, reading: _Reading) -> None:
+    """Short forms the document defines ("Chronic Kidney Disease (CKD)"), for the topic check."""
+    if "(" in text:
+        for short, long in _find_abbreviations(text).items():
+            reading.abbreviations.setdefault(short, long)
+
+
+def _find_abbreviations(text: str) -> dict[str, str]:
+    global _find_abbreviations
+    from clinaudit.check.abbreviations import find
+
+    _find_abbreviations = find  # imported once, on the first bracket of the run
+    return find(text)
 
 
 def _link_references(reading: _Reading) -> None:
@@ -227,7 +267,9 @@ def _link_references(reading: _Reading) -> None:
             ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
             for cid, kind, value in ids:
                 reading.mentions.append(
-                    CitationMention(cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type)
+                    CitationMention(
+                        cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
+                    )
                 )
     for entry in reading.entries:  # listed but never cited in the text: still reported
         if entry.label and entry.label in used:
@@ -264,6 +306,7 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
     if not bounds:
         return
     reading.prose = True
+    _abbreviations(text, reading)
     cites = _unit_citations(unit)
     starts = [a for a, _ in bounds]
     per_sentence: list[list[_Cite]] = [[] for _ in bounds]
@@ -271,19 +314,22 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
         k = max(bisect_right(starts, cite.start) - 1, 0)
         per_sentence[k].append(cite)
     prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
+    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
     # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
     for k in range(len(bounds) - 1, 0, -1):
         if not prose[k]:
             per_sentence[k - 1].extend(per_sentence[k])
             per_sentence[k] = []
+            ends[k - 1] = ends[k]
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:
             if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
+                display = _display(raw)
                 for cite in per_sentence[0]:
-                    _record(cite, unit, index, _display(raw), None, reading)
+                    _record(cite, unit, index, display, None, reading, _context(unit, raw, display, reading))
             continue
         reading.sentences += 1
         display = _display(raw)
@@ -319,12 +365,33 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
                 raw, display, name, lambda s, e, a=a: unit_span(unit, index, a + s, a + e)
             )
         if not row:
+            full = text[a : ends[k]] if ends[k] != b else raw  # with the markers it took over
+            context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
             for cite in per_sentence[k]:
-                _record(cite, unit, index, display, name, reading)
+                _record(cite, unit, index, display, name, reading, context)
     if row:
         row_text = _display(text)
+        context = _context(unit, text, "", reading)
         for cite in cites:
-            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading)
+            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
+
+
+def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:
+    """A citation's surroundings: a row's cells, else its sentence (a list item's whole text), and the headings.
+
+    A sentence shown whole (`display` untrimmed) is not copied again: its Context has no text,
+    and the checks read the mention's sentence (most citations; it keeps big reports small).
+    """
+    if unit.cells:
+        cells = tuple(" ".join(unit.text[a:b].split()) for a, b in unit.cells)
+        return Context(cells=tuple(c for c in cells if c), headings=reading.path)
+    if unit.item and raw.strip() != unit.text.strip():  # a list item of several sentences: all of it
+        return Context(text=unit.text, headings=reading.path)
+    if display and not display.endswith("…"):
+        if reading.plain is None or reading.plain.headings is not reading.path:
+            reading.plain = Context(headings=reading.path)
+        return reading.plain
+    return Context(text=raw, headings=reading.path)
 
 
 def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
@@ -338,19 +405,29 @@ def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
     return bool(_LETTERS.search("".join(chars)))
 
 
-def _record(cite: _Cite, unit: Unit, index, sentence: str, claim_type: str | None, reading: _Reading) -> None:
+def _record(
+    cite: _Cite,
+    unit: Unit,
+    index,
+    sentence: str,
+    claim_type: str | None,
+    reading: _Reading,
+    context: Context | None = None,
+) -> None:
     span = unit_span(unit, index, cite.start, cite.end)
     if cite.labels:
-        reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type))
+        reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type, context))
     elif cite.source:
         reading.mentions.append(
             CitationMention(
-                f"source:{cite.source}", CitationKind.SOURCE, cite.source, span, sentence, "", "", claim_type
+                f"source:{cite.source}", CitationKind.SOURCE, cite.source, span, sentence, "", "", claim_type, context
             )
         )
     elif cite.found is not None:
         f = cite.found
-        reading.mentions.append(CitationMention(f.id, f.kind, f.value, span, sentence, cite.ref_text, "", claim_type))
+        reading.mentions.append(
+            CitationMention(f.id, f.kind, f.value, span, sentence, cite.ref_text, "", claim_type, context)
+        )
 
 
 def _unit_citations(unit: Unit) -> list[_Cite]:

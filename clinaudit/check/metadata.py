@@ -83,10 +83,16 @@ class EntryFields:
 @dataclass(frozen=True, slots=True)
 class MetadataCheck:
     match: bool | None  # None: the entry gives nothing that could be compared
-    mismatched: tuple[str, ...] = ()  # title | author | year | journal
-    different_paper: bool = False  # the title shows another work (high), not only wrong details
+    mismatched: tuple[str, ...] = ()  # title | author | year | journal | volume | page
+    different_paper: bool = False  # another work (high): its title, or its first author or year, not only details
     title_score: float | None = None
     fields: EntryFields | None = None
+    agreed: tuple[str, ...] = ()  # the fields that agree with the record
+
+    @property
+    def confirmed(self) -> bool:
+        """Two or more fields agree and none conflicts: the id is the paper the writer meant."""
+        return self.match is True and len(self.agreed) >= 2
 
 
 def clean(text: str) -> str:
@@ -174,7 +180,11 @@ def surname_of(author: str) -> str:
 def _surnames(author: str) -> set[str]:
     """What an author's surname may be: 'O'Byrne PM' (PubMed), 'Flaherty Keith T.' (Crossref), 'van der Berg AB'."""
     words = author.split()
-    return {_fold("".join(words[:k])) for k in range(1, min(len(words), 3) + 1)} | {_fold(surname_of(author))}
+    out = {_fold("".join(words[:k])) for k in range(1, min(len(words), 3) + 1)} | {_fold(surname_of(author))}
+    named = surname_of(author).split()
+    if len(named) > 1:  # "Van Looveren J" cited as "Looveren J": the name without its particles
+        out.add(_fold(named[-1]))
+    return out
 
 
 def _fold(text: str) -> str:
@@ -195,40 +205,64 @@ def title_score(a: str, b: str) -> float:
 
 def compare(entry: str, record: Record) -> MetadataCheck:
     """Compare an entry's text with the record its id resolved to."""
+    return compare_fields(parse(entry), record)
+
+
+def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
+    """Compare what a reference says (an entry, a table cell, "Menon BK et al. Lancet 2022") with the record.
+
+    A title that shows another paper, or a first author or year that conflicts when no
+    title confirms the paper, means the id points at another work (high): that is how
+    most wrong PMIDs look. A journal, volume or page alone is a real paper's wrong detail.
+    """
     from clinaudit.check.score import same_journal
 
-    fields = parse(entry)
     mismatched: list[str] = []
-    compared = False
+    agreed: list[str] = []
     score: float | None = None
     different = False
     title = fields.title
     if not (fields.surname or fields.year or fields.journal) and _content_words(title) < MIN_TITLE_WORDS:
         title = ""  # "See the NEJM paper": a remark, not a title
     if title and record.title and not same_journal(title, record.journal or "x") and len(title.split()) >= 3:
-        compared = True
         score = round(title_score(title, record.title), 1)
         if score < TITLE_OTHER and len(title.split()) >= MIN_TITLE_WORDS:  # 60–80: reworded, not another paper
             mismatched.append("title")
             different = True
+        elif score >= TITLE_SAME:
+            agreed.append("title")
     if fields.surname and record.authors:
-        compared = True
         mine = _fold(fields.surname)
         if mine and not any(mine in _surnames(a) for a in record.authors):  # first author, or any (order slips)
             mismatched.append("author")
+        else:
+            agreed.append("author")
     if fields.year and record.year:
-        compared = True
         if abs(fields.year - record.year) > 1:  # epub and print years differ by one
             mismatched.append("year")
+        else:
+            agreed.append("year")
     if fields.journal and (record.journal or record.journal_iso):
-        compared = True
         if not _journal_agrees(fields.journal, record):
             mismatched.append("journal")
-    if not compared:
+        else:
+            agreed.append("journal")
+    if fields.volume and record.volume:
+        (agreed if fields.volume.lstrip("0") == record.volume.lstrip("0") else mismatched).append("volume")
+    first_page = _first_page(record.pages)
+    if fields.first_page and first_page:
+        (agreed if fields.first_page.lower() == first_page.lower() else mismatched).append("page")
+    if not mismatched and not agreed and score is None:
         return MetadataCheck(None, fields=fields)
     if different and fields.surname and fields.year and fields.journal and mismatched == ["title"]:
         different = False  # author, year and journal all agree: the right paper with its title reworded
-    return MetadataCheck(not mismatched, tuple(mismatched), different, score, fields)
+    if not different and {"author", "year"} & set(mismatched) and "title" not in agreed:
+        different = True  # no title says it is the right paper: another first author or year is another paper
+    return MetadataCheck(not mismatched, tuple(mismatched), different, score, fields, tuple(agreed))
+
+
+def _first_page(pages: str) -> str:
+    return re.split(r"[-–,\s]", pages.strip(), maxsplit=1)[0] if pages else ""
 
 
 def _content_words(text: str) -> int:
@@ -279,6 +313,8 @@ def describe_fields(check: MetadataCheck) -> str:
             "author": fields.surname,
             "year": fields.year,
             "journal": fields.journal,
+            "volume": fields.volume,
+            "page": fields.first_page,
         }[name]
         said.append(f"{name} {value}")
     return ", ".join(said)

@@ -14,20 +14,23 @@ With the `semantic` extra installed an embedding cosine is mixed in
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from clinaudit.models import Record
-from clinaudit.read.citations import without_citations
 
 YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
+TERMS_VERSION = 2  # of term extraction; part of Matcher.version, which keys the terms cached with a record
+TOPICAL = frozenset({"entity", "word"})  # what "shares a topic term" counts: not generic words, not numbers
+_MAX_NAME = 6  # words of the longest MeSH name looked for
 
 _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
@@ -39,6 +42,9 @@ _GREEK_RE = re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|[-/](?=[A-Za-z0-9]))*")  # words, hyphens and slashes inside
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _HYPHEN = re.compile(r"[-/]")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+_NOT_UPPER = re.compile(r"[^A-ZÀ-ÖØ-Þ]+")
+_RUN_BREAK = re.compile(r"[,.;:!?()\[\]]\s|\s[(\[]|[;:]")  # a multi-word name stays inside one of these
 _UNIT_ALIASES = {
     "hours": "h", "hour": "h", "hr": "h", "hrs": "h", "minutes": "min", "days": "d", "day": "d",
     "weeks": "wk", "week": "wk", "months": "mo", "month": "mo", "years": "y", "year": "y", "yr": "y",
@@ -69,6 +75,8 @@ class TopicMatch:
     matched: tuple[str, ...] = ()  # the sentence's key terms the record contains
     missing: tuple[str, ...] = ()  # the sentence's key terms the record lacks
     method: str = "lexical"  # lexical | semantic (lexical mixed with an embedding cosine)
+    basis: str = "abstract"  # abstract | title: what the record gave to compare with
+    level: str | None = None  # sentence | section | document: where the match was found; None when none
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +91,13 @@ class Settings:
     lexicon: frozenset[str]  # drugs and conditions named outright
     stopwords: frozenset[str]
     generic: frozenset[str]
+    version: int = 1  # of data/topic.yaml
+    share_weight: float = 1.0  # what "shares a topic term" takes: an entity (3), or two words (1 each)
+    broad: frozenset[str] = frozenset()  # condition words too broad to be a shared topic alone
+    common: frozenset[str] = frozenset()  # stemmed words in 2% of abstracts or more (data/common-terms.txt)
+    check_tags: frozenset[str] = frozenset()  # MeSH headings that say who and how, not what
+    heading_words: frozenset[str] = frozenset()  # a heading's "Treatment", "Diagnosis": where, not what
+    noise: tuple[str, ...] = ()  # evidence grades and statistics boilerplate (clinaudit/check/citing.py)
 
 
 @lru_cache(maxsize=1)
@@ -104,11 +119,38 @@ def settings() -> Settings:
         lexicon=frozenset(str(w).lower() for w in data["drugs"] + data["conditions"]),
         stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
         generic=frozenset(str(w).lower() for w in data["generic"]),
+        version=int(data.get("version", 1)),
+        share_weight=float(data.get("share_weight", 1)),
+        broad=frozenset(str(w).lower() for w in data.get("broad", ())),
+        common=_common_terms(),
+        check_tags=frozenset(str(w) for w in data.get("check_tags", ())),
+        heading_words=frozenset(str(w).lower() for w in data.get("heading_words", ())),
+        noise=tuple(str(p) for p in data.get("noise", ())),
     )
+
+
+def _common_terms() -> frozenset[str]:
+    try:
+        text = resources.files("clinaudit").joinpath("data/common-terms.txt").read_text("utf-8")
+    except (FileNotFoundError, OSError):
+        return frozenset()
+    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
 def stem(word: str) -> str:
     """A light suffix stripper: enough to meet 'mitochondria' with 'mitochondrial', and 'doses' with 'dose'."""
+    done = _STEMS.get(word)
+    if done is None:
+        done = _stem(word)
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = done
+    return done
+
+
+_STEMS: dict[str, str] = {}
+
+
+def _stem(word: str) -> str:
     w = word
     if len(w) <= 3:
         return w
@@ -128,9 +170,24 @@ def stem(word: str) -> str:
 
 def fold(text: str) -> str:
     """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
+    if text.isascii():
+        return text
     text = _GREEK_RE.sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def _token_key(token: str) -> str:
+    """A token's MeSH lookup key: its parts lower-cased and stemmed ("Non-ST-Elevation" → "non st elev")."""
+    key = _TOKEN_KEYS.get(token)
+    if key is None:
+        key = " ".join(stem(p) for p in _NOT_ALNUM.split(token.lower()) if p)
+        if len(_TOKEN_KEYS) < 100_000:
+            _TOKEN_KEYS[token] = key
+    return key
+
+
+_TOKEN_KEYS: dict[str, str] = {}
 
 
 def _symbol_key(token: str) -> str:
@@ -149,17 +206,34 @@ def _is_symbol(token: str, caps_text: bool) -> bool:
     return not caps_text and sum(c.isupper() for c in token) >= 2
 
 
-class Matcher:
-    """Term extraction and scoring, with one set of synonyms compiled once."""
+@dataclass(frozen=True, slots=True)
+class RecordTerms:
+    """A record's normalised terms, extracted once (and cached with its resolution)."""
 
-    def __init__(self, synonym_groups: Iterable[Sequence[str]] = ()):
+    keys: frozenset[str]  # every form in its title, abstract, MeSH, a trial's conditions and interventions
+    subject: frozenset[str]  # what it is about: title, MeSH, conditions, interventions (no abstract)
+
+
+class Matcher:
+    """Term extraction and scoring, with one set of synonyms compiled once.
+
+    Synonyms come from corrections.yaml (`synonym` entries) and MeSH (clinaudit/check/synonyms.py):
+    "heart attack" and "myocardial infarction" are one term, and a record naming atorvastatin
+    also says "statin" (its pharmacological action).
+    """
+
+    def __init__(self, synonym_groups: Iterable[Sequence[str]] = (), mesh: bool = True):
         self.settings = settings()
         self._canonical: dict[str, str] = {}
+        self._mesh_enabled = mesh
+        self._mesh_table = None
         phrases: list[str] = []
+        groups: list[tuple[str, ...]] = []
         for group in synonym_groups:
             names = [fold(n) for n in group if n]
             if not names:
                 continue
+            groups.append(tuple(names))
             canonical = "syn:" + _NOT_ALNUM.sub("", names[0].lower())
             for name in names:
                 self._canonical[_NOT_ALNUM.sub("", name.lower())] = canonical
@@ -180,13 +254,30 @@ class Matcher:
         self._condition = re.compile(
             r"(?:" + "|".join(sorted(self.settings.condition_suffixes, key=len, reverse=True)) + r")$"
         )
+        from clinaudit.check import synonyms
+
+        digest = hashlib.blake2b(repr(sorted(groups)).encode("utf-8"), digest_size=6).hexdigest()
+        # what a cached record's terms were made with: a change of any part means extract again
+        self.version = f"{TERMS_VERSION}.{synonyms.VERSION if mesh else 0}.{self.settings.version}.{digest}"
+        self._token_cache: dict[tuple[str, bool], tuple[Term, ...]] = {}
+        self._records: dict[Record, RecordTerms] = {}
+        self._first_words: dict[str, tuple[tuple[str, ...], bool]] = {}
+        self._synonyms_seen: dict[str, bool] = {}
+
+    @property
+    def mesh(self):
+        """The MeSH table, loaded on the first term that needs it (never at start-up)."""
+        if self._mesh_table is None:
+            from clinaudit.check import synonyms
+
+            self._mesh_table = synonyms.table() if self._mesh_enabled else synonyms.Table([], [])
+        return self._mesh_table
 
     # ------------------------------------------------------------ terms
 
-    def terms(self, text: str) -> list[Term]:
-        """The distinct terms of a text, heaviest first."""
-        s = self.settings
-        w = s.weights
+    def terms(self, text: str, abbreviations: Mapping[str, str] | None = None) -> list[Term]:
+        """The distinct terms of a text, heaviest first; a defined abbreviation counts as its long form."""
+        w = self.settings.weights
         text = fold(text)
         found: dict[str, Term] = {}
 
@@ -200,20 +291,96 @@ class Matcher:
                 key = self._canonical.get(_NOT_ALNUM.sub("", m.group(0).lower()))
                 if key:
                     add(Term(m.group(0), (key,), "entity", w["entity"]))
-            text = self._phrases.sub(" ", text)
+            text = self._phrases.sub(" , ", text)
         for m in self._number.finditer(text):
             unit = m.group(2).lower()
             key = "num:" + m.group(1).replace(",", ".") + _UNIT_ALIASES.get(unit, unit)
             add(Term(m.group(0), (key,), "number", w["number"]))
-        text = self._number.sub(" ", text)
-        letters = [c for c in text if c.isalpha()]
-        caps_text = bool(letters) and sum(c.isupper() for c in letters) > 0.6 * len(letters)
-        for m in _TOKEN.finditer(text):
-            for term in self._token_terms(m.group(0), caps_text):
-                add(term)
+        text = self._number.sub(" , ", text)
+        letters = len(_NOT_LETTER.sub("", text))
+        caps_text = bool(letters) and len(_NOT_UPPER.sub("", text)) > 0.6 * letters
+        for run in _RUN_BREAK.split(text):  # a MeSH name never spans a comma or a full stop
+            tokens = _TOKEN.findall(run)
+            k = 0
+            while k < len(tokens):
+                token = tokens[k]
+                if abbreviations and token in abbreviations:
+                    for term in self._expansion(token, abbreviations[token]):
+                        add(term)
+                    k += 1
+                    continue
+                size, ids = self._mesh_name(tokens, k)
+                if size:
+                    words = tokens[k : k + size]
+                    joined = " ".join(_token_key(t) for t in words)
+                    keys = (*dict.fromkeys("mesh:" + u for u in ids), joined)
+                    add(Term(" ".join(words), keys, "entity", w["entity"]))
+                    k += size
+                    continue
+                for term in self._token_terms(token, caps_text):
+                    add(term)
+                k += 1
         return sorted(found.values(), key=lambda t: -t.weight)
 
-    def _token_terms(self, token: str, caps_text: bool) -> list[Term]:
+    def _mesh_name(self, tokens: list[str], k: int) -> tuple[int, tuple[str, ...]]:
+        """(words, ids) of the longest MeSH name starting at tokens[k]; (0, ()) when none does."""
+        first = tokens[k]
+        lower = first.lower()
+        if lower in self.settings.stopwords or (len(first) < 3 and not first[0].isupper()):
+            return 0, ()
+        if self._canonical and self._synonym(lower):
+            return 0, ()  # a corrections.yaml synonym: that group's own key
+        table = self.mesh
+        if not len(table):
+            return 0, ()
+        key = _token_key(first)
+        known = self._first_words.get(key)
+        if known is None:  # (its ids, whether a longer name starts with it): most words are neither
+            known = (table.lookup(key), table.starts(key))
+            if len(self._first_words) < 100_000:
+                self._first_words[key] = known
+        ids, longer = known
+        best: tuple[int, tuple[str, ...]] = (0, ())
+        if ids and lower not in self.settings.generic and len(key) >= 3:
+            best = (1, ids)
+        if not longer:
+            return best
+        size = 1
+        while k + size < len(tokens) and size < _MAX_NAME and table.starts(key):
+            key = key + " " + _token_key(tokens[k + size])
+            size += 1
+            ids = table.lookup(key)
+            if ids:
+                best = (size, ids)
+        return best
+
+    def _synonym(self, lower: str) -> bool:
+        known = self._synonyms_seen.get(lower)
+        if known is None:
+            known = _NOT_ALNUM.sub("", lower) in self._canonical
+            if len(self._synonyms_seen) < 100_000:
+                self._synonyms_seen[lower] = known
+        return known
+
+    def _expansion(self, short: str, long: str) -> list[Term]:
+        """A defined abbreviation: its long form's terms, each also matching the short form itself."""
+        own = _symbol_key(short)
+        out = []
+        for term in self.terms(long):
+            if term.kind == "generic":
+                continue
+            out.append(Term(short, (*term.keys, own), term.kind, term.weight))
+        return out or [Term(short, (own,), "entity", self.settings.weights["entity"])]
+
+    def _token_terms(self, token: str, caps_text: bool) -> tuple[Term, ...]:
+        cached = self._token_cache.get((token, caps_text))
+        if cached is None:
+            cached = tuple(self._token_terms_uncached(token, caps_text))
+            if len(self._token_cache) < 200_000:
+                self._token_cache[(token, caps_text)] = cached
+        return cached
+
+    def _token_terms_uncached(self, token: str, caps_text: bool) -> list[Term]:
         s = self.settings
         w = s.weights
         synonym = self._canonical.get(_NOT_ALNUM.sub("", token.lower()))
@@ -229,7 +396,7 @@ class Matcher:
                 return []
             return [Term(token, (key, stem(key)), "entity", w["entity"])]
         out = []
-        for part in _HYPHEN.split(token):
+        for part in parts:
             lower = part.lower()
             if len(lower) < 3 or lower.isdigit() or lower in s.stopwords:
                 continue
@@ -243,49 +410,151 @@ class Matcher:
         return out
 
     def keys(self, texts: Iterable[str]) -> frozenset[str]:
-        """Every normalised form in a record's texts, for lookup."""
+        """Every normalised form in a record's texts, for lookup; a drug also gives its class."""
         out: set[str] = set()
+        mesh: set[str] = set()
         for text in texts:
             for term in self.terms(text):
                 out.update(term.keys)
-                if term.kind == "entity" and not term.keys[0].startswith(("syn:", "num:")):
+                if term.kind != "entity" or term.keys[0].startswith(("syn:", "num:")):
+                    continue
+                if term.keys[0].startswith("mesh:"):
+                    mesh.update(k[5:] for k in term.keys if k.startswith("mesh:"))
+                    out.update(_token_key(t) for t in term.text.split())  # its words as well
+                else:
                     out.add(stem(term.text.lower()))
+        if mesh:
+            out.update("mesh:" + u for u in self.mesh.classes(mesh))
         return frozenset(out)
+
+    def record_terms(self, record: Record) -> RecordTerms:
+        """The record's terms: those cached with its resolution when made by this matcher, else extracted once."""
+        if record.terms_version == self.version and record.topic_keys:
+            return RecordTerms(frozenset(record.topic_keys), frozenset(record.subject_keys))
+        cached = self._records.get(record)
+        if cached is None:
+            subject = self.keys(subject_texts(record))
+            cached = RecordTerms(self.keys([record.abstract]) | subject if record.abstract else subject, subject)
+            if len(self._records) < 5_000:
+                self._records[record] = cached
+        return cached
+
+    def with_terms(self, record: Record) -> Record:
+        """The record carrying its terms, to be cached with its resolution."""
+        terms = self.record_terms(record)
+        return replace(
+            record,
+            topic_keys=tuple(sorted(terms.keys)),
+            subject_keys=tuple(sorted(terms.subject)),
+            terms_version=self.version,
+        )
 
     # ------------------------------------------------------------ scoring
 
-    def lexical(self, sentence: str, record_keys: frozenset[str]) -> tuple[float | None, list[Term], list[Term]]:
+    def lexical(
+        self, sentence: str | list[Term], record_keys: frozenset[str]
+    ) -> tuple[float | None, list[Term], list[Term]]:
         """(score, matched terms, missing terms); score None when the sentence has too few terms."""
-        terms = self.terms(sentence)
+        terms = self.terms(sentence) if isinstance(sentence, str) else sentence
         content = [t for t in terms if t.kind != "generic"]
         if len(content) < self.settings.min_terms or not record_keys:
             return None, [], []
         matched = [t for t in terms if any(k in record_keys for k in t.keys)]
-        missing = [t for t in terms if t not in matched]
+        found = {id(t) for t in matched}
+        missing = [t for t in terms if id(t) not in found]
         total = sum(t.weight for t in terms)
         return sum(t.weight for t in matched) / total, matched, missing
 
-    def match(self, sentence: str, record: Record, record_keys: frozenset[str] | None = None) -> TopicMatch:
-        sentence = without_citations(sentence)  # "PMID", "journal.pone" are not what a sentence is about
-        keys = self.keys(record_texts(record)) if record_keys is None else record_keys
-        score, matched, missing = self.lexical(sentence, keys)
+    def match(
+        self,
+        sentence: str,
+        record: Record,
+        record_keys: frozenset[str] | RecordTerms | None = None,
+        context: Context | None = None,
+    ) -> TopicMatch:
+        """The claim against the record; with a context, also its section headings and the document's title.
+
+        An abstract decides by the weighted overlap. A title alone is too little for a word count:
+        it is `no` only when it shares no topic term with the claim, the section or the document.
+        A claim that misses the record but whose section or document is what the record is about
+        is `borderline`, and `level` says which of the three matched.
+        """
+        context = context or Context()
+        if isinstance(record_keys, RecordTerms):
+            rterms = record_keys
+        elif record_keys is not None:
+            rterms = RecordTerms(record_keys, record_keys)
+        else:
+            rterms = self.record_terms(record)
+        terms = context.terms if context.terms is not None else self.terms(_claim(sentence), context.abbreviations)
+        basis = "abstract" if record.abstract else "title"
+        score, matched, missing = self.lexical(terms, rterms.keys)
         if score is None:
-            return TopicMatch(UNCHECKED, None)
+            return TopicMatch(UNCHECKED, None, basis=basis)
         method = "lexical"
         embedder = _embedder()
         if embedder is not None:
-            cosine = embedder.similarity(sentence, record_summary(record))
+            cosine = embedder.similarity(_claim(sentence), record_summary(record))
             if cosine is not None:
                 score = mix(score, cosine, self.settings.thresholds["semantic"])
                 method = "semantic"
-        thin = len(keys) < self.settings.thin_record
+        limits = self.settings.thresholds[method]
+        if basis == "abstract":
+            verdict = decide(score, limits)
+        elif score >= limits["yes_from"]:
+            verdict = YES
+        else:
+            verdict = BORDERLINE if self.shared_weight(matched) >= self.settings.share_weight else NO
+        level = None if verdict == NO else "sentence"
+        if verdict == NO:
+            for name, heading in (("section", context.section), ("document", context.document)):
+                if heading and self.shares(heading, rterms.subject, context.abbreviations):
+                    verdict, level = BORDERLINE, name
+                    break
         return TopicMatch(
-            decide(score, self.settings.thresholds[method], thin),
-            round(score, 3),
-            tuple(_shown(matched)),
-            tuple(_shown(missing)),
-            method,
+            verdict, round(score, 3), tuple(_shown(matched)), tuple(_shown(missing)), method, basis, level
         )
+
+    def heading_terms(self, heading: str, abbreviations: Mapping[str, str] | None = None) -> list[Term]:
+        """A heading's topic terms: not "Treatment" or "Recommendations", which say where, not what."""
+        skip = self.settings.heading_words
+        return [t for t in self.terms(heading, abbreviations) if t.kind in TOPICAL and t.text.lower() not in skip]
+
+    def shares(self, heading: str, keys: frozenset[str], abbreviations: Mapping[str, str] | None = None) -> bool:
+        """Whether a heading names what the record is about: one entity, or two words, in common."""
+        matched = [t for t in self.heading_terms(heading, abbreviations) if any(k in keys for k in t.keys)]
+        return self.shared_weight(matched) >= self.settings.share_weight
+
+    def shared_weight(self, matched: Iterable[Term]) -> float:
+        """The weight of shared topic terms against `share_weight` (2): an entity or a rare word is enough
+        alone; a common word ("surgery", "liver") or a broad condition ("disease") counts 1."""
+        s = self.settings
+        total = 0.0
+        for term in matched:
+            if term.kind not in TOPICAL:
+                continue
+            if term.text.lower() in s.broad or (term.kind == "word" and term.keys[0] in s.common):
+                total += 1.0
+            else:
+                total += s.share_weight
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where a claim stands: its section heading path, the document's title, the abbreviations it defines."""
+
+    section: str = ""
+    document: str = ""
+    abbreviations: Mapping[str, str] | None = None
+    terms: list[Term] | None = None  # the claim's terms, when the caller extracted them once already
+
+
+def _claim(sentence: str) -> str:
+    """Ids, evidence grades and statistics are not what a sentence is about."""
+    from clinaudit.check import citing
+
+    return citing.strip_noise(sentence)
 
 
 def mix(lexical: float, cosine: float, params: dict[str, float]) -> float:
@@ -322,6 +591,21 @@ def record_texts(record: Record) -> list[str]:
     return [t for t in texts if t]
 
 
+def subject_texts(record: Record) -> list[str]:
+    """What a record is about, without its abstract: title, MeSH (in natural order), conditions, interventions."""
+    from clinaudit.check.synonyms import natural
+
+    tags = settings().check_tags
+    texts = [
+        record.title,
+        *(natural(m) for m in record.mesh if m not in tags),
+        *record.conditions,
+        *record.interventions,
+    ]
+    texts += [str(v) for k, v in record.extra if k == "official_title" and isinstance(v, str)]
+    return [t for t in texts if t]
+
+
 def record_summary(record: Record) -> str:
     """The text the embedding sees: title, then abstract (the model reads 256 tokens)."""
     parts = [record.title, "; ".join(record.conditions), "; ".join(record.interventions), record.abstract]
@@ -336,6 +620,13 @@ def has_text(record: Record | None) -> bool:
     if record is None or record.retraction_of or _NOTICE_TYPES & {t.lower() for t in record.publication_types}:
         return False
     return bool(record.title or record.abstract or record.mesh or record.conditions)
+
+
+def matcher_for(report: str | None, options: Any = None) -> Matcher:
+    """The matcher of one report: its corrections' synonyms (issue 5) with MeSH's."""
+    from clinaudit.check import corrections
+
+    return matcher(synonym_groups(corrections.for_report(report, options)))
 
 
 @lru_cache(maxsize=8)

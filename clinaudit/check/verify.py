@@ -15,11 +15,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from clinaudit.check import metadata, score, topic
+from clinaudit.check import citing, metadata, score, topic
 from clinaudit.models import (
     CitationKind,
     CitationMention,
     CitationResult,
+    Context,
     Document,
     Finding,
     Options,
@@ -85,14 +86,17 @@ class _Context:
         self.shared = {s for s, ids in per_sentence.items() if len(ids) > 1}  # sentences citing several works
         self.entries = {entry.text: entry for entry in document.entries}
         self.path = document.path
+        self.title = document.title
+        self.abbreviations = dict(document.abbreviations)
         self._matcher: topic.Matcher | None = None
+        self._citing: dict[tuple[str, tuple[str, ...]], citing.Citing] = {}  # each citing text read once
+        self._terms: dict[str, list[topic.Term]] = {}  # each claim's terms extracted once
+        self._sections: dict[tuple[str, ...], str] = {}
 
     @property
     def matcher(self) -> topic.Matcher:
         if self._matcher is None:
-            from clinaudit.check import corrections
-
-            self._matcher = topic.matcher(topic.synonym_groups(corrections.for_report(self.path, self.options)))
+            self._matcher = topic.matcher_for(self.path, self.options)
         return self._matcher
 
     def check(self, result: CitationResult) -> tuple[CitationResult, list[Finding]]:
@@ -101,18 +105,30 @@ class _Context:
         findings: list[Finding] = []
         changes: dict = {}
         entry = self.entries.get(result.ref_text) if result.ref_text else None
+        confirmed = False
         if has_record and result.kind is not CitationKind.SOURCE:
-            changes.update(self._metadata(result, record, findings))
+            meta, confirmed = self._metadata(result, record, findings)
+            changes.update(meta)
         if result.kind is CitationKind.REFERENCE:
             findings += self._reference(result, entry.span if entry else result.span)
         if has_record and topic.has_text(record):
             verdict, worst = self._topic(result, record)
             if verdict is not None:
+                doubt = verdict.verdict == topic.NO and confirmed
+                if doubt:  # the reference confirms the paper: whether it supports the claim is the judge's question
+                    verdict = replace(verdict, verdict=topic.BORDERLINE)
                 changes.update(
-                    topic=verdict.verdict, topic_score=verdict.score, topic_terms=(verdict.matched, verdict.missing)
+                    topic=verdict.verdict,
+                    topic_score=verdict.score,
+                    topic_terms=(verdict.matched, verdict.missing),
+                    topic_basis=verdict.basis,
+                    topic_level=verdict.level,
                 )
-                if verdict.verdict == topic.NO and result.status not in NO_TOPIC_FINDING and worst is not None:
-                    findings.append(self._off_topic(result, record, verdict, worst))
+                if result.status not in NO_TOPIC_FINDING and worst is not None:
+                    if verdict.verdict == topic.NO:
+                        findings.append(self._off_topic(result, record, verdict, worst))
+                    elif doubt:
+                        findings.append(self._off_topic(result, record, verdict, worst, confirmed=True))
         credible = score.credibility(result.kind, result.value, result.status, record)
         if credible is not None:
             changes.update(credibility=credible.score, credibility_source=credible.source)
@@ -128,59 +144,141 @@ class _Context:
 
     # ------------------------------------------------------------ reference metadata
 
-    def _metadata(self, result: CitationResult, record: Record, findings: list[Finding]) -> dict:
-        """Every reference entry giving this id, compared with its record: one finding per entry that disagrees."""
-        texts = dict.fromkeys(m.ref_text for m in self.mentions.get(result.id, []) if m.ref_text in self.entries)
-        if not texts:
-            return {}
+    def _metadata(self, result: CitationResult, record: Record, findings: list[Finding]) -> tuple[dict, bool]:
+        """Every reference text attached to this id, compared with its record; (changes, confirmed).
+
+        Reference-list entries, and the author–year–journal text beside the id: the other
+        cells of its table row, its sentence or list item, its link text. One finding per
+        entry, or per citing place, whose reference disagrees.
+        """
         comparable = _comparable(record)
         verdicts: list[bool] = []
         mismatches: list[str] = []
-        for text in texts:
+        confirmed = False
+        mentions = self.mentions.get(result.id, [])
+        for text in dict.fromkeys(m.ref_text for m in mentions if m.ref_text in self.entries):
             meta = metadata.compare(text, comparable)
             if meta.match is None:
                 continue
             verdicts.append(meta.match)
+            confirmed |= meta.confirmed
             if meta.match is False:
                 mismatches += [m for m in meta.mismatched if m not in mismatches]
                 findings.append(self._mismatch(result, record, meta, self.entries[text].span))
+        seen: set[tuple[object, tuple[metadata.EntryFields, ...]]] = set()
+        for mention in mentions:
+            fields = self._inline_references(mention)
+            place = (mention.context, mention.sentence)
+            if not fields or (place, fields) in seen:
+                continue  # one row citing its id twice (link text and target) is one place
+            seen.add((place, fields))
+            checks = [metadata.compare_fields(f, comparable) for f in fields]
+            checks = [c for c in checks if c.match is not None]
+            if not checks:
+                continue
+            agreeing = [c for c in checks if c.match]
+            if agreeing:  # a row or sentence may name several works: one that agrees is this one
+                verdicts.append(True)
+                confirmed |= any(c.confirmed for c in agreeing)
+                continue
+            meta = checks[0]
+            verdicts.append(False)
+            mismatches += [m for m in meta.mismatched if m not in mismatches]
+            findings.append(self._mismatch(result, record, meta, mention.span, mention))
         if not verdicts:
-            return {}
-        return {"metadata_match": all(verdicts), "metadata_mismatches": tuple(mismatches)}
+            return {}, False
+        return {"metadata_match": all(verdicts), "metadata_mismatches": tuple(mismatches)}, confirmed and all(verdicts)
+
+    def _inline_references(self, mention: CitationMention) -> tuple[metadata.EntryFields, ...]:
+        """What the text around a citation says the cited work is (not the reference list: that is above)."""
+        found: list[metadata.EntryFields] = []
+        if mention.context is not None:
+            found += self._read(mention.context, mention.sentence).references
+        if mention.ref_text and mention.ref_text not in self.entries:  # link text: "Menon et al. 2022"
+            found += [f for f in citing.references(mention.ref_text) if f not in found]
+        return tuple(found)
+
+    def _read(self, context: Context | None, sentence: str) -> citing.Citing:
+        """The claim and reference texts of a citing place, read once: its row's cells, else its full text."""
+        if context is None or not (context.text or context.cells):
+            key = (sentence, ())
+        else:
+            key = (" ".join(context.text.split()), context.cells)
+        cached = self._citing.get(key)
+        if cached is None:
+            cached = citing.read(key[0] or sentence, key[1])
+            self._citing[key] = cached
+        return cached
 
     # ------------------------------------------------------------ topic
 
     def _topic(self, result: CitationResult, record: Record) -> tuple[topic.TopicMatch | None, CitationMention | None]:
         """The worst sentence decides: one sentence citing the wrong paper is one too many."""
-        keys = self.matcher.keys(topic.record_texts(record))
+        terms = self.matcher.record_terms(record)
         worst: tuple[topic.TopicMatch, CitationMention] | None = None
         for mention in self.mentions.get(result.id, []):
             if not mention.sentence:
                 continue
-            match = self.matcher.match(mention.sentence, record, keys)
+            claim = self._read(mention.context, mention.sentence).claim
+            claim_terms = self._terms.get(claim)
+            if claim_terms is None:
+                claim_terms = self.matcher.terms(claim, self.abbreviations)
+                self._terms[claim] = claim_terms
+            headings = mention.context.headings if mention.context is not None else ()
+            context = topic.Context(self._section(headings), self.title, self.abbreviations, claim_terms)
+            match = self.matcher.match(claim, record, terms, context)
             if match.verdict == topic.UNCHECKED:
                 continue
-            if mention.sentence in self.shared and match.verdict == topic.NO:
+            if mention.sentence in self.shared and match.verdict == topic.NO and match.basis == "abstract":
                 # a sentence citing several works owes each only part of its terms
                 limits = topic.settings().thresholds[match.method]
                 if match.score is not None and match.score >= limits["no_below"] / 2:
                     match = replace(match, verdict=topic.BORDERLINE)
-            if worst is None or (match.score or 0.0) < (worst[0].score or 0.0):
+            if worst is None or _rank(match) < _rank(worst[0]):
                 worst = (match, mention)
         return (worst[0], worst[1]) if worst else (None, None)
 
+    def _section(self, headings: tuple[str, ...]) -> str:
+        """The heading path under the document's title: "Treatment › Anticoagulation"."""
+        section = self._sections.get(headings)
+        if section is None:
+            path = headings[1:] if headings and headings[0] == self.title else headings
+            section = " . ".join(path)
+            self._sections[headings] = section
+        return section
+
     def _off_topic(
-        self, result: CitationResult, record: Record, match: topic.TopicMatch, mention: CitationMention
+        self,
+        result: CitationResult,
+        record: Record,
+        match: topic.TopicMatch,
+        mention: CitationMention,
+        confirmed: bool = False,
     ) -> Finding:
         what = _describe(result)
         missing = f"; the sentence's {', '.join(match.missing[:4])} are not in it" if match.missing else ""
+        basis = (
+            "" if match.basis == "abstract" else ", title only: nothing shared with the sentence, section or document"
+        )
+        if confirmed:  # the reference names this very paper: a doubt for the judge, not a wrong paper
+            return Finding(
+                rule="off-topic-citation",
+                severity=Severity.LOW,
+                span=mention.span,
+                message=f"{what} is {metadata.describe_record(record)}, the paper the reference names, but the "
+                f"sentence shares little with it (topic borderline, score {match.score:.2f}{missing})",
+                sentence=mention.sentence,
+                claim_type=mention.claim_type,
+                citation=result.id,
+                suggestion="Check that this paper supports the sentence (a model judge can: --judge).",
+            )
         high = mention.claim_type in claims.HIGH_RISK_TYPES
         return Finding(
             rule="off-topic-citation",
             severity=Severity.HIGH if high else Severity.MEDIUM,
             span=mention.span,
             message=f"{what} is {metadata.describe_record(record)}: not about what the sentence says "
-            f"(topic score {match.score:.2f}{missing})",
+            f"(topic score {match.score:.2f}{basis}{missing})",
             sentence=mention.sentence,
             claim_type=mention.claim_type,
             citation=result.id,
@@ -189,10 +287,17 @@ class _Context:
 
     # ------------------------------------------------------------ reference entries
 
-    def _mismatch(self, result: CitationResult, record: Record, meta: metadata.MetadataCheck, span: Span) -> Finding:
+    def _mismatch(
+        self,
+        result: CitationResult,
+        record: Record,
+        meta: metadata.MetadataCheck,
+        span: Span,
+        mention: CitationMention | None = None,
+    ) -> Finding:
         what = _describe(result)
         gives = metadata.describe_fields(meta)
-        mention = self._first(result)
+        mention = mention or self._first(result)
         if meta.different_paper:
             severity = Severity.HIGH
             suggestion = "The id points at another paper: give the id of the paper the entry names, or cite this one."
@@ -265,6 +370,13 @@ class _Context:
     def _first(self, result: CitationResult) -> CitationMention | None:
         mentions = self.mentions.get(result.id) or []
         return next((m for m in mentions if m.sentence), mentions[0] if mentions else None)
+
+
+_VERDICT_RANK = {topic.NO: 0, topic.BORDERLINE: 1, topic.YES: 2}
+
+
+def _rank(match: topic.TopicMatch) -> tuple[int, float]:
+    return _VERDICT_RANK.get(match.verdict, 3), match.score or 0.0
 
 
 def _comparable(record: Record) -> Record:

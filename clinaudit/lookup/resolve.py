@@ -64,7 +64,7 @@ def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, opti
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="links") as pool:
         checking = pool.submit(_check_links, links, options) if links else None  # beside the services, not after
         if any(pending.values()):
-            found.update(Resolver(options).resolve(pending))
+            found.update(Resolver(options, documents[0].path if documents else None).resolve(pending))
         if checking is not None:
             found.update(checking.result())
     return found
@@ -104,8 +104,9 @@ class Settings:
 class Resolver:
     """One run's resolution: cache, shared HTTP client, services, progress."""
 
-    def __init__(self, options: Options):
+    def __init__(self, options: Options, report: str | None = None):
         self.options = options
+        self.report = report  # whose corrections' synonyms the cached topic terms are made with
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
         from clinaudit.lookup.cache import ResolutionCache
@@ -158,7 +159,7 @@ class Resolver:
                     if cached is not None and cached.status in FOUND:
                         stale[cid] = _aged(cached, entry.age)
         if missing:
-            fresh = self._ask(missing, session)
+            fresh = _with_terms(self._ask(missing, session), self.options, self.report)
             self._store(cache, missing, fresh)
             for cid, resolution in fresh.items():
                 out[cid] = _fall_back(resolution, stale.get(cid))
@@ -256,6 +257,22 @@ def _endpoints(settings: Settings):
             "idconv", settings.urls["idconv"], SAFETY / 3.0, concurrency=2, max_bytes=pmc.MAX_BYTES
         ),  # NCBI's pace
     ]
+
+
+def _with_terms(fresh: dict[str, Resolution], options: Options, report: str | None) -> dict[str, Resolution]:
+    """Each found record with its topic terms, extracted once and cached with it (clinaudit/check/topic.py)."""
+    if not any(r.status in FOUND and r.record is not None for r in fresh.values()):
+        return fresh
+    from clinaudit.check import topic
+
+    matcher = topic.matcher_for(report, options)
+    out = {}
+    for cid, resolution in fresh.items():
+        record = resolution.record
+        if resolution.status in FOUND and record is not None and topic.has_text(record):
+            resolution = Resolution(resolution.id, resolution.status, matcher.with_terms(record), resolution.reason)
+        out[cid] = resolution
+    return out
 
 
 def _fall_back(fresh: Resolution, stale: Resolution | None) -> Resolution:

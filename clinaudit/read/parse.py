@@ -130,6 +130,7 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
     covered = bytearray(len(index.starts))
     section = ""
     label = ""
+    item = False
     i = 0
     n = len(tokens)
     while i < n:
@@ -140,17 +141,19 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
         kind = tok.type
         if kind == "list_item_open":
             label = tok.info or ""
+            item = True
         elif kind == "heading_open":
             inline = tokens[i + 1]
-            unit = _block_unit(text, index, inline.content, inline.map, "heading", section)
+            unit = _block_unit(text, index, inline.content, inline.map, "heading", section, level=int(tok.tag[1:] or 1))
             section = unit.text.strip()
             doc.units.append(unit)
             i += 2
             continue
         elif kind == "paragraph_open":
             inline = tokens[i + 1]
-            unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label)
+            unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label, item=item)
             label = ""
+            item = False
             unit, links, comments = _mask_inline(unit)
             doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
             unit = _with_links(unit, links)
@@ -208,12 +211,25 @@ def _split_reference_heading(unit: Unit) -> tuple[Unit | None, Unit | None]:
     return head, Unit(unit.kind, rest, starts, links, unit.section, unit.label)
 
 
+def unit_extras(unit: Unit) -> tuple[int, tuple[tuple[int, int], ...], bool]:
+    """The fields added after `label` (level, cells, item), for copying a unit positionally (fast)."""
+    return unit.level, unit.cells, unit.item
+
+
 def _with_links(unit: Unit, links: list[Link]) -> Unit:
-    return Unit(unit.kind, unit.text, unit.line_starts, tuple(links), unit.section, unit.label)
+    return Unit(unit.kind, unit.text, unit.line_starts, tuple(links), unit.section, unit.label, *unit_extras(unit))
 
 
 def _block_unit(
-    text: str, index: LineIndex, content: str, map_: list[int] | None, kind: str, section: str, label: str = ""
+    text: str,
+    index: LineIndex,
+    content: str,
+    map_: list[int] | None,
+    kind: str,
+    section: str,
+    label: str = "",
+    level: int = 0,
+    item: bool = False,
 ) -> Unit:
     """Line up each line of a block's content with its source line."""
     parts: list[str] = []
@@ -239,7 +255,7 @@ def _block_unit(
         line_starts.append((offset, found))
         parts.append(piece)
         offset += len(piece) + 1
-    return Unit(kind, "\n".join(parts), tuple(line_starts) or ((0, 0),), (), section, label)
+    return Unit(kind, "\n".join(parts), tuple(line_starts) or ((0, 0),), (), section, label, level, (), item)
 
 
 def _table_row_unit(
@@ -249,6 +265,7 @@ def _table_row_unit(
     ls, le = index.line_bounds(map_[0] if map_ else 0)
     line = text[ls:le]
     keep = bytearray(len(line))
+    bounds: list[tuple[int, int]] = []
     pos = 0
     for cell in cells:
         cell = cell.strip()
@@ -258,9 +275,10 @@ def _table_row_unit(
         if found < 0:
             continue
         keep[found : found + len(cell)] = b"\x01" * len(cell)
+        bounds.append((found, found + len(cell)))
         pos = found + len(cell)
     masked = "".join(c if k else " " for c, k in zip(line, keep, strict=False))
-    return Unit(kind, masked, ((0, ls),), (), section, "")
+    return Unit(kind, masked, ((0, ls),), (), section, "", cells=tuple(bounds))
 
 
 def html_comments(text: str) -> list[tuple[int, str, int]]:
@@ -329,7 +347,8 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
                 _mask(chars, m.start(), m.start(2))
                 _mask(chars, m.end(2), m.end())
         masked = "".join(chars)
-    return Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label), links, comments
+    unit = Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label, *unit_extras(unit))
+    return unit, links, comments
 
 
 # ---------------------------------------------------------------- plain text

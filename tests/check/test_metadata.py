@@ -173,3 +173,64 @@ def test_own_regexes_do_not_backtrack():
     patterns += [p for p in (matcher._phrases, matcher._number, matcher._drug, matcher._condition) if p is not None]
     verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])
     assert [v for v in verdicts if not v.ok] == []
+
+
+# ---------------------------------------------------------------- any reference text (issue 11)
+
+MEK_PAGES = Record(
+    "pmid:22663011",
+    "pubmed",
+    True,
+    title=MEK.title,
+    journal=MEK.journal,
+    journal_iso=MEK.journal_iso,
+    year=2012,
+    authors=MEK.authors,
+    volume="367",
+    pages="107-14",
+)
+
+
+def snippet(text: str) -> metadata.EntryFields:
+    from clinaudit.check import citing
+
+    (fields,) = citing.references(text)
+    return fields
+
+
+def test_author_year_text_confirms_the_paper():
+    check = metadata.compare_fields(snippet("Flaherty KT et al. N Engl J Med 2012;367:107"), MEK_PAGES)
+    assert check.match is True and check.confirmed
+    assert set(check.agreed) == {"author", "year", "journal", "volume", "page"}
+
+
+def test_one_agreeing_field_is_not_a_confirmation():
+    year_only = metadata.compare_fields(metadata.EntryFields("2012", year=2012), MEK)
+    assert year_only.match is True and year_only.agreed == ("year",) and not year_only.confirmed
+    coauthor = metadata.compare_fields(snippet("Robert et al. (2013)"), MEK)  # a co-author; the epub year
+    assert coauthor.confirmed and set(coauthor.agreed) == {"author", "year"}
+
+
+def test_first_author_or_year_conflicting_is_another_paper():
+    """No title to say it is the right paper: a wrong first author or year is how a wrong PMID looks (high)."""
+    for text in ("Menon BK et al. Lancet 2022", "Flaherty KT et al. N Engl J Med 2019", "Smith et al. (2012)"):
+        check = metadata.compare_fields(snippet(text), MEK)
+        assert check.match is False and check.different_paper, text
+    details = metadata.compare_fields(snippet("Flaherty KT et al. N Engl J Med 2012;368:107"), MEK_PAGES)
+    assert details.mismatched == ("volume",) and not details.different_paper  # a wrong detail: medium
+
+
+@pytest.mark.parametrize(
+    ("cited", "full", "iso"),
+    [
+        ("N Engl J Med", "The New England journal of medicine", "N Engl J Med"),
+        ("Ann Intern Med", "Annals of internal medicine", "Ann. Intern. Med."),
+        ("Annals of Internal Medicine", "Annals of internal medicine", "Ann Intern Med"),
+        ("J Am Coll Cardiol", "Journal of the American College of Cardiology", ""),
+        ("Lancet", "Lancet (London, England)", "Lancet"),
+    ],
+)
+def test_journal_iso_and_full_names_meet(cited, full, iso):
+    record = Record("pmid:1", "pubmed", True, journal=full, journal_iso=iso, year=2020, authors=("Smith J",))
+    check = metadata.compare_fields(snippet(f"Smith J et al. {cited} 2020"), record)
+    assert check.match is True and "journal" in check.agreed, check

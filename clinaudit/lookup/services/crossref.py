@@ -220,4 +220,6 @@ def parse_work(data: Any, cid: str) -> Record:
         corrections=_updates(updated_by, CORRECTING),
         retraction_of=_updates(update_to, RETRACTING),
         extra=tuple(extra),
+        volume=str(message.get("volume") or ""),  # for a reference's volume and first page (check/metadata.py)
+        pages=str(message.get("page") or ""),
     )

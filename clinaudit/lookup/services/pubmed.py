@@ -201,6 +201,8 @@ def _article(article: ET.Element) -> Record | None:
         concern=corrections.get("ExpressionOfConcernIn", ()),
         corrections=corrections.get("ErratumIn", ()),
         retraction_of=corrections.get("RetractionOf", ()),
+        volume=_text(journal.find("JournalIssue/Volume")) if journal is not None else "",  # check/metadata.py
+        pages=_text(art.find("Pagination/MedlinePgn")),
     )
 
 

@@ -64,6 +64,8 @@ def _check_keys(citation: CitationResult) -> dict[str, Any]:
         "topic": citation.topic,
         "topic_score": citation.topic_score,
         "topic_terms": {"matched": list(matched), "missing": list(missing)},
+        "topic_basis": citation.topic_basis,
+        "topic_level": citation.topic_level,
         "credibility": citation.credibility,
         "credibility_source": citation.credibility_source or None,
         "evidence_level": citation.evidence_level,

@@ -1,0 +1,154 @@
+"""A warm run on a report citing 300 PMIDs, and the CPU of a 5,000-citation report (issue 11).
+
+The records are real PubMedQA items (../shared/data/pubmedqa, MIT; QUESTION as the
+title, CONTEXTS as the abstract, MESHES as MeSH) served as efetch XML by the local
+test server (tests/fakeserver.py). Each sentence of the report is the first sentence
+of a record's conclusion and cites that record, so every citation goes through the
+whole topic check. The first run fills the cache; the warm runs that follow make no
+request, and their wall time (median of --runs) is the figure.
+
+The 5,000-citation report cites the 1000 PubMedQA records and 4000 copies of them
+under new PMIDs (each copy cited by its own record's sentence): its CPU time (user +
+system of the clinaudit process, cold and warm) must stay in seconds, not minutes.
+
+Floors: warm 300-PMID run < 0.4 s wall; 5,000 citations < 60 s of CPU cold and warm.
+
+    python benchmarks/warm_report.py [--runs 7] [--skip-large]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from html import escape
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBMEDQA = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakeserver import FakeServices  # noqa: E402
+
+COPY_BASE = 90_000_000  # PMIDs of the copies in the 5,000-citation report
+_FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def article(pmid: str, item: dict) -> bytes:
+    sections = "".join(
+        f'<AbstractText Label="{escape(label)}">{escape(text)}</AbstractText>'
+        for label, text in zip(item["LABELS"], item["CONTEXTS"], strict=False)
+    )
+    mesh = "".join(f"<MeshHeading><DescriptorName>{escape(m)}</DescriptorName></MeshHeading>" for m in item["MESHES"])
+    return (
+        f'<PubmedArticle><MedlineCitation Status="MEDLINE" Owner="NLM"><PMID Version="1">{pmid}</PMID>'
+        f"<Article><Journal><JournalIssue><PubDate><Year>{item['YEAR']}</Year></PubDate></JournalIssue></Journal>"
+        f"<ArticleTitle>{escape(item['QUESTION'])}</ArticleTitle><Abstract>{sections}</Abstract>"
+        f"<PublicationTypeList><PublicationType>Journal Article</PublicationType></PublicationTypeList></Article>"
+        f"<MeshHeadingList>{mesh}</MeshHeadingList></MedlineCitation></PubmedArticle>"
+    ).encode()
+
+
+def claim(item: dict) -> str:
+    return _FIRST_SENTENCE.split(item["LONG_ANSWER"].strip(), maxsplit=1)[0].rstrip(". ")
+
+
+def report(cited: list[tuple[str, dict]]) -> str:
+    lines = ["# Evidence report", ""]
+    for pmid, item in cited:
+        lines += [f"{claim(item)} (PMID: {pmid}).", ""]
+    return "\n".join(lines)
+
+
+def clinaudit() -> str:
+    exe = shutil.which("clinaudit", path=str(Path(sys.executable).parent)) or shutil.which("clinaudit")
+    if not exe:
+        sys.exit("benchmarks/warm_report.py: install clinaudit first (pip install -e '.[test]')")
+    return exe
+
+
+def run(server: FakeServices, path: Path, cache: Path) -> tuple[float, float, dict]:
+    """(wall seconds, CPU seconds of the clinaudit process, JSON)."""
+    env = dict(os.environ, **server.env(), CLINAUDIT_CACHE_DIR=str(cache), CLINAUDIT_TOPIC="lexical")
+    env.pop("NCBI_API_KEY", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [clinaudit(), "check", str(path), "--format", "json", "--timeout", "600"], capture_output=True, env=env
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"clinaudit failed: {proc.stderr.decode()[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, json.loads(proc.stdout)
+
+
+def summary(data: dict) -> str:
+    statuses = data["summary"]["citations_by_status"]
+    return ", ".join(f"{k} {v}" for k, v in statuses.items())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=7, help="warm runs; the median is reported")
+    parser.add_argument("--skip-large", action="store_true", help="leave out the 5,000-citation report")
+    args = parser.parse_args()
+    if not PUBMEDQA.exists():
+        print(f"no data at {PUBMEDQA}", file=sys.stderr)
+        return 2
+    items = json.loads(PUBMEDQA.read_text("utf-8"))
+    pmids = sorted(items)
+    ok = True
+    with tempfile.TemporaryDirectory() as tmp, FakeServices() as server:
+        for pmid in pmids:
+            server.articles[pmid] = article(pmid, items[pmid])
+        small = Path(tmp) / "report-300.md"
+        small.write_text(report([(p, items[p]) for p in pmids[:300]]), "utf-8")
+        cache = Path(tmp) / "cache"
+        cold, cold_cpu, data = run(server, small, cache)
+        warm = [run(server, small, cache) for _ in range(args.runs)]
+        walls = sorted(w for w, _, _ in warm)
+        median = statistics.median(walls)
+        print("report citing 300 PMIDs (PubMedQA records with abstracts)")
+        print(f"  cold  {cold:6.2f} s wall, {cold_cpu:5.2f} s CPU   {summary(data)}")
+        print(
+            f"  warm  {median:6.3f} s wall (median of {args.runs}; min {walls[0]:.3f}, max {walls[-1]:.3f}), "
+            f"{statistics.median(c for _, c, _ in warm):.3f} s CPU   requests {server.total()}"
+        )
+        good = median < 0.4
+        ok &= good
+        print(f"  floor: warm < 0.4 s wall   {'ok' if good else 'MISSED'}\n")
+
+        if not args.skip_large:
+            cited = [(p, items[p]) for p in pmids]
+            for k in range(4000):
+                copy = str(COPY_BASE + k)
+                original = pmids[k % len(pmids)]
+                server.articles[copy] = article(copy, items[original])
+                cited.append((copy, items[original]))
+            large = Path(tmp) / "report-5000.md"
+            large.write_text(report(cited), "utf-8")
+            cache = Path(tmp) / "cache-large"
+            cold, cold_cpu, data = run(server, large, cache)
+            warm_wall, warm_cpu, _ = run(server, large, cache)
+            print(f"report citing 5,000 PMIDs ({data['summary']['citations']} citations)")
+            print(f"  cold  {cold:6.2f} s wall, {cold_cpu:6.2f} s CPU   {summary(data)}")
+            print(f"  warm  {warm_wall:6.2f} s wall, {warm_cpu:6.2f} s CPU")
+            good = cold_cpu < 60 and warm_cpu < 60
+            ok &= good
+            print(f"  floor: < 60 s CPU cold and warm   {'ok' if good else 'MISSED'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,143 @@
+"""What a citing sentence or table row claims, apart from what it says about its source.
+
+An evidence-table row gives the claim, an evidence grade, a reference cell
+("AcT trial (Menon BK et al. Lancet 2022)") and a link; a sentence may end with
+"(Ridker PM et al. N Engl J Med 2008;359:2195)". The reference text is the best
+evidence of which paper the writer meant, so it goes to the metadata check; the
+topic check reads only the claim: ids, evidence grades, reference text and
+statistics boilerplate ("HR 0.86, 95% CI 0.77–0.96", "p < 0.001") are not what a
+sentence is about. The grade and statistics patterns are data (data/topic.yaml,
+`noise`); every pattern here is bounded, so no cell makes one backtrack.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from clinaudit.check.metadata import EntryFields, parse
+from clinaudit.read.citations import without_citations
+
+_PARTICLES = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]a|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|dos|das|ter|ten) ){0,2}"
+_NAME = r"[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|['’-]){1,40}"  # Vöcking, Cieślik-Wolski, O'Byrne
+# "Menon BK et al. Lancet 2022", "Ridker PM et al. N Engl J Med 2008;359:2195", "(Menon et al., 2022)",
+# "Smith et al 2019", "Smith and Jones (2019)": an author, then at most 60 characters of journal, then a year.
+_SNIPPET = re.compile(
+    rf"(?<![\w'’-])(?P<surname>{_PARTICLES}{_NAME})(?: (?P<initials>[A-Z]{{1,3}}))?,?"
+    rf"(?: et al\.?,?| (?:and|&) {_NAME},?)"
+    r"(?P<journal>(?: (?:[A-Z][A-Za-z.&]{0,30}|of|the|and|in|for|\([A-Z][A-Za-z]{0,12}\)\.?)){0,10}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
+    r"(?:;? ?(?P<volume>\d{1,5})(?:\([^()]{0,10}\))?: ?(?P<page>[A-Za-z]?\d{1,6})(?:[-–]\w{1,6})?)?"
+)
+_LETTERS = re.compile(r"[A-Za-z]{3}")
+_ANY_LETTER = re.compile(r"[^\W\d_]")
+_FILLER = re.compile(r"\b(?:PMID|PubMed|link|source|doi|full text|abstract|here)\b", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Citing:
+    claim: str  # what the topic check reads
+    references: tuple[EntryFields, ...] = ()  # what the text says the cited work is
+
+
+def read(text: str, cells: tuple[str, ...] = ()) -> Citing:
+    """The claim and the reference texts of a sentence, or of a table row given its cells."""
+    if not cells:
+        claim, found = _split_references(text)
+        return Citing(strip_noise(claim), tuple(found))
+    claims: list[str] = []
+    found: list[EntryFields] = []
+    for cell in cells:
+        kept = without_citations(cell)
+        if not _ANY_LETTER.search(_FILLER.sub(" ", kept)):
+            continue  # an id or a link, nothing else
+        whole = _whole_reference(kept)
+        if whole is not None:
+            found.append(whole)  # a reference cell: trial names and all go with it
+            continue
+        rest, inline = _split_references(kept)
+        found += inline
+        rest = strip_noise(rest)
+        if _LETTERS.search(rest):
+            claims.append(rest)
+    return Citing(". ".join(claims), tuple(found))
+
+
+def references(text: str) -> list[EntryFields]:
+    """Every author–year–journal reference in a text."""
+    return _split_references(text)[1]
+
+
+def _split_references(text: str) -> tuple[str, list[EntryFields]]:
+    if not _has_year(text):
+        return text, []
+    found: list[EntryFields] = []
+    pieces: list[str] = []
+    last = 0
+    for m in _SNIPPET.finditer(text):
+        fields = _fields(m)
+        if fields is None:
+            continue
+        found.append(fields)
+        pieces.append(text[last : m.start()])
+        last = m.end()
+    if not found:
+        return text, []
+    pieces.append(text[last:])
+    return " ".join(pieces), found
+
+
+def _fields(m: re.Match[str]) -> EntryFields | None:
+    surname = m.group("surname")
+    if surname in _NOT_SURNAMES:
+        return None
+    journal = _SPACE.sub(" ", m.group("journal") or "").strip(" .,")
+    initials = m.group("initials") or ""
+    return EntryFields(
+        text=m.group(0),
+        author=f"{surname} {initials}".strip(),
+        surname=surname,
+        journal=journal,
+        year=int(m.group("year")),
+        volume=m.group("volume") or "",
+        first_page=m.group("page") or "",
+    )
+
+
+def _whole_reference(cell: str) -> EntryFields | None:
+    """A cell that is a reference: a snippet, or a Vancouver entry that names an author and a year."""
+    inline = references(cell)
+    if inline:
+        rest = _SNIPPET.sub(" ", cell)
+        if len(_LETTERS.findall(rest)) <= 3:  # "AcT trial (…)": little more than the reference
+            return inline[0]
+        return None
+    if not _has_year(cell):
+        return None
+    fields = parse(cell)
+    return fields if fields.surname and fields.year else None
+
+
+def _has_year(text: str) -> bool:
+    return bool(_YEAR_HINT.search(text))
+
+
+_YEAR_HINT = re.compile(r"(?:19|20)\d\d")
+_NOT_SURNAMES = frozenset({"In", "The", "Since", "From", "By", "As", "At", "For", "Of", "On", "And", "Class", "Level"})
+
+
+# ---------------------------------------------------------------- noise
+
+
+@lru_cache(maxsize=1)
+def _noise() -> re.Pattern[str]:
+    from clinaudit.check.topic import settings
+
+    return re.compile("|".join(f"(?:{p})" for p in settings().noise), re.IGNORECASE)
+
+
+def strip_noise(text: str) -> str:
+    """Ids, evidence grades and statistics boilerplate blanked out."""
+    text = without_citations(text)
+    return _SPACE.sub(" ", _noise().sub(" ", text)).strip()
