@@ -69,6 +69,8 @@ KEYS: dict[str, Key] = {
     "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
     "judge-url": Key("url", "judge_url", "judge", env="CLINAUDIT_JUDGE_URL"),
     "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0),
+    "mirror": Key("path", "mirror", "mirror", env="CLINAUDIT_MIRROR"),
+    "jobs": Key("int", "jobs", "jobs", low=0),
 }
 
 

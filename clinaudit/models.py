@@ -274,6 +274,19 @@ class FileReport:
     error: str = ""
     note: str = ""  # e.g. "no prose"
     suppressed: tuple[Suppressed, ...] = ()  # counted and listable, never part of the verdict
+    line: int = 0  # a JSONL corpus record's line number (--jsonl-text); 0 for a report file
+    record: str | None = None  # a corpus record's id (--jsonl-id); None when it has none
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusRecord:
+    """One line of a JSONL corpus (`check answers.jsonl --jsonl-text FIELD`): audited as if it were a report."""
+
+    name: str  # answers.jsonl#<id> with --jsonl-id, else answers.jsonl:<line>: the path its findings carry
+    line: int
+    text: str = ""
+    record: str | None = None  # the --jsonl-id value
+    error: str = ""  # a bad line: not JSON, a missing field; reported, never dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,3 +330,5 @@ class Options:
     judge_timeout: float = 12.0  # --judge-timeout: seconds for every judge call of one report together
     judge_log: str | None = None  # --judge-log FILE: each request and reply, keys redacted
     judge_deadline: float | None = None  # a time.monotonic() the judge must finish by (the guard's limit)
+    mirror: str | None = None  # --mirror: a local mirror file, read first; None means $CLINAUDIT_MIRROR
+    jobs: int = 1  # --jobs: processes that read, parse and detect (0 = every core); lookups stay shared

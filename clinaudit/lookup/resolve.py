@@ -81,16 +81,30 @@ class Resolver:
         self.options = options
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
+        """Mirror first (when one is configured), then the cache, then the network."""
         from clinaudit.lookup.cache import ResolutionCache
 
         settings = Settings.from_env(self.options)
-        cache = ResolutionCache()
+        mirror = _open_mirror(self.options)
         try:
-            return self._resolve(pending, settings, cache)
+            found = mirror.resolve(pending) if mirror is not None else {}
+            rest = {service: [cid for cid in ids if cid not in found] for service, ids in pending.items()}
+            out: dict[str, Resolution] = {}
+            if any(rest.values()):
+                cache = ResolutionCache()
+                try:
+                    out = self._resolve(rest, settings, cache, mirrored=mirror is not None)
+                finally:
+                    cache.close()
+            out.update(found)
+            return mirror.overlay(out) if mirror is not None else out
         finally:
-            cache.close()
+            if mirror is not None:
+                mirror.close()
 
-    def _resolve(self, pending: dict[str, list[str]], settings: Settings, cache) -> dict[str, Resolution]:
+    def _resolve(
+        self, pending: dict[str, list[str]], settings: Settings, cache, mirrored: bool = False
+    ) -> dict[str, Resolution]:
         from clinaudit.lookup.cache import RETRACTION_TTL
 
         out: dict[str, Resolution] = {}
@@ -106,7 +120,8 @@ class Resolver:
                 if cached is not None and (self.options.offline or entry.age < RETRACTION_TTL):
                     out[cid] = cached
                 elif self.options.offline:
-                    out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason="not in the cache (--offline)")
+                    where = "the mirror or the cache" if mirrored else "the cache"
+                    out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=f"not in {where} (--offline)")
                 else:
                     missing.setdefault(service, []).append(cid)
                     if cached is not None and cached.status in FOUND:
@@ -159,6 +174,16 @@ class Resolver:
                     values[cid] = (to_json(resolution), MISSING_TTL)
                 # faults (unverifiable) are never cached
             cache.put_many(service, values)
+
+
+def _open_mirror(options: Options):
+    """The read-only mirror named by --mirror, $CLINAUDIT_MIRROR or the config; None when there is none."""
+    if not (options.mirror or os.environ.get("CLINAUDIT_MIRROR", "").strip()):
+        return None  # no mirror: nothing of it is even imported
+    from clinaudit.lookup.mirror import Mirror
+    from clinaudit.lookup.mirror.store import mirror_path
+
+    return Mirror.open(mirror_path(options.mirror) or "")
 
 
 def _services(settings: Settings) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from clinaudit.errors import InputError
+from clinaudit.models import CorpusRecord
 
 REPORT_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
@@ -160,3 +161,72 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
     if "\r" in text:  # CRLF → LF keeps columns right; a lone CR becomes a space, not a line
         text = text.replace("\r\n", "\n").replace("\r", " ")
     return text
+
+
+# ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
+
+
+def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes: int) -> Iterator[CorpusRecord]:
+    """One CorpusRecord per non-blank line, in order; a bad line is a record with an error, never dropped.
+
+    `max_bytes` bounds one record's line, not the corpus: a million answers are
+    one file, each of them a report.
+    """
+    import json
+
+    stream = sys.stdin.buffer if source.path is None else _open(source)
+    seen: dict[str, int] = {}
+    try:
+        number = 0
+        while True:
+            raw = stream.readline(max_bytes + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > max_bytes and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
+                    raw = stream.readline(1 << 20)
+                yield _bad(source, number, f"longer than the {max_bytes // (1024 * 1024)} MB limit (--max-size)")
+                continue
+            if not raw.strip():
+                continue
+            try:
+                data = json.loads(raw)
+            except UnicodeDecodeError:
+                yield _bad(source, number, "not UTF-8 text")
+                continue
+            except ValueError as exc:
+                yield _bad(source, number, f"not JSON ({exc.args[0].split(':')[0]})")
+                continue
+            yield _record(source, number, data, text_field, id_field, seen)
+    finally:
+        if source.path is not None:
+            stream.close()
+
+
+def _bad(source: Source, line: int, problem: str, record: str | None = None) -> CorpusRecord:
+    return CorpusRecord(f"{source.name}:{line}", line, record=record, error=f"{source.name}:{line}: {problem}")
+
+
+def _record(
+    source: Source, line: int, data, text_field: str, id_field: str | None, seen: dict[str, int]
+) -> CorpusRecord:
+    if not isinstance(data, dict):
+        return _bad(source, line, f"not a JSON object (a {type(data).__name__})")
+    text = data.get(text_field)
+    if text_field not in data:
+        return _bad(source, line, f"no {text_field!r} field")
+    if not isinstance(text, str):
+        return _bad(source, line, f"{text_field!r} is not a string")
+    if "\x00" in text:
+        return _bad(source, line, f"{text_field!r} holds a NUL character")
+    if id_field is None:
+        return CorpusRecord(f"{source.name}:{line}", line, text.replace("\r\n", "\n").replace("\r", " "))
+    value = data.get(id_field)
+    if id_field not in data or value is None or isinstance(value, (dict, list, bool)) or str(value) == "":
+        return _bad(source, line, f"no usable {id_field!r} field (a string or a number)")
+    record = str(value)
+    if record in seen:
+        return _bad(source, line, f"duplicate id {record!r} (first on line {seen[record]})", record)
+    seen[record] = line
+    return CorpusRecord(f"{source.name}#{record}", line, text.replace("\r\n", "\n").replace("\r", " "), record)

@@ -43,6 +43,26 @@ def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> N
             _suppressed_note(result, show_suppressed),
         )
     )
+    mirrored = _mirror_note(result)
+    if mirrored:
+        console.print(Text(mirrored, style="dim"))
+
+
+def _mirror_note(result: AuditResult) -> str:
+    """A footer naming the local mirror's date: its answers are as old as its last update."""
+    dates = set()
+    count = 0
+    for report in result.files:
+        for c in report.citations:
+            extra = dict(c.record.extra) if c.record is not None else {}
+            if extra.get("mirror_date") or extra.get("source") == "mirror":
+                count += 1
+                if extra.get("mirror_date"):
+                    dates.add(extra["mirror_date"])
+    if not count:
+        return ""
+    as_of = f", data as of {max(dates)}" if dates else ""
+    return f"{count} citation(s) checked against the local mirror{as_of}"
 
 
 def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
