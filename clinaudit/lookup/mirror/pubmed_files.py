@@ -47,6 +47,12 @@ _UPSERT = (
     "concern = excluded.concern, errata = excluded.errata, retraction_of = excluded.retraction_of, "
     "book = excluded.book WHERE excluded.src >= pubmed.src"
 )
+# Once the mirror holds deletions, a record goes in only if no newer file deleted it.
+_UPSERT_UNLESS_DELETED = _UPSERT.replace(
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "SELECT " + ", ".join(f"?{k}" for k in range(1, 19)) + " WHERE NOT EXISTS "
+    "(SELECT 1 FROM pubmed_deleted WHERE pmid = ?1 AND src > ?2)",
+)
 _UNDELETE = "DELETE FROM pubmed_deleted WHERE pmid = ? AND src <= ?"
 _DELETE = "DELETE FROM pubmed WHERE pmid = ? AND src <= ?"
 _MARK_DELETED = (
@@ -130,9 +136,11 @@ def _load(db, path: Path, src: int, abstracts: bool) -> FileInfo:
 
 
 def _flush(db, rows: list[tuple], src: int, undelete: bool) -> None:
-    db.executemany(_UPSERT, rows)
     if undelete:
+        db.executemany(_UPSERT_UNLESS_DELETED, rows)
         db.executemany(_UNDELETE, [(row[0], src) for row in rows])
+    else:
+        db.executemany(_UPSERT, rows)
     rows.clear()
 
 
