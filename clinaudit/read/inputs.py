@@ -195,6 +195,9 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
             except UnicodeDecodeError:
                 yield _bad(source, number, "not UTF-8 text")
                 continue
+            except RecursionError:
+                yield _bad(source, number, "not JSON (nested too deeply)")
+                continue
             except ValueError as exc:
                 yield _bad(source, number, f"not JSON ({exc.args[0].split(':')[0]})")
                 continue

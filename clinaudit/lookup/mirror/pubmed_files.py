@@ -33,7 +33,6 @@ CHUNK = 1 << 20
 BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
 _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
-_INTERNAL_SUBSET = re.compile(rb"<!DOCTYPE[^>\[]*\[")
 _SUFFIXES = (".xml.gz", ".xml")
 
 _UPSERT = (
@@ -165,7 +164,7 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
     root = _ROOT.search(head)
     if root is None:
         raise InputError(f"{path}: not a PubMed baseline or update file (no PubmedArticleSet)")
-    if _INTERNAL_SUBSET.search(head, 0, root.start()) or b"<!ENTITY" in head[: root.start()]:
+    if _declares_entities(head, root.start()):
         raise InputError(f"{path}: refused: its DOCTYPE declares entities")
     old = root.group(1) == b"MedlineCitationSet"  # the pre-2017 format: bare MedlineCitation records
     record_tag = "MedlineCitation" if old else "PubmedArticle"
@@ -188,6 +187,18 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
                 element.clear()
         chunk = stream.read(CHUNK)
     parser.close()
+
+
+def _declares_entities(head: bytes, end: int) -> bool:
+    """An internal subset (`<!DOCTYPE x [ … ]>`) or an ENTITY declaration before the root: finds, never a regex."""
+    if head.find(b"<!ENTITY", 0, end) >= 0:
+        return True
+    doctype = head.find(b"<!DOCTYPE", 0, end)
+    if doctype < 0:
+        return False
+    bracket = head.find(b"[", doctype, end)
+    close = head.find(b">", doctype, end)
+    return bracket >= 0 and (close < 0 or bracket < close)
 
 
 def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
