@@ -285,8 +285,13 @@ class CorpusRecord:
     name: str  # answers.jsonl#<id> with --jsonl-id, else answers.jsonl:<line>: the path its findings carry
     line: int
     text: str = ""
-    record: str | None = None  # the --jsonl-id value
+    record: str | None = None  # the --jsonl-id value (two records may share one: `line` tells them apart)
     error: str = ""  # a bad line: not JSON, a missing field; reported, never dropped
+    source: str = ""  # the corpus file; `source:line` keys the record inside a run, unique even when ids repeat
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}:{self.line}"
 
 
 @dataclass(frozen=True, slots=True)

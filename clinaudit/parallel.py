@@ -48,14 +48,14 @@ def read_sources(sources: list[Source], options: Options) -> list[Document | Fil
 
 def read_records(
     records: Iterable[CorpusRecord], options: Options
-) -> tuple[list[Document | FileReport], list[tuple[int, str | None]]]:
-    """Corpus records read in workers, BATCH at a time, in order; returns the Documents and (line, id) of each."""
-    kept: list[tuple[int, str | None]] = []
+) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
+    """Corpus records read in workers, BATCH at a time, in order; the Documents and (name, line, id) of each."""
+    kept: list[tuple[str, int, str | None]] = []
 
     def batches() -> Iterator[list[CorpusRecord]]:
         it = iter(records)
         while batch := list(islice(it, BATCH)):
-            kept.extend((r.line, r.record) for r in batch)
+            kept.extend((r.name, r.line, r.record) for r in batch)
             yield batch
 
     if workers(options) <= 1:

@@ -106,18 +106,21 @@ def audit_records(records: Iterable[CorpusRecord], options: Options) -> list[Fil
         kept = []
         read = []
         for record in records:
-            kept.append((record.line, record.record))
+            kept.append((record.name, record.line, record.record))
             read.append(read_record(record, options))
-    reports = _finish(read, options)
-    return [replace(report, line=line, record=rid) for report, (line, rid) in zip(reports, kept, strict=True)]
+    reports = _finish(read, options)  # keyed by file:line inside the run, so repeated ids never mix
+    return [
+        replace(report, path=name, line=line, record=rid)
+        for report, (name, line, rid) in zip(reports, kept, strict=True)
+    ]
 
 
 def read_record(record: CorpusRecord, options: Options) -> Document | FileReport:
-    """One corpus record read as a Markdown report; a bad line is an error report."""
+    """One corpus record read as a Markdown report under its unique key; a bad line is an error report."""
     if record.error:
-        return FileReport(record.name, "error", (), (), 0, 0, 0, error=record.error)
-    known = corrections.for_report(record.name, options)
-    return read_document(record.name, [(record.text, 0)], True, known)
+        return FileReport(record.key, "error", (), (), 0, 0, 0, error=record.error)
+    known = corrections.for_report(record.key, options)  # the corrections.yaml nearest the corpus file
+    return read_document(record.key, [(record.text, 0)], True, known)
 
 
 def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:

@@ -172,10 +172,7 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
     `max_bytes` bounds one record's line, not the corpus: a million answers are
     one file, each of them a report.
     """
-    import json
-
     stream = sys.stdin.buffer if source.path is None else _open(source)
-    seen: dict[str, int] = {}
     try:
         number = 0
         while True:
@@ -186,50 +183,59 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
             if len(raw) > max_bytes and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
                     raw = stream.readline(1 << 20)
-                yield _bad(source, number, f"longer than the {max_bytes // (1024 * 1024)} MB limit (--max-size)")
-                continue
-            if not raw.strip():
-                continue
-            try:
-                data = json.loads(raw)
-            except UnicodeDecodeError:
-                yield _bad(source, number, "not UTF-8 text")
-                continue
-            except RecursionError:
-                yield _bad(source, number, "not JSON (nested too deeply)")
-                continue
-            except ValueError as exc:
-                yield _bad(source, number, f"not JSON ({exc.args[0].split(':')[0]})")
-                continue
-            yield _record(source, number, data, text_field, id_field, seen)
+                raw = b"x" * (max_bytes + 1)  # what parse_line needs to know: it is too long
+            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes)
+            if record is not None:
+                yield record
     finally:
         if source.path is not None:
             stream.close()
 
 
-def _bad(source: Source, line: int, problem: str, record: str | None = None) -> CorpusRecord:
-    return CorpusRecord(f"{source.name}:{line}", line, record=record, error=f"{source.name}:{line}: {problem}")
+def parse_line(
+    name: str, number: int, raw: bytes | str, text_field: str, id_field: str | None, max_bytes: int
+) -> CorpusRecord | None:
+    """One line of a corpus (`name`, 1-based `number`) → its record; None for a blank line.
+
+    Shared by the CLI and the Dask partitions (clinaudit/corpus.py), so a record
+    reads the same wherever it is audited.
+    """
+    import json
+
+    content = raw.removesuffix(b"\n" if isinstance(raw, bytes) else "\n")
+    if len(content) > max_bytes:
+        return _bad(name, number, f"longer than the {max_bytes // (1024 * 1024)} MB limit (--max-size)")
+    if not content.strip():
+        return None
+    try:
+        data = json.loads(content)
+    except UnicodeDecodeError:
+        return _bad(name, number, "not UTF-8 text")
+    except RecursionError:
+        return _bad(name, number, "not JSON (nested too deeply)")
+    except ValueError as exc:
+        return _bad(name, number, f"not JSON ({exc.args[0].split(':')[0]})")
+    return _record(name, number, data, text_field, id_field)
 
 
-def _record(
-    source: Source, line: int, data, text_field: str, id_field: str | None, seen: dict[str, int]
-) -> CorpusRecord:
+def _bad(name: str, line: int, problem: str) -> CorpusRecord:
+    return CorpusRecord(f"{name}:{line}", line, error=f"{name}:{line}: {problem}", source=name)
+
+
+def _record(name: str, line: int, data, text_field: str, id_field: str | None) -> CorpusRecord:
     if not isinstance(data, dict):
-        return _bad(source, line, f"not a JSON object (a {type(data).__name__})")
+        return _bad(name, line, f"not a JSON object (a {type(data).__name__})")
     text = data.get(text_field)
     if text_field not in data:
-        return _bad(source, line, f"no {text_field!r} field")
+        return _bad(name, line, f"no {text_field!r} field")
     if not isinstance(text, str):
-        return _bad(source, line, f"{text_field!r} is not a string")
+        return _bad(name, line, f"{text_field!r} is not a string")
     if "\x00" in text:
-        return _bad(source, line, f"{text_field!r} holds a NUL character")
+        return _bad(name, line, f"{text_field!r} holds a NUL character")
+    text = text.replace("\r\n", "\n").replace("\r", " ")
     if id_field is None:
-        return CorpusRecord(f"{source.name}:{line}", line, text.replace("\r\n", "\n").replace("\r", " "))
+        return CorpusRecord(f"{name}:{line}", line, text, source=name)
     value = data.get(id_field)
     if id_field not in data or value is None or isinstance(value, (dict, list, bool)) or str(value) == "":
-        return _bad(source, line, f"no usable {id_field!r} field (a string or a number)")
-    record = str(value)
-    if record in seen:
-        return _bad(source, line, f"duplicate id {record!r} (first on line {seen[record]})", record)
-    seen[record] = line
-    return CorpusRecord(f"{source.name}#{record}", line, text.replace("\r\n", "\n").replace("\r", " "), record)
+        return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
+    return CorpusRecord(f"{name}#{value}", line, text, str(value), source=name)

@@ -70,12 +70,12 @@ def test_bad_lines_are_one_error_each_and_the_others_go_on(tmp_path):
         f"clinaudit: error: {corpus}:2: not JSON (Expecting property name enclosed in double quotes)",
         f"clinaudit: error: {corpus}:6: no 'answer' field",
         f"clinaudit: error: {corpus}:7: 'answer' is not a string",
-        f"clinaudit: error: {corpus}:8: duplicate id 'q1' (first on line 1)",
         f"clinaudit: error: {corpus}:9: not a JSON object (a list)",
     ]
     rows = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["line"] for r in rows] == [1, 2, 3, 5, 6, 7, 8, 9]  # one result per record, errors included
-    assert [r["verdict"] for r in rows] == ["fail", "error", "pass", "pass", "error", "error", "error", "error"]
+    assert [r["verdict"] for r in rows] == ["fail", "error", "pass", "pass", "error", "error", "pass", "error"]
+    assert (rows[6]["record"], rows[6]["path"]) == ("q1", f"{corpus}#q1")  # a repeated id: both audited, by line
     assert rows[2]["record"] == "q2" and rows[2]["citations"]  # records after a bad line are audited
     assert "Traceback" not in proc.stderr
 
