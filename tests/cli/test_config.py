@@ -192,6 +192,8 @@ def test_every_key_is_accepted(tmp_path):
             doi-url = "http://127.0.0.1:1/doi"
             judge-url = "http://127.0.0.1:1/v1"
             judge-timeout = 3
+            mirror = "mirror.sqlite"
+            jobs = 2
 
             [severity]
             weak-citation = "medium"
@@ -206,6 +208,7 @@ def test_every_key_is_accepted(tmp_path):
     assert options.sources == str(tmp_path / "kb.jsonl")
     assert options.baseline == str(tmp_path / "baseline.json")
     assert options.exclude == ("drafts/*",)
+    assert options.mirror == str(tmp_path / "mirror.sqlite") and options.jobs == 2
     assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5
     assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
     assert options.severity == (("weak-citation", "medium"),)
