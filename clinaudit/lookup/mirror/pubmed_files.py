@@ -1,19 +1,20 @@
 """PubMed baseline and update files (`pubmedYYnNNNN.xml.gz`) streamed into the mirror.
 
-A file is parsed as it is decompressed, one record at a time, and each record is
-built by the efetch parser (services/pubmed.py): a baseline file is a
-`PubmedArticleSet` like an efetch answer (or, before 2017, a `MedlineCitationSet`
-of bare `MedlineCitation`s). Memory stays bounded by one record plus an empty
-shell per record already read.
+A file is read as it is decompressed, 1 MB at a time; each record is cut out at
+its closing tag and built by the efetch parser (services/pubmed.py): a baseline
+file is a `PubmedArticleSet` like an efetch answer (or, before 2017, a
+`MedlineCitationSet` of bare `MedlineCitation`s). Memory stays bounded by a
+chunk plus one record.
 
 Files are applied in file order (year, then number), and every row remembers the
 file that wrote it: an older file never overwrites a newer record, and a
 `DeleteCitation` removes a record only if no newer file wrote it again.
 
-XML safety: the prolog is read first and a DOCTYPE with an internal subset (where
-entities are declared) is refused, so no entity is ever expanded; expat never
-loads an external DTD or entity for ElementTree. Then the C parser does the rest,
-twice as fast as defusedxml's pure-Python one (benchmarks/mirror.py).
+XML safety: each record is parsed on its own, so it carries no DTD and no entity
+can be declared for it; a file whose prolog declares entities is refused outright;
+expat never loads an external DTD or entity for ElementTree. That lets the C
+parser do the work: benchmarks/mirror.py measures it against defusedxml's
+pure-Python iterparse and the stdlib's iterparse.
 """
 
 from __future__ import annotations
@@ -30,9 +31,15 @@ from clinaudit.lookup.mirror.store import SEP, FileInfo, Store
 from clinaudit.lookup.services import pubmed
 
 CHUNK = 1 << 20
+MAX_RECORD = 32 << 20  # the largest PubMed record is well under 1 MB; past this the file is not one
 BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
 _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
+# Where each record starts. A record is cut out by its closing tag and parsed on its own by the C parser:
+# no event per element (a third of iterparse's time; benchmarks/mirror.py compares them), and no DTD
+# inside a record, so no entity can be declared there.
+_RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|DeleteCitation)[\s>]")
+_OLD_RECORD = re.compile(rb"<(MedlineCitation|DeleteCitation)[\s>]")
 _SUFFIXES = (".xml.gz", ".xml")
 
 _UPSERT = (
@@ -166,27 +173,44 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
         raise InputError(f"{path}: not a PubMed baseline or update file (no PubmedArticleSet)")
     if _declares_entities(head, root.start()):
         raise InputError(f"{path}: refused: its DOCTYPE declares entities")
-    old = root.group(1) == b"MedlineCitationSet"  # the pre-2017 format: bare MedlineCitation records
-    record_tag = "MedlineCitation" if old else "PubmedArticle"
-    parser = ET.XMLPullParser(events=("end",))
-    chunk = head
-    while chunk:
-        parser.feed(chunk)
-        for _, element in parser.read_events():
-            tag = element.tag
-            if tag == record_tag or tag == "PubmedBookArticle":
-                built = _row(element, old)
-                element.clear()
-                if built is not None:
-                    yield built
-            elif tag == "DeleteCitation":
-                for pmid in element.iterfind("PMID"):
-                    text = (pmid.text or "").strip()
-                    if text.isdigit():
-                        yield int(text)
-                element.clear()
+    starts = _OLD_RECORD if root.group(1) == b"MedlineCitationSet" else _RECORD
+    buffer = head[root.end() :]
+    while True:
         chunk = stream.read(CHUNK)
-    parser.close()
+        position = 0
+        while True:
+            start = starts.search(buffer, position)
+            if start is None:
+                position = len(buffer)
+                break
+            close = b"</" + start.group(1) + b">"
+            end = buffer.find(close, start.end())
+            if end < 0:
+                if len(buffer) - start.start() > MAX_RECORD:
+                    raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
+                position = start.start()
+                break
+            end += len(close)
+            yield from _record(ET.fromstring(buffer[start.start() : end]))
+            position = end
+        if not chunk:
+            if starts.search(buffer, position):
+                raise InputError(f"{path}: truncated (a record is not closed)")
+            return
+        buffer = buffer[position:] + chunk
+
+
+def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int]:
+    tag = element.tag
+    if tag == "DeleteCitation":
+        for pmid in element.iterfind("PMID"):
+            text = (pmid.text or "").strip()
+            if text.isdigit():
+                yield int(text)
+        return
+    built = _row(element, tag == "MedlineCitation")
+    if built is not None:
+        yield built
 
 
 def _declares_entities(head: bytes, end: int) -> bool:
