@@ -106,34 +106,54 @@ def count(mirror: Path) -> int:
         db.close()
 
 
-def parse_compare(path: Path, limit: int) -> tuple[float, float]:
-    """Records/s of the first `limit` records: stdlib C iterparse vs defusedxml iterparse (parse only)."""
+def parse_compare(path: Path, limit: int) -> dict[str, float]:
+    """Records/s of CPU, parse and build, for the first `limit` records: what ingest does against two others."""
     import xml.etree.ElementTree as ET
 
     from defusedxml.ElementTree import iterparse as defused_iterparse
 
-    data = b""
+    from clinaudit.lookup.mirror import pubmed_files
+    from clinaudit.lookup.services import pubmed
+
     with gzip.open(path, "rb") as f:
-        data = f.read(40 << 20)
+        data = f.read(60 << 20)
     end = data.rfind(b"</PubmedArticle>")
     data = data[: end + len(b"</PubmedArticle>")] + b"</PubmedArticleSet>"
-    out = []
-    for parser in (
-        lambda b: ET.iterparse(io.BytesIO(b), events=("end",)),
-        lambda b: defused_iterparse(
-            io.BytesIO(b), events=("end",), forbid_dtd=False, forbid_entities=True, forbid_external=True
-        ),
-    ):
+
+    def events(parse) -> int:
         n = 0
-        start = time.process_time()
-        for _, element in parser(data):
+        for _, element in parse(io.BytesIO(data)):
             if element.tag == "PubmedArticle":
-                n += 1
+                pubmed._article(element)
                 element.clear()
+                n += 1
                 if n >= limit:
                     break
-        out.append(n / (time.process_time() - start))
-    return out[0], out[1]
+        return n
+
+    def split() -> int:
+        n = 0
+        for _ in pubmed_files._parse(io.BytesIO(data), path):
+            n += 1
+            if n >= limit:
+                break
+        return n
+
+    methods = {
+        "records cut at their closing tag, C parser (ingest)": split,
+        "stdlib iterparse": lambda: events(lambda f: ET.iterparse(f, events=("end",))),
+        "defusedxml iterparse": lambda: events(
+            lambda f: defused_iterparse(
+                f, events=("end",), forbid_dtd=False, forbid_entities=True, forbid_external=True
+            )
+        ),
+    }
+    out = {}
+    for name, run in methods.items():
+        start = time.process_time()
+        n = run()
+        out[name] = n / (time.process_time() - start)
+    return out
 
 
 def store_compare(mirror: Path, rows: int) -> dict[str, dict[str, float]]:
@@ -281,8 +301,8 @@ def main() -> int:
             f"size per million records: {with_abstracts.stat().st_size * per_million:.2f} GB with abstracts, "
             f"{without.stat().st_size * per_million:.2f} GB without"
         )
-        c_rate, defused_rate = parse_compare(big, 20_000)
-        print(f"parse only: stdlib C parser {c_rate:,.0f} records/s, defusedxml {defused_rate:,.0f} records/s")
+        for name, rate in parse_compare(big, 10_000).items():
+            print(f"parse and build, {name}: {rate:,.0f} records/s of CPU")
         stores = store_compare(with_abstracts, 50_000)
         for name, m in stores.items():
             print(
