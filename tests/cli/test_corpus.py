@@ -134,3 +134,19 @@ def test_pathological_jsonl_lines_do_not_hang_or_crash(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"{corpus}:1: not JSON" in proc.stderr
     assert len(proc.stdout.splitlines()) == 3
+
+
+def test_records_sharing_an_id_never_mix_their_results(tmp_path):
+    """Known-bad ids are settled per record: a later record with the same id must not take them away."""
+    corpus = write_corpus(
+        tmp_path / "a.jsonl",
+        [
+            {"id": "x", "answer": "Vaccines were linked to autism (PMID: 9500320)."},
+            {"id": "x", "answer": "Statins lower LDL cholesterol (PMID: 12345678)."},
+        ],
+    )
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    first, second = (json.loads(line) for line in proc.stdout.splitlines())
+    assert first["citations"][0]["status"] == "retracted"  # the packaged corrections condemn Wakefield 1998
+    assert any(f["rule"].startswith("correction/") for f in first["findings"])
+    assert second["citations"][0]["status"] == "unverifiable" and (first["line"], second["line"]) == (1, 2)
