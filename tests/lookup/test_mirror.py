@@ -262,3 +262,20 @@ def test_add_trials_from_a_json_array_streamed(tmp_path):
     broken.write_text(json.dumps(studies)[:-50], encoding="utf-8")
     bad = mirror_cli("add-trials", broken, mirror=tmp_path / "m2.sqlite")
     assert bad.returncode == 2 and "truncated JSON array" in bad.stderr
+
+
+@pytest.mark.timeout(30)
+def test_pathological_files_end_quickly_with_one_error(tmp_path):
+    """A prolog of 90,000 DOCTYPEs, a record that never closes, a root that never opens: no hang, exit 2."""
+    cases = {
+        "pubmed24n0011.xml.gz": b'<?xml version="1.0"?>\n' + b"<!DOCTYPE x " * 90_000 + b"\n<PubmedArticleSet>",
+        "pubmed24n0012.xml.gz": b"<PubmedArticleSet><PubmedArticle>" + b"<i>aaaa</i>" * 3_500_000,
+        "pubmed24n0013.xml.gz": b"<html>" + b"<PubmedArticle>" * 200_000,
+    }
+    for name, body in cases.items():
+        path = tmp_path / name
+        with gzip.open(path, "wb", compresslevel=1) as out:
+            out.write(body)
+        proc = mirror_cli("build", path, mirror=tmp_path / f"{name}.sqlite")
+        assert proc.returncode == 2, (name, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr

@@ -35,11 +35,13 @@ MAX_RECORD = 32 << 20  # the largest PubMed record is well under 1 MB; past this
 BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
 _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
-# Where each record starts. A record is cut out by its closing tag and parsed on its own by the C parser:
-# no event per element (a third of iterparse's time; benchmarks/mirror.py compares them), and no DTD
-# inside a record, so no entity can be declared there.
-_RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|DeleteCitation)[\s>]")
-_OLD_RECORD = re.compile(rb"<(MedlineCitation|DeleteCitation)[\s>]")
+# Whole records are cut out of the decompressed stream at their closing tags and parsed a
+# chunk at a time by the C parser under a root of our own: no event per element (iterparse
+# yields about 120 a record; benchmarks/mirror.py compares them), and no DTD inside, so no
+# entity can be declared for them.
+_CLOSES = (b"</PubmedArticle>", b"</PubmedBookArticle>", b"</DeleteCitation>")
+_OLD_CLOSES = (b"</MedlineCitation>", b"</DeleteCitation>")
+_RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|MedlineCitation|DeleteCitation)[\s>]")
 _SUFFIXES = (".xml.gz", ".xml")
 
 _UPSERT = (
@@ -173,31 +175,22 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
         raise InputError(f"{path}: not a PubMed baseline or update file (no PubmedArticleSet)")
     if _declares_entities(head, root.start()):
         raise InputError(f"{path}: refused: its DOCTYPE declares entities")
-    starts = _OLD_RECORD if root.group(1) == b"MedlineCitationSet" else _RECORD
+    closes = _OLD_CLOSES if root.group(1) == b"MedlineCitationSet" else _CLOSES
     buffer = head[root.end() :]
     while True:
         chunk = stream.read(CHUNK)
-        position = 0
-        while True:
-            start = starts.search(buffer, position)
-            if start is None:
-                position = len(buffer)
-                break
-            close = b"</" + start.group(1) + b">"
-            end = buffer.find(close, start.end())
-            if end < 0:
-                if len(buffer) - start.start() > MAX_RECORD:
-                    raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
-                position = start.start()
-                break
-            end += len(close)
-            yield from _record(ET.fromstring(buffer[start.start() : end]))
-            position = end
+        end = max(buffer.rfind(close) + len(close) if close in buffer else 0 for close in closes)
+        if end:  # every whole record in the buffer, parsed at once under a root of our own
+            for element in ET.fromstring(b"<records>" + buffer[:end] + b"</records>"):
+                yield from _record(element)
+            buffer = buffer[end:]
+        elif len(buffer) > MAX_RECORD:
+            raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
         if not chunk:
-            if starts.search(buffer, position):
+            if _RECORD.search(buffer):
                 raise InputError(f"{path}: truncated (a record is not closed)")
             return
-        buffer = buffer[position:] + chunk
+        buffer += chunk
 
 
 def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int]:
