@@ -52,6 +52,29 @@ def build_corpus(path: Path, answers: int) -> int:
     return size
 
 
+def _spin(n: int) -> int:
+    total = 0
+    for k in range(n):
+        total += k * k
+    return total
+
+
+def reference() -> float:
+    """What 2 processes give over 1 on this machine right now, for pure CPU work with no IPC: the ceiling."""
+    import multiprocessing
+
+    work = [2_000_000] * 8
+    start = time.perf_counter()
+    for n in work:
+        _spin(n)
+    one = time.perf_counter() - start
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        start = time.perf_counter()
+        pool.map(_spin, work, chunksize=1)
+        two = time.perf_counter() - start
+    return one / two
+
+
 def read_part(path: Path, jobs: int, method: str = "fork") -> float:
     """Seconds to read, parse and detect every record (the part --jobs parallelises)."""
     from clinaudit import parallel
@@ -109,6 +132,7 @@ def main() -> int:
         corpus = folder / "answers.jsonl"
         size = build_corpus(corpus, args.answers)
         print(f"corpus: {args.answers} answers, {size / 1e6:.1f} MB, {os.cpu_count()} cores")
+        print(f"reference: pure CPU work, 2 processes against 1 on this machine now: {reference():.2f}×")
         read_part(corpus, 1)  # warm the rules and the page cache
         one = min(read_part(corpus, 1) for _ in range(2))
         two = min(read_part(corpus, 2) for _ in range(2))

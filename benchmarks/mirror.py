@@ -30,6 +30,7 @@ import resource
 import shutil
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,7 +114,6 @@ def parse_compare(path: Path, limit: int) -> dict[str, float]:
     from defusedxml.ElementTree import iterparse as defused_iterparse
 
     from clinaudit.lookup.mirror import pubmed_files
-    from clinaudit.lookup.services import pubmed
 
     with gzip.open(path, "rb") as f:
         data = f.read(60 << 20)
@@ -124,7 +124,7 @@ def parse_compare(path: Path, limit: int) -> dict[str, float]:
         n = 0
         for _, element in parse(io.BytesIO(data)):
             if element.tag == "PubmedArticle":
-                pubmed._article(element)
+                pubmed_files._row(element, False)  # the same work as ingest: the record and its row
                 element.clear()
                 n += 1
                 if n >= limit:
@@ -148,11 +148,12 @@ def parse_compare(path: Path, limit: int) -> dict[str, float]:
             )
         ),
     }
-    out = {}
-    for name, run in methods.items():
-        start = time.process_time()
-        n = run()
-        out[name] = n / (time.process_time() - start)
+    out: dict[str, float] = {}
+    for _ in range(2):  # best of two, each method in turn
+        for name, run in methods.items():
+            start = time.process_time()
+            n = run()
+            out[name] = max(out.get(name, 0.0), n / (time.process_time() - start))
     return out
 
 
@@ -231,9 +232,12 @@ def warm_report(mirror: Path, pmids: list[int]) -> tuple[int, float, float]:
             document = read_document("report.md", [(text, 0)], True)
             options = Options(mirror=str(mirror))
             resolve.resolve_all([document], None, options)  # warm the OS page cache, as a second run would be
-            start = time.perf_counter()
-            found = resolve.resolve_all([document], None, options)
-            step = time.perf_counter() - start
+            times = []
+            for _ in range(7):
+                start = time.perf_counter()
+                found = resolve.resolve_all([document], None, options)
+                times.append(time.perf_counter() - start)
+            step = statistics.median(times)
             assert all(r.record is not None and dict(r.record.extra).get("source") == "mirror" for r in found.values())
             report = folder / "report.md"
             report.write_text(text, encoding="utf-8")
@@ -315,7 +319,7 @@ def main() -> int:
         ok = requests == 0 and step < 0.05
         failed |= not ok
         print(
-            f"500-PMID report from the warm mirror: {requests} requests, look-up step {step * 1000:.1f} ms, "
+            f"500-PMID report from the warm mirror: {requests} requests, look-up step {step * 1000:.1f} ms (median of 7), "
             f"whole CLI {wall:.2f} s  [floors 0 requests, < 50 ms: {'ok' if ok else 'MISSED'}]"
         )
         after_kill, after_rerun, waited = sigkill(big, folder, args.records)
