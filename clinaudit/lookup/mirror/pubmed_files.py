@@ -1,10 +1,10 @@
 """PubMed baseline and update files (`pubmedYYnNNNN.xml.gz`) streamed into the mirror.
 
-A file is read as it is decompressed, 1 MB at a time; each record is cut out at
-its closing tag and built by the efetch parser (services/pubmed.py): a baseline
-file is a `PubmedArticleSet` like an efetch answer (or, before 2017, a
-`MedlineCitationSet` of bare `MedlineCitation`s). Memory stays bounded by a
-chunk plus one record.
+A file is read as it is decompressed, 1 MB at a time; the whole records of each
+chunk are cut out at their closing tags and built by the efetch parser
+(services/pubmed.py): a baseline file is a `PubmedArticleSet` like an efetch answer
+(or, before 2017, a `MedlineCitationSet` of bare `MedlineCitation`s). Memory stays
+bounded by about a chunk of XML and its records, whatever the file's size.
 
 Files are applied in file order (year, then number), and every row remembers the
 file that wrote it: an older file never overwrites a newer record, and a

@@ -24,7 +24,6 @@ from clinaudit.errors import InputError
 
 SCHEMA = 1
 SEP = "\x1f"  # joins list fields; XML 1.0 and the CSV never carry this control character
-KINDS = ("pubmed", "trials", "retractions")
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
