@@ -79,13 +79,17 @@ def read_part(path: Path, jobs: int, method: str = "fork") -> float:
     """Seconds to read, parse and detect every record (the part --jobs parallelises)."""
     from clinaudit import parallel
     from clinaudit.models import Options
+    from clinaudit.pipeline import read_record
     from clinaudit.read.inputs import Source, read_jsonl
 
     parallel.START_METHOD = method
     options = Options(jobs=jobs)
-    records = read_jsonl(Source(str(path), path, True), "answer", "id", options.max_bytes)
+    source = Source(str(path), path, True)
     start = time.perf_counter()
-    documents, _ = parallel.read_records(records, options)
+    if jobs == 1:
+        documents = [read_record(r, options) for r in read_jsonl(source, "answer", "id", options.max_bytes)]
+    else:
+        documents, _ = parallel.read_corpus([source], "answer", "id", options)
     elapsed = time.perf_counter() - start
     assert len(documents) > 0
     return elapsed

@@ -45,9 +45,14 @@ def audit_jsonl(
     import dask.bag as db
 
     options = options or Options()
+    from clinaudit.errors import InputError
+    from clinaudit.read.inputs import line_ranges
+
     pieces: list[tuple[str, int, int, int]] = []  # (path, first byte, end byte, first line number)
-    for path in paths:
-        pieces += _partitions(str(path), lines_per_partition)
+    for path in map(str, paths):
+        if not Path(path).is_file():
+            raise InputError(f"{path}: no such file")
+        pieces += [(path, *piece) for piece in line_ranges(Path(path), lines_per_partition)]
     if not pieces:
         return db.from_sequence([], npartitions=1)
     bag = db.from_sequence(pieces, npartitions=len(pieces))
@@ -106,24 +111,3 @@ def _audit_pieces(pieces: list[tuple[str, int, int, int]], text_field, id_field,
             lines = handle.read(end - start).splitlines(keepends=True)
         out += audit_lines(lines, first_line, path, text_field, id_field, options)
     return out
-
-
-def _partitions(path: str, lines_per_partition: int) -> list[tuple[str, int, int, int]]:
-    """Byte ranges of `lines_per_partition` lines each, with the number of each range's first line."""
-    if not Path(path).is_file():
-        from clinaudit.errors import InputError
-
-        raise InputError(f"{path}: no such file")
-    pieces = []
-    start = position = 0
-    first = count = 1
-    with open(path, "rb") as handle:
-        for line in handle:
-            position += len(line)
-            if count - first + 1 == lines_per_partition:
-                pieces.append((path, start, position, first))
-                start, first = position, count + 1
-            count += 1
-    if position > start:
-        pieces.append((path, start, position, first))
-    return pieces

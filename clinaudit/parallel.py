@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Iterable, Iterator
-from itertools import islice
 
 from clinaudit.models import CorpusRecord, Document, FileReport, Options
 from clinaudit.read.inputs import Source
 
-BATCH = 64  # corpus records per task: enough to amortise the pickling, small enough to balance the workers
+BATCH = 128  # corpus lines per task: enough to amortise a task, small enough to balance the workers
 START_METHOD = "fork"
 _options: Options | None = None  # each worker's copy, set once by _init
+_fields: tuple[str, str | None] = ("", None)  # --jsonl-text and --jsonl-id, for a worker reading a corpus range
 
 
 def workers(options: Options) -> int:
@@ -46,35 +45,45 @@ def read_sources(sources: list[Source], options: Options) -> list[Document | Fil
         return [next(done) if s.path is not None else read_source(s, options) for s in sources]
 
 
-def read_records(
-    records: Iterable[CorpusRecord], options: Options
+def read_corpus(
+    sources: list[Source], text_field: str, id_field: str | None, options: Options
 ) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
-    """Corpus records read in workers, BATCH at a time, in order; the Documents and (name, line, id) of each."""
+    """Corpus records read in workers, in order: the Documents and (name, line, id) of each.
+
+    A worker reads its own byte range of a file (`inputs.line_ranges`), so the parent
+    neither decodes the JSON nor sends the text; stdin is read here and sent in batches.
+    """
+    from clinaudit.read.inputs import line_ranges, read_jsonl
+
+    tasks: list[tuple] = []
+    for source in sources:
+        if source.path is None:
+            batch: list[CorpusRecord] = []
+            for record in read_jsonl(source, text_field, id_field, options.max_bytes):
+                batch.append(record)
+                if len(batch) == BATCH:
+                    tasks.append(("records", batch))
+                    batch = []
+            if batch:
+                tasks.append(("records", batch))
+        else:
+            tasks += [("range", source.path, source.name, *r) for r in line_ranges(source.path, BATCH)]
+    documents: list[Document | FileReport] = []
     kept: list[tuple[str, int, str | None]] = []
-
-    def batches() -> Iterator[list[CorpusRecord]]:
-        it = iter(records)
-        while batch := list(islice(it, BATCH)):
-            kept.extend((r.name, r.line, r.record) for r in batch)
-            yield batch
-
-    if workers(options) <= 1:
-        from clinaudit.pipeline import read_record
-
-        read = [read_record(r, options) for batch in batches() for r in batch]
-        return read, kept
-    with _pool(options) as pool:
-        read = [document for result in pool.imap(_read_batch, batches()) for document in result]
-    return read, kept
+    with _pool(options, (text_field, id_field)) as pool:
+        for read, names in pool.imap(_read_task, tasks):
+            documents += read
+            kept += names
+    return documents, kept
 
 
-def _pool(options: Options):
+def _pool(options: Options, fields: tuple[str, str | None] = ("", None)):
     _warm(options)
     try:
         context = multiprocessing.get_context(START_METHOD)
     except ValueError:
         context = multiprocessing.get_context()
-    return context.Pool(workers(options), initializer=_init, initargs=(options,))
+    return context.Pool(workers(options), initializer=_init, initargs=(options, fields))
 
 
 def _warm(options: Options) -> None:
@@ -86,9 +95,9 @@ def _warm(options: Options) -> None:
     corrections.for_report(None, options)
 
 
-def _init(options: Options) -> None:
-    global _options
-    _options = options
+def _init(options: Options, fields: tuple[str, str | None]) -> None:
+    global _options, _fields
+    _options, _fields = options, fields
 
 
 def _read_source(source: Source) -> Document | FileReport:
@@ -98,8 +107,14 @@ def _read_source(source: Source) -> Document | FileReport:
     return read_source(source, _options)
 
 
-def _read_batch(batch: list[CorpusRecord]) -> list[Document | FileReport]:
+def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
     from clinaudit.pipeline import read_record
+    from clinaudit.read.inputs import read_range
 
     assert _options is not None
-    return [read_record(record, _options) for record in batch]
+    if task[0] == "records":
+        records = task[1]
+    else:
+        _, path, name, start, end, first_line = task
+        records = read_range(path, name, start, end, first_line, *_fields, _options.max_bytes)
+    return [read_record(r, _options) for r in records], [(r.name, r.line, r.record) for r in records]

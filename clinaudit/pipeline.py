@@ -91,28 +91,36 @@ def audit_corpus(
         if raw != "-" and not Path(raw).is_file():
             raise InputError(f"{raw}: no such file" if not Path(raw).exists() else f"{raw}: not a JSONL file")
         sources.append(inputs.Source(raw, None if raw == "-" else Path(raw), True))
+    if options.jobs != 1:
+        from clinaudit import parallel
+
+        if parallel.workers(options) > 1:
+            read, kept = parallel.read_corpus(sources, text_field, id_field, options)
+            return _corpus_result(read, kept, options)
     records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
-    reports = audit_records(records, options)
+    reports = audit_records(records, replace(options, jobs=1))
     return AuditResult(verdict.overall(reports), tuple(reports))
 
 
 def audit_records(records: Iterable[CorpusRecord], options: Options) -> list[FileReport]:
     """Corpus records → one FileReport each, in order; all their ids are resolved together."""
-    if options.jobs != 1:
-        from clinaudit import parallel
+    kept = []
+    read = []
+    for record in records:
+        kept.append((record.name, record.line, record.record))
+        read.append(read_record(record, options))
+    return list(_corpus_result(read, kept, options).files)
 
-        read, kept = parallel.read_records(records, options)
-    else:
-        kept = []
-        read = []
-        for record in records:
-            kept.append((record.name, record.line, record.record))
-            read.append(read_record(record, options))
+
+def _corpus_result(
+    read: list[Document | FileReport], kept: list[tuple[str, int, str | None]], options: Options
+) -> AuditResult:
     reports = _finish(read, options)  # keyed by file:line inside the run, so repeated ids never mix
-    return [
+    named = [
         replace(report, path=name, line=line, record=rid)
         for report, (name, line, rid) in zip(reports, kept, strict=True)
     ]
+    return AuditResult(verdict.overall(named), tuple(named))
 
 
 def read_record(record: CorpusRecord, options: Options) -> Document | FileReport:

@@ -239,3 +239,34 @@ def _record(name: str, line: int, data, text_field: str, id_field: str | None) -
     if id_field not in data or value is None or isinstance(value, (dict, list, bool)) or str(value) == "":
         return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
     return CorpusRecord(f"{name}#{value}", line, text, str(value), source=name)
+
+
+def line_ranges(path: Path, lines_per_range: int) -> list[tuple[int, int, int]]:
+    """(first byte, end byte, number of the first line) of each run of `lines_per_range` lines of a file.
+
+    Lets a worker read its own share of a corpus (--jobs, Dask) instead of being sent the text.
+    """
+    ranges = []
+    start = position = 0
+    first = count = 1
+    with open(path, "rb") as handle:
+        for line in handle:
+            position += len(line)
+            if count - first + 1 == lines_per_range:
+                ranges.append((start, position, first))
+                start, first = position, count + 1
+            count += 1
+    if position > start:
+        ranges.append((start, position, first))
+    return ranges
+
+
+def read_range(
+    path: Path, name: str, start: int, end: int, first_line: int, text_field: str, id_field: str | None, max_bytes: int
+) -> list[CorpusRecord]:
+    """The records of one byte range from `line_ranges`, numbered as in the whole file."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        lines = handle.read(end - start).splitlines(keepends=True)
+    records = (parse_line(name, first_line + k, line, text_field, id_field, max_bytes) for k, line in enumerate(lines))
+    return [r for r in records if r is not None]

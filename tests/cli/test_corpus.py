@@ -150,3 +150,12 @@ def test_records_sharing_an_id_never_mix_their_results(tmp_path):
     assert first["citations"][0]["status"] == "retracted"  # the packaged corrections condemn Wakefield 1998
     assert any(f["rule"].startswith("correction/") for f in first["findings"])
     assert second["citations"][0]["status"] == "unverifiable" and (first["line"], second["line"]) == (1, 2)
+
+
+def test_jobs_on_a_corpus_from_stdin(tmp_path):
+    lines = "\n".join(json.dumps({"id": f"s{k}", "answer": ANSWERS[k % 3]["answer"]}) for k in range(300)) + "\n"
+    args = ("check", "-", "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    one = run_cli(*args, "--jobs", "1", input=lines)
+    two = run_cli(*args, "--jobs", "2", input=lines)
+    assert one.returncode == two.returncode == 1 and one.stdout == two.stdout
+    assert json.loads(two.stdout.splitlines()[-1])["path"] == "-#s299"
