@@ -77,6 +77,13 @@ def reference() -> float:
 
 def read_part(path: Path, jobs: int, method: str = "fork") -> float:
     """Seconds to read, parse and detect every record (the part --jobs parallelises)."""
+    return read_part_cpu(path, jobs, method)[0]
+
+
+def read_part_cpu(path: Path, jobs: int, method: str = "fork") -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds of this process and CPU seconds of its workers, for the same read."""
+    import resource
+
     from clinaudit import parallel
     from clinaudit.models import Options
     from clinaudit.pipeline import read_record
@@ -85,14 +92,18 @@ def read_part(path: Path, jobs: int, method: str = "fork") -> float:
     parallel.START_METHOD = method
     options = Options(jobs=jobs)
     source = Source(str(path), path, True)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = time.process_time()
     start = time.perf_counter()
     if jobs == 1:
         documents = [read_record(r, options) for r in read_jsonl(source, "answer", "id", options.max_bytes)]
     else:
         documents, _ = parallel.read_corpus([source], "answer", "id", options)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    workers = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
     assert len(documents) > 0
-    return elapsed
+    return elapsed, time.process_time() - cpu, workers
 
 
 def cli(path: Path, *extra: str) -> tuple[float, subprocess.CompletedProcess]:
@@ -146,6 +157,13 @@ def main() -> int:
             f"read/parse/detect: --jobs 1 {args.answers / one:,.0f} answers/s ({one:.2f} s), --jobs 2 "
             f"{args.answers / two:,.0f} answers/s ({two:.2f} s): {ratio:.2f}×  "
             f"[floor ≥ 1.7×: {'ok' if ratio >= 1.7 else 'MISSED'}]"
+        )
+        _, cpu_one, _ = min(read_part_cpu(corpus, 1) for _ in range(2))
+        _, parent, workers = min(read_part_cpu(corpus, 2) for _ in range(2))
+        projected = cpu_one / max(parent, workers / 2)
+        print(
+            f"  CPU seconds: --jobs 1 {cpu_one:.2f}; --jobs 2 parent {parent:.2f} + workers {workers:.2f}: on two "
+            f"free cores that is {projected:.2f}× (jobs 1's CPU over the busier of the parent and half the workers)"
         )
         for method in ("forkserver", "spawn"):
             seconds = read_part(corpus, 2, method)
