@@ -4,7 +4,7 @@ The corpus is built from PubMedQA's 1000 expert-labelled items (../shared/data/p
 each answer is an item's conclusion citing its PMID, with a question and, for one in
 three, a dose sentence, cycled to 10,000 answers. Then:
 
-- the CPU-bound part (read, parse, detect: `parallel.read_records`, in process) with
+- the CPU-bound part (read, parse, detect: `parallel.read_corpus`, in process) with
   `--jobs 1` and `--jobs 2`; floor: jobs 2 ≥ 1.7× the throughput of jobs 1; fork,
   forkserver and spawn workers are compared for the same run;
 - the whole CLI (`clinaudit check corpus.jsonl --jsonl-text answer --offline`), jobs 1 and 2;
