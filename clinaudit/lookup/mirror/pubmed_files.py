@@ -1,10 +1,10 @@
 """PubMed baseline and update files (`pubmedYYnNNNN.xml.gz`) streamed into the mirror.
 
-A file is read as it is decompressed, 1 MB at a time; the whole records of each
-chunk are cut out at their closing tags and built by the efetch parser
-(services/pubmed.py): a baseline file is a `PubmedArticleSet` like an efetch answer
-(or, before 2017, a `MedlineCitationSet` of bare `MedlineCitation`s). Memory stays
-bounded by about a chunk of XML and its records, whatever the file's size.
+A file is read as it is decompressed, 1 MB at a time; each record is cut out at
+its closing tag, parsed alone and built by the efetch parser (services/pubmed.py):
+a baseline file is a `PubmedArticleSet` like an efetch answer (or, before 2017, a
+`MedlineCitationSet` of bare `MedlineCitation`s). Memory stays bounded by about a
+chunk of XML and one record, whatever the file's size.
 
 Files are applied in file order (year, then number), and every row remembers the
 file that wrote it: an older file never overwrites a newer record, and a
@@ -35,13 +35,11 @@ MAX_RECORD = 32 << 20  # the largest PubMed record is well under 1 MB; past this
 BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
 _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
-# Whole records are cut out of the decompressed stream at their closing tags and parsed a
-# chunk at a time by the C parser under a root of our own: no event per element (iterparse
-# yields about 120 a record; benchmarks/mirror.py compares them), and no DTD inside, so no
-# entity can be declared for them.
-_CLOSES = (b"</PubmedArticle>", b"</PubmedBookArticle>", b"</DeleteCitation>")
-_OLD_CLOSES = (b"</MedlineCitation>", b"</DeleteCitation>")
-_RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|MedlineCitation|DeleteCitation)[\s>]")
+# Each record is cut out of the decompressed stream at its closing tag and parsed alone by the
+# C parser: no event per element as with iterparse, a small tree that stays in the CPU's cache,
+# and no DTD inside, so no entity can be declared for it (benchmarks/mirror.py compares them).
+_RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|DeleteCitation)[\s>]")
+_OLD_RECORD = re.compile(rb"<(MedlineCitation|DeleteCitation)[\s>]")
 _SUFFIXES = (".xml.gz", ".xml")
 
 _UPSERT = (
@@ -175,22 +173,29 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
         raise InputError(f"{path}: not a PubMed baseline or update file (no PubmedArticleSet)")
     if _declares_entities(head, root.start()):
         raise InputError(f"{path}: refused: its DOCTYPE declares entities")
-    closes = _OLD_CLOSES if root.group(1) == b"MedlineCitationSet" else _CLOSES
+    starts = _OLD_RECORD if root.group(1) == b"MedlineCitationSet" else _RECORD
     buffer = head[root.end() :]
     while True:
         chunk = stream.read(CHUNK)
-        end = max(buffer.rfind(close) + len(close) if close in buffer else 0 for close in closes)
-        if end:  # every whole record in the buffer, parsed at once under a root of our own
-            for element in ET.fromstring(b"<records>" + buffer[:end] + b"</records>"):
-                yield from _record(element)
-            buffer = buffer[end:]
-        elif len(buffer) > MAX_RECORD:
-            raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
+        position = 0
+        while start := starts.search(buffer, position):
+            close = b"</" + start.group(1) + b">"
+            end = buffer.find(close, start.end())
+            if end < 0:
+                if len(buffer) - start.start() > MAX_RECORD:
+                    raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
+                position = start.start()  # the rest of this record comes with the next chunk
+                break
+            end += len(close)
+            yield from _record(ET.fromstring(buffer[start.start() : end]))
+            position = end
+        else:
+            position = len(buffer)
         if not chunk:
-            if _RECORD.search(buffer):
+            if starts.search(buffer, position):
                 raise InputError(f"{path}: truncated (a record is not closed)")
             return
-        buffer += chunk
+        buffer = buffer[position:] + chunk if position < len(buffer) else chunk
 
 
 def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int]:
