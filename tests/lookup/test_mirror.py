@@ -279,3 +279,14 @@ def test_pathological_files_end_quickly_with_one_error(tmp_path):
         proc = mirror_cli("build", path, mirror=tmp_path / f"{name}.sqlite")
         assert proc.returncode == 2, (name, proc.stderr)
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("chunk", [7, 97, 1000])
+def test_records_across_chunk_boundaries_are_all_read(monkeypatch, chunk):
+    """Tags split between two reads of the stream (a start tag, a closing tag) lose nothing."""
+    from clinaudit.lookup.mirror import pubmed_files
+
+    whole = list(pubmed_files.records_in(OLD_FILE)) + list(pubmed_files.records_in(CURRENT_FILE))
+    monkeypatch.setattr(pubmed_files, "CHUNK", chunk)
+    pieces = list(pubmed_files.records_in(OLD_FILE)) + list(pubmed_files.records_in(CURRENT_FILE))
+    assert pieces == whole and len(whole) == 12 + 1 + 4  # 16 records and one DeleteCitation

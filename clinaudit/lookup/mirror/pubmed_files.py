@@ -31,6 +31,7 @@ from clinaudit.lookup.mirror.store import SEP, FileInfo, Store
 from clinaudit.lookup.services import pubmed
 
 CHUNK = 1 << 20
+PROLOG = 1 << 20  # the root element must start within this
 MAX_RECORD = 32 << 20  # the largest PubMed record is well under 1 MB; past this the file is not one
 BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
@@ -168,7 +169,11 @@ def records_in(path: Path) -> Iterator[tuple[tuple, str] | int]:
 
 def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
     head = stream.read(CHUNK)
-    root = _ROOT.search(head)
+    while (root := _ROOT.search(head)) is None and len(head) < PROLOG:
+        more = stream.read(CHUNK)
+        if not more:
+            break
+        head += more
     if root is None:
         raise InputError(f"{path}: not a PubMed baseline or update file (no PubmedArticleSet)")
     if _declares_entities(head, root.start()):
@@ -189,8 +194,8 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
             end += len(close)
             yield from _record(ET.fromstring(buffer[start.start() : end]))
             position = end
-        else:
-            position = len(buffer)
+        else:  # no record starts after `position`; keep the tail, where one may have begun to start
+            position = max(position, len(buffer) - len("<PubmedBookArticle "))
         if not chunk:
             if starts.search(buffer, position):
                 raise InputError(f"{path}: truncated (a record is not closed)")
