@@ -13,8 +13,7 @@ file that wrote it: an older file never overwrites a newer record, and a
 XML safety: each record is parsed on its own, so it carries no DTD and no entity
 can be declared for it; a file whose prolog declares entities is refused outright;
 expat never loads an external DTD or entity for ElementTree. That lets the C
-parser do the work: benchmarks/mirror.py measures it against defusedxml's
-pure-Python iterparse and the stdlib's iterparse.
+parser do the work instead of defusedxml's pure-Python one.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
 _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
 # Each record is cut out of the decompressed stream at its closing tag and parsed alone by the
-# C parser: no event per element as with iterparse, a small tree that stays in the CPU's cache,
-# and no DTD inside, so no entity can be declared for it (benchmarks/mirror.py compares them).
+# C parser: no DTD inside, so no entity can be declared for it, and no event per element; as
+# fast as the stdlib's iterparse or faster, 1.7x defusedxml's (benchmarks/mirror.py).
 _RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|DeleteCitation)[\s>]")
 _OLD_RECORD = re.compile(rb"<(MedlineCitation|DeleteCitation)[\s>]")
 _SUFFIXES = (".xml.gz", ".xml")
