@@ -86,13 +86,15 @@ def _pool(options: Options, fields: tuple[str, str | None] = ("", None)):
     return context.Pool(workers(options), initializer=_init, initargs=(options, fields))
 
 
-def _warm(options: Options) -> None:
-    """Compile the rules and load the corrections before forking, so no worker does it again."""
-    from clinaudit.check import corrections
-    from clinaudit.read import claims
+_WARM_UP = "A dose of 10 mg daily was studied (PMID: 1) [1], as Smith et al. (2019) found.\n\n## References\n\n1. X\n"
 
-    claims.rules()
-    corrections.for_report(None, options)
+
+def _warm(options: Options) -> None:
+    """Read one small report before forking: every lazy parser, rule and table is then built once, here."""
+    from clinaudit.check import corrections
+    from clinaudit.pipeline import read_document
+
+    read_document("<warm-up>", [(_WARM_UP, 0)], True, corrections.for_report(None, options))
 
 
 def _init(options: Options, fields: tuple[str, str | None]) -> None:
