@@ -1,8 +1,9 @@
 """The mirror's one SQLite file: PubMed records, trials, retractions, and which files are in.
 
 SQLite (standard library) won over DuckDB on ingest speed and point look-ups
-(benchmarks/mirror.py). `check` opens the file read-only (`mode=ro`), so a mirror
-on shared or read-only storage serves many workers at once. Every statement is
+(benchmarks/mirror.py, 40,000 rows: 84,066 against 719 inserts/s, 0.024 against
+0.95 ms a look-up; DuckDB's file is 3x smaller). `check` opens the file read-only
+(`mode=ro`), so a mirror on shared or read-only storage serves many workers at once. Every statement is
 parameterised; ids are validated before they reach one.
 
 Each ingested file is one transaction, committed together with its row in
