@@ -73,6 +73,8 @@ KEYS: dict[str, Key] = {
     "url-allow-hosts": Key("hosts", "url_allow_hosts"),
     "idconv-url": Key("url", env="CLINAUDIT_IDCONV_URL"),
     "min-coverage": Key("number", "min_coverage", "min_coverage", low=0, high=100),
+    "mirror": Key("path", "mirror", "mirror", env="CLINAUDIT_MIRROR"),
+    "jobs": Key("int", "jobs", "jobs", low=0),
 }
 _HOST = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]{2,45}\]?)$")
 

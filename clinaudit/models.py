@@ -339,6 +339,8 @@ class FileReport:
     note: str = ""  # e.g. "no prose"
     suppressed: tuple[Suppressed, ...] = ()  # counted and listable, never part of the verdict
     grounded_claims: int = 0  # claims cited in their sentence, table row or list item
+    line: int = 0  # a JSONL corpus record's line number (--jsonl-text); 0 for a report file
+    record: str | None = None  # a corpus record's id (--jsonl-id); None when it has none
 
     @property
     def coverage(self) -> float | None:
@@ -348,6 +350,22 @@ class FileReport:
 
 def coverage(grounded: int, claims: int) -> float | None:
     return None if claims == 0 else round(100.0 * grounded / claims, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusRecord:
+    """One line of a JSONL corpus (`check answers.jsonl --jsonl-text FIELD`): audited as if it were a report."""
+
+    name: str  # answers.jsonl#<id> with --jsonl-id, else answers.jsonl:<line>: the path its findings carry
+    line: int
+    text: str = ""
+    record: str | None = None  # the --jsonl-id value (two records may share one: `line` tells them apart)
+    error: str = ""  # a bad line: not JSON, a missing field; reported, never dropped
+    source: str = ""  # the corpus file; `source:line` keys the record inside a run, unique even when ids repeat
+
+    @property
+    def key(self) -> str:
+        return f"{self.source}:{self.line}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -399,3 +417,5 @@ class Options:
     check_urls: bool = False  # --check-urls: does each cited web page answer? (clinaudit/lookup/urlcheck.py)
     url_allow_hosts: tuple[str, ...] = ()  # hosts the link check may reach on private or loopback addresses
     min_coverage: float | None = None  # --min-coverage: a report grounding fewer of its claims (percent) fails
+    mirror: str | None = None  # --mirror: a local mirror file, read first; None means $CLINAUDIT_MIRROR
+    jobs: int = 1  # --jobs: processes that read, parse and detect (0 = every core); lookups stay shared

@@ -16,7 +16,8 @@ import re
 from bisect import bisect_right
 from collections import ChainMap
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
@@ -27,6 +28,7 @@ from clinaudit.models import (
     CitationMention,
     Claim,
     Context,
+    CorpusRecord,
     Directive,
     Document,
     FileReport,
@@ -61,17 +63,74 @@ def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditRe
     options = options or Options()
     sources = inputs.collect(list(paths), options.exclude)
     corrections.check_options(options)  # a broken --corrections file stops the run, not one report
-    documents: list[Document | FileReport] = []
-    for source in sources:
-        try:
-            known = corrections.for_report(source.name, options)
-            documents.append(
-                read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown, known)
-            )
-        except InputError as exc:
-            documents.append(FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc)))
+    if options.jobs != 1 and len(sources) > 1:
+        from clinaudit import parallel
+
+        documents = parallel.read_sources(sources, options)
+    else:
+        documents = [read_source(source, options) for source in sources]
     reports = _finish(documents, options)
     return AuditResult(verdict.overall(reports), tuple(reports))
+
+
+def read_source(source: inputs.Source, options: Options) -> Document | FileReport:
+    """One report file read into a Document; an unreadable one is an error report, never dropped."""
+    try:
+        known = corrections.for_report(source.name, options)
+        return read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown, known)
+    except InputError as exc:
+        return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
+
+
+def audit_corpus(
+    paths: Iterable[str], text_field: str, id_field: str | None = None, options: Options | None = None
+) -> AuditResult:
+    """Audit JSONL corpora: each line's `text_field` as one report, named by its `id_field` (or its line)."""
+    options = options or Options()
+    corrections.check_options(options)
+    sources = []
+    for raw in paths:
+        if raw != "-" and not Path(raw).is_file():
+            raise InputError(f"{raw}: no such file" if not Path(raw).exists() else f"{raw}: not a JSONL file")
+        sources.append(inputs.Source(raw, None if raw == "-" else Path(raw), True))
+    if options.jobs != 1:
+        from clinaudit import parallel
+
+        if parallel.workers(options) > 1:
+            read, kept = parallel.read_corpus(sources, text_field, id_field, options)
+            return _corpus_result(read, kept, options)
+    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
+    reports = audit_records(records, replace(options, jobs=1))
+    return AuditResult(verdict.overall(reports), tuple(reports))
+
+
+def audit_records(records: Iterable[CorpusRecord], options: Options) -> list[FileReport]:
+    """Corpus records → one FileReport each, in order; all their ids are resolved together."""
+    kept = []
+    read = []
+    for record in records:
+        kept.append((record.name, record.line, record.record))
+        read.append(read_record(record, options))
+    return list(_corpus_result(read, kept, options).files)
+
+
+def _corpus_result(
+    read: list[Document | FileReport], kept: list[tuple[str, int, str | None]], options: Options
+) -> AuditResult:
+    reports = _finish(read, options)  # keyed by file:line inside the run, so repeated ids never mix
+    named = [
+        replace(report, path=name, line=line, record=rid)
+        for report, (name, line, rid) in zip(reports, kept, strict=True)
+    ]
+    return AuditResult(verdict.overall(named), tuple(named))
+
+
+def read_record(record: CorpusRecord, options: Options) -> Document | FileReport:
+    """One corpus record read as a Markdown report under its unique key; a bad line is an error report."""
+    if record.error:
+        return FileReport(record.key, "error", (), (), 0, 0, 0, error=record.error)
+    known = corrections.for_report(record.key, options)  # the corrections.yaml nearest the corpus file
+    return read_document(record.key, [(record.text, 0)], True, known)
 
 
 def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:

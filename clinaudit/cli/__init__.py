@@ -11,7 +11,7 @@ import sys
 # Each module registers its commands; the order of these imports is the order in --help.
 # isort: off
 from clinaudit.cli.common import app
-from clinaudit.cli import check, cache, corrections, rules, guard  # noqa: F401
+from clinaudit.cli import check, cache, corrections, rules, guard, mirror  # noqa: F401
 # isort: on
 
 __all__ = ["app", "run"]

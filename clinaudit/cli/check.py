@@ -136,6 +136,33 @@ def check(
         bool,
         typer.Option("--show-all", help="In the table, list every low claim instead of a count per section."),
     ] = False,
+    mirror: Annotated[
+        Optional[str],
+        typer.Option(
+            "--mirror",
+            help="Look ids up in this local mirror first (clinaudit mirror build), then the cache, then the network "
+            "(default: $CLINAUDIT_MIRROR).",
+            metavar="PATH",
+        ),
+    ] = None,
+    jsonl_text: Annotated[
+        Optional[str],
+        typer.Option(
+            "--jsonl-text",
+            help="Read each PATH as a JSONL corpus: audit this field of every line as one report.",
+            metavar="FIELD",
+        ),
+    ] = None,
+    jsonl_id: Annotated[
+        Optional[str],
+        typer.Option("--jsonl-id", help="Name each corpus record by this field (default: its line).", metavar="FIELD"),
+    ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs", "-j", help="Processes that read and parse reports (0 = every core).", min=0, metavar="N"
+        ),
+    ] = 1,
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from clinaudit.errors import InputError
@@ -164,6 +191,8 @@ def check(
         min_credibility=min_credibility,
         check_urls=check_urls,
         min_coverage=min_coverage,
+        mirror=mirror,
+        jobs=jobs,
     )
     warnings_to_stderr()
     try:
@@ -174,7 +203,14 @@ def check(
         options = configure(ctx, paths, options, config, isolated, tuple(enable or ()), tuple(disable or ()))
         if write_baseline and options.baseline and not Path(options.baseline).exists():
             options = replace(options, baseline=None)  # the first --write-baseline creates it
-        result = audit_paths(paths, options)
+        if jsonl_text is not None:
+            from clinaudit.pipeline import audit_corpus
+
+            result = audit_corpus(paths, jsonl_text, jsonl_id, options)
+        elif jsonl_id is not None:
+            raise InputError("--jsonl-id needs --jsonl-text FIELD (the field holding each record's text)")
+        else:
+            result = audit_paths(paths, options)
     except InputError as exc:
         fail(str(exc))
     errors = [report.error for report in result.files if report.error]
@@ -224,8 +260,9 @@ def _summary_line(result) -> str:
 
     severities = Counter(f.severity.value for f in result.findings)
     files = len(result.files)
+    noun = "record" if any(r.line for r in result.files) else "file"  # a JSONL corpus counts its records
     return (
-        f"clinaudit: {files} file{'s' if files != 1 else ''}, "
+        f"clinaudit: {files} {noun}{'s' if files != 1 else ''}, "
         f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
         f"{severities['low']} low), {_suppressed_count(result)}"
         f"{sum(len(distinct_works(r.citations)) for r in result.files)} citations: {result.verdict.upper()}"

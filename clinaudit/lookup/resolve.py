@@ -109,41 +109,48 @@ class Resolver:
         self.report = report  # whose corrections' synonyms the cached topic terms are made with
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
+        """Mirror first (when one is configured), then the cache, then the network."""
         from clinaudit.lookup.cache import ResolutionCache
 
         settings = Settings.from_env(self.options)
-        cache = ResolutionCache()
+        cache = ResolutionCache()  # opened on its first use: ids the mirror answers never touch it
         session = _Session(self.options, settings)
+        mirror = _open_mirror(self.options)
         try:
-            return self._resolve(pending, cache, session)
+            out = self._resolve(pending, cache, session, mirror)
+            return mirror.overlay(out) if mirror is not None else out
         finally:
             session.close()
             cache.close()
+            if mirror is not None:
+                mirror.close()
 
-    def _resolve(self, pending: dict[str, list[str]], cache, session: _Session) -> dict[str, Resolution]:
+    def _resolve(self, pending: dict[str, list[str]], cache, session: _Session, mirror=None) -> dict[str, Resolution]:
         """PMC ids to PMIDs first; then every service at once, the mapped PMIDs among the others."""
         from clinaudit.lookup.services import pmc
 
         pmc_ids = pending.get("pmc") or []
-        links = self._round({"pmc": pmc_ids}, cache, session) if pmc_ids else {}
+        links = self._round({"pmc": pmc_ids}, cache, session, mirror) if pmc_ids else {}
         rest = {name: list(ids) for name, ids in pending.items() if name != "pmc"}
         mapped = [pmid for pmid in map(pmc.mapped_pmid, links.values()) if pmid]
         if mapped:
             rest["pubmed"] = list(dict.fromkeys([*rest.get("pubmed", []), *mapped]))
-        out = self._round(rest, cache, session)
+        out = self._round(rest, cache, session, mirror)
         for cid in pmc_ids:
             link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
             pmid = pmc.mapped_pmid(link)
             out[cid] = pmc.combine(cid, link, out.get(pmid) if pmid else None)
         return {cid: out[cid] for ids in pending.values() for cid in ids}
 
-    def _round(self, pending: dict[str, list[str]], cache, session: _Session) -> dict[str, Resolution]:
+    def _round(self, pending: dict[str, list[str]], cache, session: _Session, mirror=None) -> dict[str, Resolution]:
+        """Mirror first, then the cache, then the network for what is left, in shared batches."""
         from clinaudit.lookup.cache import RETRACTION_TTL
 
-        out: dict[str, Resolution] = {}
+        out: dict[str, Resolution] = mirror.resolve(pending) if mirror is not None else {}
         missing: dict[str, list[str]] = {}
         stale: dict[str, Resolution] = {}
         for service, ids in pending.items():
+            ids = [cid for cid in ids if cid not in out]
             if not ids:
                 continue
             entries = {} if self.options.refresh else cache.get_many(service, ids)
@@ -153,7 +160,8 @@ class Resolver:
                 if cached is not None and (self.options.offline or entry.age < RETRACTION_TTL):
                     out[cid] = cached
                 elif self.options.offline:
-                    out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason="not in the cache (--offline)")
+                    where = "the mirror or the cache" if mirror is not None else "the cache"
+                    out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=f"not in {where} (--offline)")
                 else:
                     missing.setdefault(service, []).append(cid)
                     if cached is not None and cached.status in FOUND:
@@ -226,6 +234,16 @@ class _Session:
     def close(self) -> None:
         if self._http is not None:
             self._http.close()
+
+
+def _open_mirror(options: Options):
+    """The read-only mirror named by --mirror, $CLINAUDIT_MIRROR or the config; None when there is none."""
+    if not (options.mirror or os.environ.get("CLINAUDIT_MIRROR", "").strip()):
+        return None  # no mirror: nothing of it is even imported
+    from clinaudit.lookup.mirror import Mirror
+    from clinaudit.lookup.mirror.store import mirror_path
+
+    return Mirror.open(mirror_path(options.mirror) or "")
 
 
 def _services(settings: Settings) -> dict[str, Any]:

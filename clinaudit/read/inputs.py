@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from clinaudit.errors import InputError
+from clinaudit.models import CorpusRecord
 
 REPORT_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
@@ -160,3 +161,112 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
     if "\r" in text:  # CRLF → LF keeps columns right; a lone CR becomes a space, not a line
         text = text.replace("\r\n", "\n").replace("\r", " ")
     return text
+
+
+# ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
+
+
+def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes: int) -> Iterator[CorpusRecord]:
+    """One CorpusRecord per non-blank line, in order; a bad line is a record with an error, never dropped.
+
+    `max_bytes` bounds one record's line, not the corpus: a million answers are
+    one file, each of them a report.
+    """
+    stream = sys.stdin.buffer if source.path is None else _open(source)
+    try:
+        number = 0
+        while True:
+            raw = stream.readline(max_bytes + 1)
+            if not raw:
+                return
+            number += 1
+            if len(raw) > max_bytes and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
+                    raw = stream.readline(1 << 20)
+                raw = b"x" * (max_bytes + 1)  # what parse_line needs to know: it is too long
+            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes)
+            if record is not None:
+                yield record
+    finally:
+        if source.path is not None:
+            stream.close()
+
+
+def parse_line(
+    name: str, number: int, raw: bytes | str, text_field: str, id_field: str | None, max_bytes: int
+) -> CorpusRecord | None:
+    """One line of a corpus (`name`, 1-based `number`) → its record; None for a blank line.
+
+    Shared by the CLI and the Dask partitions (clinaudit/corpus.py), so a record
+    reads the same wherever it is audited.
+    """
+    import json
+
+    content = raw.removesuffix(b"\n" if isinstance(raw, bytes) else "\n")
+    if len(content) > max_bytes:
+        return _bad(name, number, f"longer than the {max_bytes // (1024 * 1024)} MB limit (--max-size)")
+    if not content.strip():
+        return None
+    try:
+        data = json.loads(content)
+    except UnicodeDecodeError:
+        return _bad(name, number, "not UTF-8 text")
+    except RecursionError:
+        return _bad(name, number, "not JSON (nested too deeply)")
+    except ValueError as exc:
+        return _bad(name, number, f"not JSON ({exc.args[0].split(':')[0]})")
+    return _record(name, number, data, text_field, id_field)
+
+
+def _bad(name: str, line: int, problem: str) -> CorpusRecord:
+    return CorpusRecord(f"{name}:{line}", line, error=f"{name}:{line}: {problem}", source=name)
+
+
+def _record(name: str, line: int, data, text_field: str, id_field: str | None) -> CorpusRecord:
+    if not isinstance(data, dict):
+        return _bad(name, line, f"not a JSON object (a {type(data).__name__})")
+    text = data.get(text_field)
+    if text_field not in data:
+        return _bad(name, line, f"no {text_field!r} field")
+    if not isinstance(text, str):
+        return _bad(name, line, f"{text_field!r} is not a string")
+    if "\x00" in text:
+        return _bad(name, line, f"{text_field!r} holds a NUL character")
+    text = text.replace("\r\n", "\n").replace("\r", " ")
+    if id_field is None:
+        return CorpusRecord(f"{name}:{line}", line, text, source=name)
+    value = data.get(id_field)
+    if id_field not in data or value is None or isinstance(value, (dict, list, bool)) or str(value) == "":
+        return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
+    return CorpusRecord(f"{name}#{value}", line, text, str(value), source=name)
+
+
+def line_ranges(path: Path, lines_per_range: int) -> list[tuple[int, int, int]]:
+    """(first byte, end byte, number of the first line) of each run of `lines_per_range` lines of a file.
+
+    Lets a worker read its own share of a corpus (--jobs, Dask) instead of being sent the text.
+    """
+    ranges = []
+    start = position = 0
+    first = count = 1
+    with open(path, "rb") as handle:
+        for line in handle:
+            position += len(line)
+            if count - first + 1 == lines_per_range:
+                ranges.append((start, position, first))
+                start, first = position, count + 1
+            count += 1
+    if position > start:
+        ranges.append((start, position, first))
+    return ranges
+
+
+def read_range(
+    path: Path, name: str, start: int, end: int, first_line: int, text_field: str, id_field: str | None, max_bytes: int
+) -> list[CorpusRecord]:
+    """The records of one byte range from `line_ranges`, numbered as in the whole file."""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        lines = handle.read(end - start).splitlines(keepends=True)
+    records = (parse_line(name, first_line + k, line, text_field, id_field, max_bytes) for k, line in enumerate(lines))
+    return [r for r in records if r is not None]

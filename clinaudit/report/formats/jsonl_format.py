@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from clinaudit.models import AuditResult, Finding
+from clinaudit.models import AuditResult, FileReport, Finding
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats.json_format import finding_dict
 
@@ -23,8 +23,19 @@ def line(path: str, finding: Finding, suppressed: str | None = None, reason: str
     return out
 
 
+def record_line(report: FileReport) -> str:
+    """A corpus record's whole result on one line: its id and line, then the JSON format's file keys."""
+    from clinaudit.report.formats.json_format import file_dict
+
+    return json.dumps({"record": report.record, "line": report.line, **file_dict(report)}, ensure_ascii=False) + "\n"
+
+
 def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+    """One finding a line for report files; one result a line for JSONL corpus records (--jsonl-text)."""
     for report in result.files:
+        if report.line:
+            out.write(record_line(report))
+            continue
         rows = [line(report.path, f) for f in report.findings]
         if show_suppressed:
             rows += [line(report.path, s.finding, s.kind, s.reason) for s in report.suppressed]

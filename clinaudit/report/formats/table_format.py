@@ -59,6 +59,26 @@ def render(result: AuditResult, out: TextIO, show_suppressed: bool = False, show
         ),
         soft_wrap=True,  # one line, however long: tools grep it
     )
+    mirrored = _mirror_note(result)
+    if mirrored:
+        console.print(Text(mirrored, style="dim"))
+
+
+def _mirror_note(result: AuditResult) -> str:
+    """A footer naming the local mirror's date: its answers are as old as its last update."""
+    dates = set()
+    count = 0
+    for report in result.files:
+        for c in report.citations:
+            extra = dict(c.record.extra) if c.record is not None else {}
+            if extra.get("mirror_date") or extra.get("source") == "mirror":
+                count += 1
+                if extra.get("mirror_date"):
+                    dates.add(extra["mirror_date"])
+    if not count:
+        return ""
+    as_of = f", data as of {max(dates)}" if dates else ""
+    return f"{count} citation(s) checked against the local mirror{as_of}"
 
 
 def _coverage_note(share: float | None, grounded: int, claims: int) -> str:

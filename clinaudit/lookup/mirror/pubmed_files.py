@@ -1,0 +1,281 @@
+"""PubMed baseline and update files (`pubmedYYnNNNN.xml.gz`) streamed into the mirror.
+
+A file is read as it is decompressed, 1 MB at a time; each record is cut out at
+its closing tag, parsed alone and built by the efetch parser (services/pubmed.py):
+a baseline file is a `PubmedArticleSet` like an efetch answer (or, before 2017, a
+`MedlineCitationSet` of bare `MedlineCitation`s). Memory stays bounded by about a
+chunk of XML and one record, whatever the file's size.
+
+Files are applied in file order (year, then number), and every row remembers the
+file that wrote it: an older file never overwrites a newer record, and a
+`DeleteCitation` removes a record only if no newer file wrote it again.
+
+XML safety: each record is parsed on its own, so it carries no DTD and no entity
+can be declared for it; a file whose prolog declares entities is refused outright;
+expat never loads an external DTD or entity for ElementTree. That lets the C
+parser do the work instead of defusedxml's pure-Python one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from clinaudit.errors import InputError
+from clinaudit.lookup.mirror.store import SEP, FileInfo, Store
+from clinaudit.lookup.services import pubmed
+
+CHUNK = 1 << 20
+PROLOG = 1 << 20  # the root element must start within this
+MAX_RECORD = 32 << 20  # the largest PubMed record is well under 1 MB; past this the file is not one
+BATCH = 2000  # rows per executemany
+_ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
+_ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
+# Each record is cut out of the decompressed stream at its closing tag and parsed alone by the
+# C parser: no DTD inside, so no entity can be declared for it, and no event per element; as
+# fast as the stdlib's iterparse or faster, 1.7x defusedxml's (benchmarks/mirror.py).
+_RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|DeleteCitation)[\s>]")
+_OLD_RECORD = re.compile(rb"<(MedlineCitation|DeleteCitation)[\s>]")
+_SUFFIXES = (".xml.gz", ".xml")
+
+_UPSERT = (
+    "INSERT INTO pubmed(pmid, src, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, "
+    "publication_types, mesh, retracted_by, concern, errata, retraction_of, book) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT(pmid) DO UPDATE SET src = excluded.src, title = excluded.title, abstract = excluded.abstract, "
+    "journal = excluded.journal, journal_iso = excluded.journal_iso, year = excluded.year, "
+    "volume = excluded.volume, pages = excluded.pages, authors = excluded.authors, doi = excluded.doi, "
+    "publication_types = excluded.publication_types, mesh = excluded.mesh, retracted_by = excluded.retracted_by, "
+    "concern = excluded.concern, errata = excluded.errata, retraction_of = excluded.retraction_of, "
+    "book = excluded.book WHERE excluded.src >= pubmed.src"
+)
+# Once the mirror holds deletions, a record goes in only if no newer file deleted it.
+_UPSERT_UNLESS_DELETED = _UPSERT.replace(
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "SELECT " + ", ".join(f"?{k}" for k in range(1, 19)) + " WHERE NOT EXISTS "
+    "(SELECT 1 FROM pubmed_deleted WHERE pmid = ?1 AND src > ?2)",
+)
+_UNDELETE = "DELETE FROM pubmed_deleted WHERE pmid = ? AND src <= ?"
+_DELETE = "DELETE FROM pubmed WHERE pmid = ? AND src <= ?"
+_MARK_DELETED = (
+    "INSERT INTO pubmed_deleted(pmid, src) SELECT ?1, ?2 WHERE NOT EXISTS "
+    "(SELECT 1 FROM pubmed WHERE pmid = ?1 AND src > ?2) "
+    "ON CONFLICT(pmid) DO UPDATE SET src = excluded.src WHERE excluded.src >= pubmed_deleted.src"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    name: str
+    skipped: bool  # already in the mirror
+    info: FileInfo | None = None
+
+
+def expand(paths: list[str]) -> list[Path]:
+    """Files and folders (their *.xml.gz and *.xml) in file order; a missing path is an InputError."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            inside = [p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(_SUFFIXES)]
+            if not inside:
+                raise InputError(f"{raw}: no PubMed files (*.xml.gz, *.xml) in this directory")
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError(f"{raw}: no such file or directory")
+    unique = list(dict.fromkeys(found))
+    standard = sorted((p for p in unique if order_key(p.name)), key=lambda p: order_key(p.name) or 0)
+    return standard + [p for p in unique if not order_key(p.name)]  # others after, in the order given
+
+
+def order_key(name: str) -> int | None:
+    """pubmed25n1275 → 251275: year, then number, so update files follow their baseline."""
+    m = _ORDER.search(name)
+    return int(m.group(1)) * 10000 + int(m.group(2)) if m else None
+
+
+def ingest(store: Store, paths: list[Path], report: Callable[[Outcome], None] = lambda o: None) -> list[Outcome]:
+    """Each file not yet in, one transaction each, in order; stops at the first bad file."""
+    outcomes = []
+    abstracts = store.abstracts
+    for path in paths:
+        if store.has_file(path.name):
+            outcome = Outcome(path.name, True)
+        else:
+            src = order_key(path.name) or store.next_src("pubmed")
+            with store.transaction() as db:
+                info = _load(db, path, src, abstracts)
+                store.record_file(info, src)
+            outcome = Outcome(path.name, False, info)
+        outcomes.append(outcome)
+        report(outcome)
+    return outcomes
+
+
+def _load(db, path: Path, src: int, abstracts: bool) -> FileInfo:
+    rows: list[tuple] = []
+    deleted: list[int] = []
+    records = 0
+    newest = ""
+    undelete = db.execute("SELECT 1 FROM pubmed_deleted LIMIT 1").fetchone() is not None
+    for item in records_in(path):
+        if isinstance(item, int):
+            deleted.append(item)
+            continue
+        row, date = item
+        records += 1
+        newest = max(newest, date)
+        rows.append((row[0], src, *row[1:]) if abstracts else (row[0], src, row[1], None, *row[3:]))
+        if len(rows) >= BATCH:
+            _flush(db, rows, src, undelete)
+    _flush(db, rows, src, undelete)
+    for pmid in deleted:
+        db.execute(_DELETE, (pmid, src))
+        db.execute(_MARK_DELETED, (pmid, src))
+    return FileInfo(path.name, "pubmed", newest or None, records, len(deleted))
+
+
+def _flush(db, rows: list[tuple], src: int, undelete: bool) -> None:
+    if undelete:
+        db.executemany(_UPSERT_UNLESS_DELETED, rows)
+        db.executemany(_UNDELETE, [(row[0], src) for row in rows])
+    else:
+        db.executemany(_UPSERT, rows)
+    rows.clear()
+
+
+def records_in(path: Path) -> Iterator[tuple[tuple, str] | int]:
+    """(row, revised date) for each record, and the PMID (int) of each DeleteCitation, in file order."""
+    try:
+        stream = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        yield from _parse(stream, path)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:  # truncated or corrupt gzip
+        raise InputError(f"{path}: cannot read ({exc})") from None
+    except ET.ParseError as exc:
+        raise InputError(f"{path}: malformed XML ({exc})") from None
+    finally:
+        stream.close()
+
+
+def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
+    head = stream.read(CHUNK)
+    while (root := _ROOT.search(head)) is None and len(head) < PROLOG:
+        more = stream.read(CHUNK)
+        if not more:
+            break
+        head += more
+    if root is None:
+        raise InputError(f"{path}: not a PubMed baseline or update file (no PubmedArticleSet)")
+    if _declares_entities(head, root.start()):
+        raise InputError(f"{path}: refused: its DOCTYPE declares entities")
+    starts = _OLD_RECORD if root.group(1) == b"MedlineCitationSet" else _RECORD
+    buffer = head[root.end() :]
+    while True:
+        chunk = stream.read(CHUNK)
+        position = 0
+        while start := starts.search(buffer, position):
+            close = b"</" + start.group(1) + b">"
+            end = buffer.find(close, start.end())
+            if end < 0:
+                if len(buffer) - start.start() > MAX_RECORD:
+                    raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
+                position = start.start()  # the rest of this record comes with the next chunk
+                break
+            end += len(close)
+            yield from _record(ET.fromstring(buffer[start.start() : end]))
+            position = end
+        else:  # no record starts after `position`; keep the tail, where one may have begun to start
+            position = max(position, len(buffer) - len("<PubmedBookArticle "))
+        if not chunk:
+            if starts.search(buffer, position):
+                raise InputError(f"{path}: truncated (a record is not closed)")
+            return
+        buffer = buffer[position:] + chunk if position < len(buffer) else chunk
+
+
+def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int]:
+    tag = element.tag
+    if tag == "DeleteCitation":
+        for pmid in element.iterfind("PMID"):
+            text = (pmid.text or "").strip()
+            if text.isdigit():
+                yield int(text)
+        return
+    built = _row(element, tag == "MedlineCitation")
+    if built is not None:
+        yield built
+
+
+def _declares_entities(head: bytes, end: int) -> bool:
+    """An internal subset (`<!DOCTYPE x [ … ]>`) or an ENTITY declaration before the root: finds, never a regex."""
+    if head.find(b"<!ENTITY", 0, end) >= 0:
+        return True
+    doctype = head.find(b"<!DOCTYPE", 0, end)
+    if doctype < 0:
+        return False
+    bracket = head.find(b"[", doctype, end)
+    close = head.find(b">", doctype, end)
+    return bracket >= 0 and (close < 0 or bracket < close)
+
+
+def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
+    if element.tag == "PubmedBookArticle":
+        record = pubmed._book(element)
+        citation = None
+    else:
+        if old:
+            wrapper = ET.Element("PubmedArticle")
+            wrapper.append(element)
+            citation, element = element, wrapper
+        else:
+            citation = element.find("MedlineCitation")
+        record = pubmed._article(element)
+    if record is None:
+        return None
+    volume = pages = date = ""
+    if citation is not None:
+        volume = _text(citation.find("Article/Journal/JournalIssue/Volume"))
+        pages = _text(citation.find("Article/Pagination/MedlinePgn"))
+        date = _date(citation.find("DateRevised"))
+    row = (
+        int(record.id.split(":", 1)[1]),
+        record.title,
+        record.abstract,
+        record.journal,
+        record.journal_iso,
+        record.year,
+        volume,
+        pages,
+        SEP.join(record.authors),
+        record.doi or None,
+        SEP.join(record.publication_types),
+        SEP.join(record.mesh),
+        SEP.join(record.retracted_by),
+        SEP.join(record.concern),
+        SEP.join(record.corrections),
+        SEP.join(record.retraction_of),
+        int(citation is None),
+    )
+    return row, date
+
+
+def _text(element: ET.Element | None) -> str:
+    return (element.text or "").strip() if element is not None else ""
+
+
+def _date(element: ET.Element | None) -> str:
+    if element is None:
+        return ""
+    year, month, day = (_text(element.find(k)) for k in ("Year", "Month", "Day"))
+    if not (year.isdigit() and month.isdigit() and day.isdigit()):
+        return ""
+    return f"{year}-{int(month):02d}-{int(day):02d}"

@@ -1,0 +1,195 @@
+"""The Retraction Watch database (Crossref's CSV) in the mirror, and what it says about a cited id.
+
+Rows are keyed by the original paper's PMID and DOI. Their nature decides the
+status, as in the services (issue 3): a retraction makes a citation `retracted`,
+an expression of concern makes it `concern`, and the two are never merged; a
+correction is kept as information. PubMed flags retractions late and Crossref
+only for DOIs it holds, so this overlay runs on every PMID and DOI of a run,
+wherever its record came from.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from clinaudit.errors import InputError
+from clinaudit.lookup.mirror.store import FileInfo, Store
+from clinaudit.models import Record, Resolution, Status
+
+REQUIRED = (
+    "Record ID",
+    "Title",
+    "Journal",
+    "RetractionDate",
+    "RetractionDOI",
+    "RetractionPubMedID",
+    "OriginalPaperDate",
+    "OriginalPaperDOI",
+    "OriginalPaperPubMedID",
+    "RetractionNature",
+)
+KIND_OF = {"retraction": "retraction", "expression of concern": "concern", "correction": "correction"}
+_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})")
+_DOI = re.compile(r"^10\.\d{4,9}/\S+$")
+_PMID = re.compile(r"^[1-9]\d{0,8}$")
+_INSERT = (
+    "INSERT OR REPLACE INTO retractions(record_id, kind, nature, original_pmid, original_doi, notice_pmid, "
+    "notice_doi, date, title, journal, original_date, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# Statuses a row may change: a record that exists (or could not be checked). Never not_found, invalid, withdrawn.
+RETRACTABLE = frozenset({Status.VERIFIED, Status.CONCERN, Status.UNVERIFIABLE})
+CONCERNABLE = frozenset({Status.VERIFIED, Status.UNVERIFIABLE})
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    record_id: int
+    kind: str  # retraction | concern | correction | another nature, lower-cased
+    notice: str  # pmid:… or doi:… of the notice; "" when Retraction Watch gives neither
+    date: str
+    title: str
+    journal: str
+    original_doi: str
+    original_date: str
+
+
+def load(store: Store, path: Path) -> FileInfo:
+    """Upsert every row by its Record ID, in one transaction; a later CSV replaces an earlier one's rows."""
+    try:
+        handle = open(path, newline="", encoding="utf-8-sig")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    count = 0
+    newest = ""
+    src = store.next_src("retractions")
+    try:
+        with handle, store.transaction() as db:
+            reader = csv.DictReader(handle)
+            missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
+            if missing:
+                raise InputError(f"{path}: not a Retraction Watch CSV (missing columns: {', '.join(missing)})")
+            for line, row in enumerate(reader, 2):
+                record_id = (row.get("Record ID") or "").strip()
+                if not record_id.isdigit():
+                    raise InputError(f"{path}:{line}: Record ID {record_id!r} is not a number")
+                date = _date(row["RetractionDate"])
+                newest = max(newest, date)
+                nature = (row["RetractionNature"] or "").strip()
+                db.execute(
+                    _INSERT,
+                    (
+                        int(record_id),
+                        KIND_OF.get(nature.lower(), nature.lower()),
+                        nature,
+                        _pmid(row["OriginalPaperPubMedID"]),
+                        _doi(row["OriginalPaperDOI"]),
+                        _pmid(row["RetractionPubMedID"]),
+                        _doi(row["RetractionDOI"]),
+                        date or None,
+                        (row.get("Title") or "").strip(),
+                        (row.get("Journal") or "").strip(),
+                        _date(row["OriginalPaperDate"]) or None,
+                        (row.get("Reason") or "").strip(),
+                    ),
+                )
+                count += 1
+            info = FileInfo(path.name, "retractions", newest or None, count, 0)
+            store.record_file(info, src)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}: malformed CSV ({exc})") from None
+    return info
+
+
+def _date(text: str | None) -> str:
+    m = _DATE.match((text or "").strip())
+    return f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}" if m else ""
+
+
+def _pmid(text: str | None) -> int | None:
+    text = (text or "").strip()
+    return int(text) if _PMID.match(text) else None  # Retraction Watch writes 0 for "none"
+
+
+def _doi(text: str | None) -> str | None:
+    text = (text or "").strip().lower()
+    return text if _DOI.match(text) else None  # "unavailable" and the like
+
+
+# ---------------------------------------------------------------- reading
+
+
+def notices(store: Store, pmids: list[int], dois: list[str]) -> dict[str, list[Notice]]:
+    """Canonical id of the original paper (pmid:… / doi:…) → its rows, oldest first."""
+    out: dict[str, list[Notice]] = {}
+    columns = (
+        "original_pmid, original_doi, record_id, kind, notice_pmid, notice_doi, date, title, journal, original_date"
+    )
+    for column, values in (("original_pmid", pmids), ("original_doi", dois)):
+        for k in range(0, len(values), 500):
+            batch = values[k : k + 500]
+            marks = ",".join("?" * len(batch))
+            rows = store.db.execute(
+                f"SELECT {columns} FROM retractions WHERE {column} IN ({marks}) ORDER BY date, record_id", batch
+            )
+            for pmid, doi, record_id, kind, n_pmid, n_doi, date, title, journal, original_date in rows:
+                key = f"pmid:{pmid}" if column == "original_pmid" else f"doi:{doi}"
+                notice = f"pmid:{n_pmid}" if n_pmid else (f"doi:{n_doi}" if n_doi else "")
+                out.setdefault(key, []).append(
+                    Notice(
+                        record_id, kind, notice, date or "", title or "", journal or "", doi or "", original_date or ""
+                    )
+                )
+    return out
+
+
+def apply(resolution: Resolution, found: list[Notice], as_of: str) -> Resolution:
+    """The resolution with what Retraction Watch says; a status changes only towards what it proves."""
+    retractions = [n for n in found if n.kind == "retraction"]
+    concerns = [n for n in found if n.kind == "concern"]
+    corrections = [n for n in found if n.kind == "correction"]
+    if not (retractions or concerns or corrections):
+        return resolution
+    record = resolution.record or _record(resolution.id, found)
+    known = dict(record.extra)
+    added = [("source", "mirror")] if resolution.record is None else []  # the mirror is all that answered
+    if as_of and "mirror_date" not in known:
+        added.append(("mirror_date", as_of))
+    record = replace(
+        record,
+        retracted_by=_add(record.retracted_by, retractions),
+        concern=_add(record.concern, concerns),
+        corrections=_add(record.corrections, corrections),
+        extra=(*record.extra, *added),
+    )
+    status, reason = resolution.status, resolution.reason
+    if retractions and status in RETRACTABLE:
+        status, reason = Status.RETRACTED, "Retraction Watch: " + _describe(retractions, "retraction")
+    elif concerns and status in CONCERNABLE:
+        status, reason = Status.CONCERN, "Retraction Watch: " + _describe(concerns, "expression of concern")
+    return Resolution(resolution.id, status, record, reason)
+
+
+def _record(cid: str, found: list[Notice]) -> Record:
+    """What Retraction Watch knows of a paper no service answered for."""
+    first = found[0]
+    year = int(first.original_date[:4]) if first.original_date[:4].isdigit() else None
+    return Record(
+        cid, "retraction-watch", True, title=first.title, journal=first.journal, year=year, doi=first.original_doi
+    )
+
+
+def _add(ids: tuple[str, ...], found: list[Notice]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*ids, *(n.notice for n in found if n.notice)]))
+
+
+def _describe(found: list[Notice], what: str) -> str:
+    parts = []
+    for n in found:
+        label = n.notice.replace("pmid:", "PMID ").replace("doi:", "DOI ") if n.notice else f"record {n.record_id}"
+        parts.append(f"{what} notice {label}" + (f" ({n.date})" if n.date else ""))
+    return "; ".join(parts)

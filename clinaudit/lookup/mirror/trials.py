@@ -1,0 +1,145 @@
+"""The ClinicalTrials.gov bulk download (`ctg-studies.json.zip`, or its JSON) in the mirror.
+
+Each study is kept as the subset of its v2 JSON that clinaudit asks the API for
+(services/ctgov.py `FIELDS`: identification, status, conditions, design,
+interventions), so a look-up builds its record with the same `parse_study` as a
+network answer. A zip is read one member at a time, and a JSON array one study
+at a time, so memory stays bounded by the largest study.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clinaudit.errors import InputError
+from clinaudit.lookup.mirror.store import FileInfo, Store
+from clinaudit.lookup.services import ctgov
+
+NCT = re.compile(r"^NCT\d{8}$")
+_KEEP: dict[str, Any] = {  # the FIELDS of services/ctgov.py, as a tree of kept keys (True: the whole value)
+    "protocolSection": {
+        "identificationModule": True,
+        "statusModule": True,
+        "conditionsModule": True,
+        "designModule": {"phases": True, "studyType": True, "designInfo": True},
+        "armsInterventionsModule": {"interventions": True},
+    },
+    "hasResults": True,
+}
+_UPSERT = "INSERT OR REPLACE INTO trials(nct, title, status, why_stopped, last_update, study) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def load(store: Store, path: Path) -> FileInfo:
+    """Upsert every study of the download in one transaction."""
+    count = 0
+    newest = ""
+    src = store.next_src("trials")
+    with store.transaction() as db:
+        for where, study in _studies(path):
+            record = ctgov.parse_study(study) if isinstance(study, dict) else None
+            if record is None or not NCT.match(record.id.split(":", 1)[1]):
+                raise InputError(f"{where}: not a ClinicalTrials.gov v2 study (no valid nctId)")
+            nct = record.id.split(":", 1)[1]
+            kept = _trim(study, _KEEP)
+            updated = dict(record.extra).get("last_update", "")
+            newest = max(newest, updated)
+            db.execute(
+                _UPSERT,
+                (nct, record.title, record.trial_status, record.why_stopped, updated or None, json.dumps(kept)),
+            )
+            db.execute("DELETE FROM trial_aliases WHERE nct = ?", (nct,))
+            for alias in ctgov._aliases(study):
+                if NCT.match(alias):
+                    db.execute("INSERT OR REPLACE INTO trial_aliases(alias, nct) VALUES (?, ?)", (alias, nct))
+            count += 1
+        info = FileInfo(path.name, "trials", newest or None, count, 0)
+        store.record_file(info, src)
+    return info
+
+
+def _trim(data: Any, keep: Any) -> Any:
+    if keep is True or not isinstance(data, dict):
+        return data
+    return {k: _trim(data[k], sub) for k, sub in keep.items() if k in data}
+
+
+def _studies(path: Path) -> Iterator[tuple[str, Any]]:
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.json") if p.is_file())
+        if not files:
+            raise InputError(f"{path}: no study files (*.json) in this directory")
+        for file in files:
+            with open(file, "rb") as handle:
+                yield from _json_studies(str(file), handle)
+        return
+    if not path.is_file():
+        raise InputError(f"{path}: no such file or directory")
+    if zipfile.is_zipfile(path):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.infolist():
+                    if member.is_dir() or not member.filename.lower().endswith(".json"):
+                        continue
+                    with archive.open(member) as handle:
+                        yield from _json_studies(f"{path}:{member.filename}", handle)
+        except zipfile.BadZipFile as exc:
+            raise InputError(f"{path}: corrupt zip ({exc})") from None
+        return
+    with open(path, "rb") as handle:
+        yield from _json_studies(str(path), handle)
+
+
+def _json_studies(where: str, handle) -> Iterator[tuple[str, Any]]:
+    """A study object, an array of studies, or an API page ({"studies": [...]})."""
+    head = handle.read(1 << 16)
+    start = head.lstrip()[:1]
+    if start == b"[":
+        yield from _array(where, head, handle)
+        return
+    try:
+        data = json.loads(head + handle.read())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{where}: malformed JSON ({exc})") from None
+    if isinstance(data, dict) and isinstance(data.get("studies"), list):
+        for k, study in enumerate(data["studies"]):
+            yield f"{where}: studies[{k}]", study
+    else:
+        yield where, data
+
+
+def _array(where: str, head: bytes, handle) -> Iterator[tuple[str, Any]]:
+    """Decode a JSON array one element at a time: a bulk export can be larger than memory wants."""
+    import codecs
+
+    text = codecs.getincrementaldecoder("utf-8")()
+    json_decoder = json.JSONDecoder()
+    try:
+        buffer = text.decode(head).lstrip()[1:]  # past the '['
+        index = 0
+        while True:
+            buffer = buffer.lstrip().removeprefix(",").lstrip()
+            if buffer.startswith("]"):
+                return
+            try:
+                study, end = json_decoder.raw_decode(buffer)
+            except ValueError:
+                more = handle.read(1 << 20)
+                if not more:
+                    raise InputError(f"{where}: malformed or truncated JSON array (element {index})") from None
+                buffer += text.decode(more)
+                continue
+            yield f"{where}[{index}]", study
+            index += 1
+            buffer = buffer[end:]
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text") from None
+
+
+def study_record(row_study: str):
+    """The mirror's stored subset → the same Record the API's answer gives."""
+    return ctgov.parse_study(json.loads(row_study))

@@ -1,0 +1,122 @@
+"""`--jobs N`: read, parse and detect in worker processes; every id is still resolved in the parent.
+
+Reading a report (Markdown, sentences, citations, claims) is pure Python and
+CPU-bound, so threads would not help; worker processes each read a share of the
+files or corpus records and send back their Documents, in input order
+(`imap` keeps it), so the results are identical to `--jobs 1`. Resolution,
+verification and the verdict then run once, in the parent, over all of them:
+the ids of every document still go out in shared batches.
+
+Workers are forked after the parent has compiled the rules (benchmarks/corpus.py
+measured fork against forkserver and spawn: fork starts in milliseconds and
+shares the compiled rules; the others re-import and re-compile in every worker).
+Nothing in the parent runs threads at that point; where `fork` is unavailable
+the platform's default is used.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+
+from clinaudit.models import CorpusRecord, Document, FileReport, Options
+from clinaudit.read.inputs import Source
+
+BATCH = 128  # corpus lines per task: enough to amortise a task, small enough to balance the workers
+START_METHOD = "fork"
+_options: Options | None = None  # each worker's copy, set once by _init
+_fields: tuple[str, str | None] = ("", None)  # --jsonl-text and --jsonl-id, for a worker reading a corpus range
+
+
+def workers(options: Options) -> int:
+    """`--jobs 0` means every core."""
+    return options.jobs if options.jobs > 0 else (os.cpu_count() or 1)
+
+
+def read_sources(sources: list[Source], options: Options) -> list[Document | FileReport]:
+    """Each file read in a worker; stdin is read here (a worker cannot), in its place in the order."""
+    from clinaudit.pipeline import read_source
+
+    files = [s for s in sources if s.path is not None]
+    if workers(options) <= 1 or len(files) < 2:
+        return [read_source(s, options) for s in sources]
+    with _pool(options) as pool:
+        done = iter(pool.imap(_read_source, files, chunksize=1))
+        return [next(done) if s.path is not None else read_source(s, options) for s in sources]
+
+
+def read_corpus(
+    sources: list[Source], text_field: str, id_field: str | None, options: Options
+) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
+    """Corpus records read in workers, in order: the Documents and (name, line, id) of each.
+
+    A worker reads its own byte range of a file (`inputs.line_ranges`), so the parent
+    neither decodes the JSON nor sends the text; stdin is read here and sent in batches.
+    """
+    from clinaudit.read.inputs import line_ranges, read_jsonl
+
+    tasks: list[tuple] = []
+    for source in sources:
+        if source.path is None:
+            batch: list[CorpusRecord] = []
+            for record in read_jsonl(source, text_field, id_field, options.max_bytes):
+                batch.append(record)
+                if len(batch) == BATCH:
+                    tasks.append(("records", batch))
+                    batch = []
+            if batch:
+                tasks.append(("records", batch))
+        else:
+            tasks += [("range", source.path, source.name, *r) for r in line_ranges(source.path, BATCH)]
+    documents: list[Document | FileReport] = []
+    kept: list[tuple[str, int, str | None]] = []
+    with _pool(options, (text_field, id_field)) as pool:
+        for read, names in pool.imap(_read_task, tasks):
+            documents += read
+            kept += names
+    return documents, kept
+
+
+def _pool(options: Options, fields: tuple[str, str | None] = ("", None)):
+    _warm(options)
+    try:
+        context = multiprocessing.get_context(START_METHOD)
+    except ValueError:
+        context = multiprocessing.get_context()
+    return context.Pool(workers(options), initializer=_init, initargs=(options, fields))
+
+
+_WARM_UP = "A dose of 10 mg daily was studied (PMID: 1) [1], as Smith et al. (2019) found.\n\n## References\n\n1. X\n"
+
+
+def _warm(options: Options) -> None:
+    """Read one small report before forking: every lazy parser, rule and table is then built once, here."""
+    from clinaudit.check import corrections
+    from clinaudit.pipeline import read_document
+
+    read_document("<warm-up>", [(_WARM_UP, 0)], True, corrections.for_report(None, options))
+
+
+def _init(options: Options, fields: tuple[str, str | None]) -> None:
+    global _options, _fields
+    _options, _fields = options, fields
+
+
+def _read_source(source: Source) -> Document | FileReport:
+    from clinaudit.pipeline import read_source
+
+    assert _options is not None
+    return read_source(source, _options)
+
+
+def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
+    from clinaudit.pipeline import read_record
+    from clinaudit.read.inputs import read_range
+
+    assert _options is not None
+    if task[0] == "records":
+        records = task[1]
+    else:
+        _, path, name, start, end, first_line = task
+        records = read_range(path, name, start, end, first_line, *_fields, _options.max_bytes)
+    return [read_record(r, _options) for r in records], [(r.name, r.line, r.record) for r in records]

@@ -1,0 +1,161 @@
+"""JSONL corpora (`check answers.jsonl --jsonl-text FIELD [--jsonl-id FIELD]`) and `--jobs N`, through the installed CLI."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import SAMPLES, run_cli
+
+ANSWERS = [
+    {"id": "q1", "answer": "Take 10 mg of warfarin daily."},  # an uncited dose recommendation
+    {"id": "q2", "answer": "Statins lower LDL cholesterol (PMID: 12345678).\n\nThey are widely used."},
+    {"id": "q3", "answer": "Metformin is first-line therapy for type 2 diabetes [1].\n\n## References\n1. No id here"},
+]
+
+
+def write_corpus(path, rows: list, raw_lines: dict[int, str] | None = None):
+    """One JSON object a line; `raw_lines` puts a literal (bad) line at a 1-based position."""
+    lines = [json.dumps(r) for r in rows]
+    for position, text in sorted((raw_lines or {}).items()):
+        lines.insert(position - 1, text)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_each_record_is_a_report_named_by_its_id(tmp_path):
+    corpus = write_corpus(tmp_path / "answers.jsonl", ANSWERS)
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [f["path"] for f in data["files"]] == [f"{corpus}#q1", f"{corpus}#q2", f"{corpus}#q3"]
+    q1 = data["files"][0]
+    assert "uncited-claim" in [f["rule"] for f in q1["findings"]]
+    assert {f["path"] for f in q1["findings"]} == {f"{corpus}#q1"}
+    assert data["files"][1]["citations"][0]["id"] == "pmid:12345678"
+    assert "3 records" in proc.stderr.strip().splitlines()[-1]
+
+
+def test_format_jsonl_writes_one_result_per_record(tmp_path):
+    corpus = write_corpus(tmp_path / "answers.jsonl", ANSWERS)
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 3
+    rows = [json.loads(line) for line in lines]
+    assert [(r["record"], r["line"], r["verdict"]) for r in rows] == [
+        ("q1", 1, "fail"),
+        ("q2", 2, "pass"),
+        ("q3", 3, "pass"),
+    ]
+    assert rows[0]["findings"][0]["rule"] == "uncited-claim"
+    assert rows[1]["citations"][0]["status"] == "unverifiable"
+
+
+def test_without_an_id_field_records_are_named_by_line(tmp_path):
+    corpus = write_corpus(tmp_path / "a.jsonl", [{"text": "Take 5 mg of drug X twice daily."}, {"text": "Hello."}])
+    proc = run_cli("check", str(corpus), "--jsonl-text", "text", "--offline", "-f", "jsonl")
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["record"], r["path"]) for r in rows] == [(None, f"{corpus}:1"), (None, f"{corpus}:2")]
+
+
+def test_bad_lines_are_one_error_each_and_the_others_go_on(tmp_path):
+    corpus = write_corpus(
+        tmp_path / "answers.jsonl",
+        [*ANSWERS, {"id": "q4"}, {"id": "q5", "answer": 42}, {"id": "q1", "answer": "again"}, ["a", "list"]],
+        raw_lines={2: "{not json", 4: ""},  # line 4 is blank: not a record
+    )
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    assert proc.returncode == 2  # an input error happened
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("clinaudit: error:")]
+    assert errors == [
+        f"clinaudit: error: {corpus}:2: not JSON (Expecting property name enclosed in double quotes)",
+        f"clinaudit: error: {corpus}:6: no 'answer' field",
+        f"clinaudit: error: {corpus}:7: 'answer' is not a string",
+        f"clinaudit: error: {corpus}:9: not a JSON object (a list)",
+    ]
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["line"] for r in rows] == [1, 2, 3, 5, 6, 7, 8, 9]  # one result per record, errors included
+    assert [r["verdict"] for r in rows] == ["fail", "error", "pass", "pass", "error", "error", "pass", "error"]
+    assert (rows[6]["record"], rows[6]["path"]) == ("q1", f"{corpus}#q1")  # a repeated id: both audited, by line
+    assert rows[2]["record"] == "q2" and rows[2]["citations"]  # records after a bad line are audited
+    assert "Traceback" not in proc.stderr
+
+
+def test_jsonl_id_needs_jsonl_text(tmp_path):
+    corpus = write_corpus(tmp_path / "a.jsonl", ANSWERS)
+    proc = run_cli("check", str(corpus), "--jsonl-id", "id")
+    assert proc.returncode == 2 and proc.stderr.strip() == (
+        "clinaudit: error: --jsonl-id needs --jsonl-text FIELD (the field holding each record's text)"
+    )
+    missing = run_cli("check", str(tmp_path / "nope.jsonl"), "--jsonl-text", "answer")
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_a_record_over_max_size_is_an_error_record(tmp_path):
+    corpus = write_corpus(tmp_path / "a.jsonl", [{"id": "big", "answer": "x " * 600_000}, ANSWERS[1]])
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--max-size", "1", "-f", "jsonl")
+    assert proc.returncode == 2
+    assert f"{corpus}:1: longer than the 1 MB limit (--max-size)" in proc.stderr
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["line"] for r in rows] == [1, 2] and rows[1]["record"] == "q2"
+
+
+def test_jobs_gives_identical_results_in_the_same_order(tmp_path):
+    rows = [{"id": f"r{k}", "answer": ANSWERS[k % 3]["answer"] + f" Record {k}."} for k in range(150)]
+    corpus = write_corpus(tmp_path / "answers.jsonl", rows)
+    args = ("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    one = run_cli(*args, "--jobs", "1")
+    two = run_cli(*args, "--jobs", "2")
+    every = run_cli(*args, "--jobs", "0")
+    assert one.returncode == two.returncode == every.returncode == 1
+    assert one.stdout == two.stdout == every.stdout
+    assert len(one.stdout.splitlines()) == 150
+    files_one = run_cli("check", str(SAMPLES), "--offline", "-f", "json", "--jobs", "1")
+    files_two = run_cli("check", str(SAMPLES), "--offline", "-f", "json", "--jobs", "2")
+    assert files_one.stdout == files_two.stdout and files_one.returncode == files_two.returncode
+
+
+def test_jobs_reads_stdin_in_its_place(tmp_path):
+    report = tmp_path / "b.md"
+    report.write_text("Take 10 mg of warfarin daily.\n", encoding="utf-8")
+    args = ("check", str(SAMPLES), "-", str(report), "--offline", "-f", "json")
+    one = run_cli(*args, "--jobs", "1", input="Give 5 mg of X twice daily.\n")
+    two = run_cli(*args, "--jobs", "2", input="Give 5 mg of X twice daily.\n")
+    assert one.stdout == two.stdout
+    assert "-" in [f["path"] for f in json.loads(two.stdout)["files"]]
+
+
+def test_pathological_jsonl_lines_do_not_hang_or_crash(tmp_path):
+    corpus = tmp_path / "evil.jsonl"
+    corpus.write_text(
+        "[" * 200_000 + "\n" + '{"answer": "' + "[" * 200_000 + '"}\n' + json.dumps(ANSWERS[1]) + "\n",
+        encoding="utf-8",
+    )
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--offline", "-f", "jsonl", timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{corpus}:1: not JSON" in proc.stderr
+    assert len(proc.stdout.splitlines()) == 3
+
+
+def test_records_sharing_an_id_never_mix_their_results(tmp_path):
+    """Known-bad ids are settled per record: a later record with the same id must not take them away."""
+    corpus = write_corpus(
+        tmp_path / "a.jsonl",
+        [
+            {"id": "x", "answer": "Vaccines were linked to autism (PMID: 9500320)."},
+            {"id": "x", "answer": "Statins lower LDL cholesterol (PMID: 12345678)."},
+        ],
+    )
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    first, second = (json.loads(line) for line in proc.stdout.splitlines())
+    assert first["citations"][0]["status"] == "retracted"  # the packaged corrections condemn Wakefield 1998
+    assert any(f["rule"].startswith("correction/") for f in first["findings"])
+    assert second["citations"][0]["status"] == "unverifiable" and (first["line"], second["line"]) == (1, 2)
+
+
+def test_jobs_on_a_corpus_from_stdin(tmp_path):
+    lines = "\n".join(json.dumps({"id": f"s{k}", "answer": ANSWERS[k % 3]["answer"]}) for k in range(300)) + "\n"
+    args = ("check", "-", "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    one = run_cli(*args, "--jobs", "1", input=lines)
+    two = run_cli(*args, "--jobs", "2", input=lines)
+    assert one.returncode == two.returncode == 1 and one.stdout == two.stdout
+    assert json.loads(two.stdout.splitlines()[-1])["path"] == "-#s299"
