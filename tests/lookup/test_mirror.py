@@ -48,8 +48,8 @@ def test_build_keeps_what_verification_needs_as_efetch_parses_it(tmp_path):
         assert replace(got, extra=()) == record  # the efetch parser built it: same title, abstract, MeSH, …
         extra = dict(got.extra)
         assert extra["source"] == "mirror" and extra["mirror_date"] == "2022-11-30"  # the newest DateRevised
-    assert dict(found["pmid:36400559"].record.extra)["volume"] == "41"
-    assert dict(found["pmid:36400559"].record.extra)["pages"] == "61-76"
+    assert found["pmid:36400559"].record.volume == "41"
+    assert found["pmid:36400559"].record.pages == "61-76"
     # the pre-2017 format: bare MedlineCitation records, ISO abbreviation with dots, labelled abstract
     (title, iso, year, volume, pages, abstract, mesh) = query(
         mirror,

@@ -140,7 +140,6 @@ def _split(text: str | None) -> tuple[str, ...]:
 def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record:
     (_, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, types, mesh) = row[:12]
     retracted_by, concern, errata, retraction_of = row[12:]
-    extra = tuple((k, v) for k, v in (("volume", volume), ("pages", pages)) if v) + _provenance(as_of)
     return Record(
         id=cid,
         database="pubmed",
@@ -158,5 +157,7 @@ def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record:
         concern=_split(concern),
         corrections=_split(errata),
         retraction_of=_split(retraction_of),
-        extra=extra,
+        volume=volume or "",
+        pages=pages or "",
+        extra=_provenance(as_of),
     )
