@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
@@ -39,11 +40,20 @@ from clinaudit.models import (
 )
 from clinaudit.read import citations, claims, inputs, sentences
 from clinaudit.read.knowledge import KnowledgeBase
-from clinaudit.read.parse import ParsedDocument, is_reference_heading, parse_markdown, parse_text, unit_span
+from clinaudit.read.parse import (
+    ParsedDocument,
+    ReadState,
+    is_reference_heading,
+    parse_markdown,
+    parse_text,
+    reference_rules,
+    unit_span,
+)
 from clinaudit.report import verdict
 
 SENTENCE_DISPLAY = 200
-_LETTERS = re.compile(r"[A-Za-z]{3}")
+DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
+_WORD = re.compile(r"[A-Za-z]{3,}")
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
 
 
@@ -149,14 +159,23 @@ class _Reading:
     prose: bool = False
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line it ends on, text)
     corrections: corrections.Corrections | None = None  # the known failures that apply to this report
+    # One reference list per part of a report: a part is the text up to a reference list and the list
+    # itself, so "Part A … References … Part B … References" gives each [1] its own list.
+    part: int = 0
+    in_list: bool = False  # the last unit read was in a reference section
+    entry_groups: list[int] = field(default_factory=list)  # per entry: its part, or DEFINITIONS
+    marker_parts: list[int] = field(default_factory=list)  # per marker: the part it was read in
+    numbered: int | None = None  # the number a reader saw on the last numbered entry line of this list
 
 
 def read_document(
     path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None = None
 ) -> Document:
     reading = _Reading(corrections=known)
+    state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
     for text, line_base in chunks:
-        parsed = parse_markdown(text, line_base) if markdown else parse_text(text, line_base)
+        parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
+        state = parsed.state
         _read_units(parsed, reading)
         reading.comments += [(parsed.index.position(c.offset + 4 + len(c.text))[0], c.text) for c in parsed.comments]
     _link_references(reading)
@@ -187,28 +206,68 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     index = parsed.index
     rules = claims.rules()
     for unit in parsed.units:
-        if unit.kind in ("heading", "table_header"):
+        if unit.kind == "heading":
+            if is_reference_heading(unit.text):
+                reading.numbered = None  # a new list, in the same part as the one before it if no text came between
+            else:
+                _end_list(reading)
+                _read_citations_only(unit, index, reading)  # "## Metformin (PMID 123)": cited, not prose
             continue
         if is_reference_heading(unit.section):
-            reading.entries.extend(_reference_entries(unit, index))
+            reading.in_list = True
+            _add_entries(reading, _reference_entries(unit, index, reading), reading.part)
+            continue
+        if unit.kind == "paragraph" and citations.is_definition(unit.text):
+            _add_entries(reading, _reference_entries(unit, index, reading), DEFINITIONS)
+            continue
+        _end_list(reading)
+        if unit.kind == "table_header":
+            _read_citations_only(unit, index, reading)
             continue
         _read_prose(unit, index, rules, reading)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
-        reading.entries.append(ReferenceEntry(label.strip(), text.strip(), ids, span))
+        _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
+
+
+def _end_list(reading: _Reading) -> None:
+    """Text after a reference list starts the next part of the report."""
+    if reading.in_list:
+        reading.part += 1
+        reading.in_list = False
+    reading.numbered = None
+
+
+def _add_entries(reading: _Reading, entries: list[ReferenceEntry], group: int) -> None:
+    reading.entries += entries
+    reading.entry_groups += [group] * len(entries)
+
+
+def _entry_label(label: str) -> str:
+    if label.startswith("^"):
+        return citations.footnote_label(label)
+    return (label.lstrip("0") or "0") if label.isdigit() else label
 
 
 def _link_references(reading: _Reading) -> None:
-    """Tie each `[n]` marker to its reference entry, now that the whole list is known."""
-    entries: dict[str, ReferenceEntry] = {}
-    for entry in reading.entries:
+    """Tie each `[n]` marker to its entry in the list that closes its part, now that every list is known.
+
+    A marker after the last list (an appendix) uses the list before it; `[n]:` and `[^n]:`
+    definitions serve every part. Each entry is used or reported on its own, so two
+    entries with one label never hide each other.
+    """
+    lists: dict[int, dict[str, int]] = {}  # group → label → first entry with it
+    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
         if entry.label:
-            entries.setdefault(entry.label, entry)
-    used: set[str] = set()
-    for use in reading.markers:
+            lists.setdefault(group, {}).setdefault(entry.label, k)
+    parts = sorted(g for g in lists if g != DEFINITIONS)
+    used: set[int] = set()
+    for use, part in zip(reading.markers, reading.marker_parts, strict=True):
+        own = part if part in lists else max((p for p in parts if p < part), default=None)
+        searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
         for label in use.labels:
-            entry = entries.get(label)
-            if entry is None:
+            k = next((found[label] for found in searched if label in found), None)
+            if k is None:
                 reading.findings.append(
                     Finding(
                         "dangling-reference",
@@ -221,14 +280,15 @@ def _link_references(reading: _Reading) -> None:
                     )
                 )
                 continue
-            used.add(label)
+            used.add(k)
+            entry = reading.entries[k]
             ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
             for cid, kind, value in ids:
                 reading.mentions.append(
                     CitationMention(cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type)
                 )
-    for entry in reading.entries:  # listed but never cited in the text: still reported
-        if entry.label and entry.label in used:
+    for k, entry in enumerate(reading.entries):  # listed but never cited in the text: still reported
+        if k in used:
             continue
         marker = f"[{entry.label}]" if entry.label else ""
         for cid, kind, value in entry.ids:
@@ -313,6 +373,7 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
 
 
 def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
+    """Does the sentence say something besides its citations ("Source: PMID 123." does not)?"""
     a, b = bound
     if not cites:
         return True
@@ -320,13 +381,30 @@ def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
     for cite in cites:
         for k in range(max(cite.start, a) - a, min(cite.end, b) - a):
             chars[k] = " "
-    return bool(_LETTERS.search("".join(chars)))
+    words = _citation_words()
+    return any(w.lower() not in words for w in _WORD.findall("".join(chars)))
+
+
+@lru_cache(maxsize=1)
+def _citation_words() -> frozenset[str]:
+    """Words that only introduce a citation: "Source: PMID 123." or "(Ref: [1])" says nothing of its own."""
+    return frozenset(reference_rules()["citation_words"])
+
+
+def _read_citations_only(unit: Unit, index, reading: _Reading) -> None:
+    """A heading or a table's header row is not prose, but what it cites is reported."""
+    cites = _unit_citations(unit)
+    if cites:
+        display = _display(unit.text)
+        for cite in cites:
+            _record(cite, unit, index, display, None, reading)
 
 
 def _record(cite: _Cite, unit: Unit, index, sentence: str, claim_type: str | None, reading: _Reading) -> None:
     span = unit_span(unit, index, cite.start, cite.end)
     if cite.labels:
         reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type))
+        reading.marker_parts.append(reading.part)
     elif cite.source:
         reading.mentions.append(
             CitationMention(
@@ -340,14 +418,42 @@ def _record(cite: _Cite, unit: Unit, index, sentence: str, claim_type: str | Non
 
 def _unit_citations(unit: Unit) -> list[_Cite]:
     text = unit.text
-    cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(text)]
+    cites = [_Cite(f.start, f.end, found=f, ref_text=_url_text(text, f)) for f in citations.find_ids(text)]
     cites += [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
     cites += [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
     for link in unit.links:
-        for f in citations.find_ids(link.target):
-            cites.append(_Cite(link.start, link.end, found=f, ref_text=" ".join(link.text.split())))
+        inside = [c for c in cites if c.found is not None and link.start <= c.start < link.end]
+        cites += _link_cites(link, inside, cites)
     cites.sort(key=lambda c: c.start)
     return cites
+
+
+def _link_cites(link, inside: list[_Cite], cites: list[_Cite]) -> list[_Cite]:
+    """What a link cites beyond the ids its text already gave; a link never counts one work twice.
+
+    `[PMID: 21870978](https://pubmed…/21870978/)` is one citation of PMID 21870978, and
+    `[doi:10.1056/x](https://www.nejm.org/…)` one of the DOI, with the URL as its reference text.
+    """
+    targets = citations.find_ids(link.target)
+    url = link.target.strip()
+    if inside and targets and all(t.kind is CitationKind.URL for t in targets):
+        for cite in inside:
+            cite.ref_text = url
+        return []
+    text = " ".join(link.text.split())
+    out = []
+    for target in targets:
+        for cite in [c for c in inside if c.found is not None and c.found.id == target.id]:
+            cites.remove(cite)  # the link text repeats the target's id
+        ref_text = text or (url if target.kind is not CitationKind.URL else "")
+        out.append(_Cite(link.start, link.end, found=target, ref_text=ref_text))
+    return out
+
+
+def _url_text(text: str, found: citations.Found) -> str:
+    """An id read from a URL in the text keeps the URL as its reference text."""
+    written = text[found.start : found.end]
+    return written if found.kind is not CitationKind.URL and "://" in written else ""
 
 
 def _display(text: str) -> str:
@@ -355,18 +461,22 @@ def _display(text: str) -> str:
     return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
 
 
-def _reference_entries(unit: Unit, index) -> list[ReferenceEntry]:
-    """Split a unit of a reference section into numbered entries."""
+def _reference_entries(unit: Unit, index, reading: _Reading) -> list[ReferenceEntry]:
+    """Split a unit of a reference section into entries, each labelled as a reader sees it."""
     text = unit.text
     pieces: list[tuple[str, int, int]] = []  # label, start, end
     if unit.label:
-        pieces.append((unit.label.lstrip("0") or "0", 0, len(text)))
+        pieces.append((unit.label.lstrip("0") or "0", 0, len(text)))  # a list item: parse numbered it
     else:
         offset = 0
         for line in text.split("\n"):
-            start = citations.entry_start(line)
+            start = citations.entry_form(line)
             if start is not None:
-                pieces.append((start[0], offset + start[1], offset + len(line)))
+                label, at, numbered = start
+                if numbered:  # "1. 1. 1." lines: numbered by position, as a Markdown list renders them
+                    label = citations.next_number(label, reading.numbered)
+                    reading.numbered = int(label)
+                pieces.append((label, offset + at, offset + len(line)))
             elif pieces:
                 label, s, _ = pieces[-1]
                 pieces[-1] = (label, s, offset + len(line))
@@ -376,10 +486,11 @@ def _reference_entries(unit: Unit, index) -> list[ReferenceEntry]:
     entries = []
     for label, s, e in pieces:
         body = text[s:e]
-        ids = [(f.id, f.kind, f.value) for f in citations.find_ids(body)]
+        cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(body)]
         for link in unit.links:
             if s <= link.start < e:
-                ids += [(f.id, f.kind, f.value) for f in citations.find_ids(link.target)]
-        unique = tuple(dict.fromkeys(ids))
-        entries.append(ReferenceEntry(label, " ".join(body.split()), unique, unit_span(unit, index, s, e)))
+                inside = [c for c in cites if c.found is not None and link.start - s <= c.start < link.end - s]
+                cites += _link_cites(link, inside, cites)
+        ids = tuple(dict.fromkeys((c.found.id, c.found.kind, c.found.value) for c in cites if c.found is not None))
+        entries.append(ReferenceEntry(label, " ".join(body.split()), ids, unit_span(unit, index, s, e)))
     return entries
