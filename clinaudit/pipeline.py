@@ -116,7 +116,7 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
         reports.append(
             FileReport(
                 path=item.path,
-                verdict=verdict.file_verdict(findings, suppress.countable(cited, suppressed), options),
+                verdict=verdict.file_verdict(findings, cited, options),
                 findings=findings,
                 citations=cited,
                 sentences=item.sentences,
