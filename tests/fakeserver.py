@@ -76,6 +76,7 @@ class Fault:
     seconds: float = 5.0
     times: int | None = None
     used: int = 0
+    path: str | None = None  # only requests whose path ends so (e.g. "/efetch.fcgi"); None: every request
 
 
 @dataclass
@@ -179,6 +180,8 @@ class FakeServices:
                 else:
                     recent.append(now)
             fault = self.faults.get(service)
+            if fault is not None and fault.path is not None and not entry["path"].endswith(fault.path):
+                fault = None
             if fault is not None and (fault.times is None or fault.used < fault.times):
                 fault.used += 1
             else:
