@@ -331,8 +331,9 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
         raw = text[a:b]
         if not prose[k]:
             if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
+                alone = _display(raw)
                 for cite in per_sentence[0]:
-                    _record(cite, unit, index, _display(raw), None, reading)
+                    _record(cite, unit, index, alone, None, reading)
             continue
         reading.sentences += 1
         display = _display(raw)
