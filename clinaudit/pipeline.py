@@ -266,7 +266,11 @@ def _link_references(reading: _Reading) -> None:
         own = part if part in lists else max((p for p in parts if p < part), default=None)
         searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
         for label in use.labels:
-            k = next((found[label] for found in searched if label in found), None)
+            k = None
+            for found in searched:
+                if label in found:
+                    k = found[label]
+                    break
             if k is None:
                 reading.findings.append(
                     Finding(

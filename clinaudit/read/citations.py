@@ -38,11 +38,8 @@ _PUBMED_HOST = re.compile(
     re.IGNORECASE,
 )
 # A label and the first id after it; more ids after the same label are read by _MORE_PMIDS.
-# "PubMed" alone is a label only before five digits or more: "PubMed 2019" is a year.
-_PMID = re.compile(
-    r"\b(?:(?P<label>PMIDs?|PubMed\s*IDs?)\s*[:#]?\s*#?\s?(?P<id>\d{1,20})|PubMed[ \t]*:?[ \t]*(?P<bare>\d{5,20}))(?!\d)",
-    re.IGNORECASE,
-)
+# "PubMed" alone is a label only before five digits or more ("PubMed 2019" is a year): see _read_pmids.
+_PMID = re.compile(r"\b(PMIDs?|PubMed(?:\s*IDs?)?)\s*[:#]?\s*#?\s?(\d{1,20})(?!\d)", re.IGNORECASE)
 _MORE_PMIDS = re.compile(
     r"[ \t]{0,3}(?:,|;|&|,?[ \t]{1,3}(?:and|or))[ \t]{0,3}(?P<label>(?:PMID|PubMed[ \t]?ID)[ \t]{0,3}:?[ \t]{0,3})?"
     r"(?P<id>\d{1,20})(?!\d)",
@@ -58,7 +55,8 @@ _NCT = re.compile(r"\bNCT[\s_-]?(\d{1,20})(?!\d)", re.IGNORECASE)
 _DOI = re.compile(
     r"(?<![0-9A-Za-z])(10\.\d{4,9}/(?:[-._;()/:A-Za-z0-9]|<[-._;()/:A-Za-z0-9]{1,100}>|&(?=\d)|(?<=;\d-)#){1,500})"
 )
-_DOI_HOST = re.compile(r"(?<![\w.-])(?:dx\.|www\.)?doi\.org/(?=10\.)", re.IGNORECASE)
+_DOI_HOST = re.compile(r"doi\.org/(?=10\.)", re.IGNORECASE)  # what comes before it: see _read_doi_host
+_DOI_HOST_PREFIX = re.compile(r"(?:(?<![\w./-])(?:dx|www)\.)?$", re.IGNORECASE)
 _DOI_VALID = re.compile(r"^10\.\d{4,9}/[^\s\"]+$")  # SICI DOIs hold '<' and '>': doi_path escapes them
 _DOI_PREFIX = re.compile(r"10\.\d{4,9}$")
 # Another citation glued to a DOI: "10.1056/NEJMoa1107039;PMID:21870978".
@@ -231,6 +229,7 @@ _URL_TAIL_SUFFIX = re.compile(
 )
 _PREPRINT_VERSION = re.compile(r"^(10\.1101/(?:\d{4}\.\d{2}\.\d{2}\.)?\d{6,8})v\d{1,3}$")
 _PUBMED_PATH = re.compile(r"^/(?:pubmed/)?(\d{1,20})/?$")
+_URL_HOST = re.compile(r"https?://(?:[^/?#@]{0,200}@)?([^/?#:@]{1,253})", re.IGNORECASE)
 _CTGOV_ID = re.compile(r"\b(NCT\d{1,20})(?!\d)", re.IGNORECASE)
 
 
@@ -285,13 +284,14 @@ class UrlForm:
     name: str
     hosts: frozenset[str] | None
     read: Callable[[SplitResult], tuple[CitationKind, str] | None]
+    needs: str = ""  # a substring the URL must hold for `read` to be worth running
 
 
 URL_FORMS: tuple[UrlForm, ...] = (
     UrlForm("pubmed", _PUBMED_HOSTS, _pubmed_url),
     UrlForm("ctgov", _CTGOV_HOSTS, _ctgov_url),
     UrlForm("doi-resolver", _DOI_HOSTS, _doi_resolver_url),
-    UrlForm("publisher-doi", None, _publisher_doi_url),
+    UrlForm("publisher-doi", None, _publisher_doi_url, needs="10."),
 )
 
 
@@ -304,14 +304,17 @@ def classify_url(url: str, start: int, text: str = "") -> Found:
     """
     url = _trim(url)
     end = start + len(url)
-    try:
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-    except ValueError:
-        return Found(CitationKind.URL, f"url:{url}", url, start, end, True)
+    m = _URL_HOST.match(url)
+    host = m.group(1).lower() if m else ""
+    parts = None
     for form in URL_FORMS:
-        if form.hosts is not None and host not in form.hosts:
-            continue
+        if (form.hosts is not None and host not in form.hosts) or form.needs not in url:
+            continue  # most URLs are web pages: decided without taking them apart
+        if parts is None:
+            try:
+                parts = urlsplit(url)
+            except ValueError:
+                break
         named = form.read(parts)
         if named is None:
             continue
@@ -343,19 +346,30 @@ def _read_pubmed_host(m: re.Match[str], text: str) -> list[Found]:
 
 
 def _read_doi_host(m: re.Match[str], text: str) -> list[Found]:
+    start = m.start()
+    if start and (text[start - 1].isalnum() or text[start - 1] in "_/-"):
+        return []  # part of another name or path
+    if start and text[start - 1] == ".":  # "dx.doi.org/…" or "www.doi.org/…", never "x.doi.org"
+        prefix = _DOI_HOST_PREFIX.search(text, max(0, start - 4), start)
+        if prefix is None or prefix.start() == start:
+            return []
+        start = prefix.start()
     found = _DOI.match(text, m.end())
     if found is None:
         return []
     item = doi(found.group(1), found.start())
-    return [Found(item.kind, item.id, item.value, m.start(), item.end, item.valid)]
+    return [Found(item.kind, item.id, item.value, start, item.end, item.valid)]
 
 
 def _read_pmids(m: re.Match[str], text: str) -> list[Found]:
     """A label and every id after it: "PMID 11111111, 22222222 and 33333333", "PMIDs: 1, 2"."""
-    if m.group("bare"):
-        return [pmid(m.group("bare"), m.start(), m.end())]
-    out = [pmid(m.group("id"), m.start(), m.end())]
-    plural = m.group("label").lower().endswith("s")
+    label, digits = m.group(1, 2)
+    if len(label) == 6 and len(digits) < 5 and label.lower() == "pubmed":
+        return []  # "PubMed 2019": a year
+    out = [pmid(digits, m.start(), m.end())]
+    plural = label[-1] in "sS"
+    if len(label) == 6 and label.lower() == "pubmed":
+        return out  # a bare "PubMed" names one record
     pos = m.end()
     while True:
         more = _MORE_PMIDS.match(text, pos)
@@ -428,14 +442,20 @@ def find_ids(text: str) -> list[Found]:
     found: list[Found] = []
     taken = _Taken()
     for form in ID_FORMS:
-        if not any(h in lowered for h in form.hints):
+        for hint in form.hints:  # a loop, not any(): this runs for every unit of every report
+            if hint in lowered:
+                break
+        else:
             continue
         for m in form.pattern.finditer(text):
+            if not taken.free(m.start(), m.start() + 1):
+                continue  # inside a span an earlier form read: a DOI in a URL, say
             for item in form.read(m, text):
                 if taken.free(item.start, item.end):
                     taken.add(item.start, item.end)
                     found.append(item)
-    found.sort(key=lambda f: f.start)
+    if len(found) > 1:
+        found.sort(key=lambda f: f.start)
     return found
 
 

@@ -116,6 +116,7 @@ def unit_span(unit: Unit, index: LineIndex, start: int, end: int) -> Span:
     return index.span(unit_to_doc(unit, start), unit_to_doc(unit, end))
 
 
+@lru_cache(maxsize=1024)  # asked of every unit's section, and sections repeat
 def is_reference_heading(text: str) -> bool:
     """Does a heading (or a paragraph's short first line) open a reference list? Matched on its words."""
     if not text or len(text) > 120:
