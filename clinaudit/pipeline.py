@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 from collections import ChainMap
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from clinaudit.check import corrections
@@ -166,6 +166,9 @@ class _Reading:
     entry_groups: list[int] = field(default_factory=list)  # per entry: its part, or DEFINITIONS
     marker_parts: list[int] = field(default_factory=list)  # per marker: the part it was read in
     numbered: int | None = None  # the number a reader saw on the last numbered entry line of this list
+    # The last sentence of the paragraph just read, which a paragraph "Source: PMID 123" cites:
+    # (its display text, its claim type, its index in `claims` when it is a claim).
+    last_sentence: tuple[str, str | None, int | None] | None = None
 
 
 def read_document(
@@ -206,6 +209,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     index = parsed.index
     rules = claims.rules()
     for unit in parsed.units:
+        previous, reading.last_sentence = reading.last_sentence, None
         if unit.kind == "heading":
             if is_reference_heading(unit.text):
                 reading.numbered = None  # a new list, in the same part as the one before it if no text came between
@@ -224,7 +228,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
         if unit.kind == "table_header":
             _read_citations_only(unit, index, reading)
             continue
-        _read_prose(unit, index, rules, reading)
+        _read_prose(unit, index, rules, reading, previous)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
@@ -311,7 +315,13 @@ class _Cite:
     ref_text: str = ""
 
 
-def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) -> None:
+def _read_prose(
+    unit: Unit,
+    index,
+    rules: claims.ClaimRules,
+    reading: _Reading,
+    previous: tuple[str, str | None, int | None] | None = None,
+) -> None:
     text = unit.text
     bounds = sentences.split(text)
     if not bounds:
@@ -334,7 +344,14 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:
-            if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
+            if k == 0 and not row and previous is not None and _citation_lead().match(raw):
+                # "Source: PMID 123" as a paragraph of its own cites the sentence above it
+                display, name, claimed = previous
+                if claimed is not None:
+                    reading.claims[claimed] = replace(reading.claims[claimed], cited=True)
+                for cite in per_sentence[0]:
+                    _record(cite, unit, index, display, name, reading)
+            elif k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
                 alone = _display(raw)
                 for cite in per_sentence[0]:
                     _record(cite, unit, index, alone, None, reading)
@@ -371,6 +388,8 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading) 
         if not row:
             for cite in per_sentence[k]:
                 _record(cite, unit, index, display, name, reading)
+            claimed = len(reading.claims) - 1 if claim_type is not None else None
+            reading.last_sentence = (display, name, claimed)
     if row:
         row_text = _display(text)
         for cite in cites:
@@ -388,6 +407,13 @@ def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
             chars[k] = " "
     words = _citation_words()
     return any(w.lower() not in words for w in _WORD.findall("".join(chars)))
+
+
+@lru_cache(maxsize=1)
+def _citation_lead() -> re.Pattern[str]:
+    """What opens a paragraph that only attributes the one before it: "Source:", "See:", "Ref.", …"""
+    words = "|".join(re.escape(w) for w in reference_rules()["citation_leads"])
+    return re.compile(rf"^\W{{0,3}}(?:{words})\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)

@@ -110,17 +110,19 @@ _NOT_SURNAMES = frozenset(
 _TRAILING = ".,;:!?'\"*_~"
 _CITATION_LABEL = re.compile(r"\b(?:PMIDs?|PubMed(?:\s+IDs?)?|doi|NCT)\s*:?(?=\s|$)", re.IGNORECASE)
 
-# How a reference-list entry starts: "[3] ", "[3]: ", "[^3]: ", "3. ", "3) ", "(3) ".
+# How a reference-list entry starts: "[3] ", "[3]: ", "[^3]: ", "3. ", "3) ", "(3) ", "3 - ".
 # `numbered` entries follow the list's order (so "1. 1. 1." is 1, 2, 3); bracketed labels are names.
 _ENTRY_BRACKET = re.compile(r"^\s{0,3}\[(\d{1,3})\][:.]?(?:\s+|$)")
 _ENTRY_FOOTNOTE = re.compile(r"^\s{0,3}\[(\^[^\[\]\s^]{1,40})\]:(?:\s+|$)")
 _ENTRY_NUMBER = re.compile(r"^\s*(\d{1,3})[.)]\s+")
 _ENTRY_PAREN = re.compile(r"^\s*\((\d{1,3})\)\s+")
+_ENTRY_DASH = re.compile(r"^\s*(\d{1,3})\s?[-\u2013\u2014]\s+")  # "1 - Smith J. …"
 _ENTRY_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (_ENTRY_BRACKET, False),
     (_ENTRY_FOOTNOTE, False),
     (_ENTRY_NUMBER, True),
     (_ENTRY_PAREN, True),
+    (_ENTRY_DASH, True),
 )
 # A definition line outside a reference section: "[3]: free text" or a footnote "[^3]: …".
 _DEFINITION = re.compile(r"^\s{0,3}\[(\d{1,3}|\^[^\[\]\s^]{1,40})\]:(?:[ \t]|$)")

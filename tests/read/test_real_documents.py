@@ -86,6 +86,11 @@ def test_an_ordered_list_numbered_in_order_keeps_its_numbers():
     assert cited(report)["pmid:22222222"] == ("Aspirin is indicated for pain [5].",)
 
 
+def test_entries_numbered_with_a_dash():
+    report = audit(BODY + "\nReferences\n" + references(ENTRIES, ["1", "2", "3", "4"], style="{n} - {e}"))
+    assert dangling(report) == [] and set(cited(report)) == set(IDS)
+
+
 def test_lazy_numbering_in_plain_text():
     text = BODY + "\nReferences\n" + references(ENTRIES, ["1"] * 4)
     report = audit(text, "report.txt", markdown=False)
@@ -365,6 +370,29 @@ def test_a_sentence_that_is_only_a_citation_cites_the_sentence_before(after):
     assert uncited(report) == []
     assert report.sentences == 1
     assert any(c[:1] and c[0].startswith("Warfarin is contraindicated in pregnancy.") for c in cited(report).values())
+
+
+@pytest.mark.parametrize("lead", ["Source: PMID 23456789", "**Sources:** PMID 23456789, [1]", "See [1]."])
+def test_a_paragraph_that_only_attributes_cites_the_sentence_above(lead):
+    report = audit(
+        f"Warfarin is contraindicated in pregnancy.\n\n{lead}\n\n## References\n\n1. Hall JG. PMID: 23456789\n"
+    )
+    assert uncited(report) == []
+    assert cited(report)["pmid:23456789"][0] == "Warfarin is contraindicated in pregnancy."
+
+
+@pytest.mark.parametrize(
+    "between, after",
+    [
+        ("\n\n", "PMID: 23456789"),  # no word saying it attributes: a citation standing alone
+        ("\n\n## Anticoagulants\n\n", "Source: PMID 23456789"),  # a heading between: another subject
+        ("\n\n| a | b |\n|---|---|\n| x | y |\n\n", "Source: PMID 23456789"),  # a table between
+    ],
+)
+def test_a_citation_paragraph_does_not_reach_across_other_blocks(between, after):
+    report = audit(f"Warfarin is contraindicated in pregnancy.{between}{after}\n")
+    assert uncited(report) == ["contraindication"]
+    assert "pmid:23456789" in cited(report)
 
 
 def test_a_sentence_with_words_of_its_own_is_not_a_citation():
