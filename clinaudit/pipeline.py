@@ -13,7 +13,7 @@ and guard/ runs the same stages on a stream as it is generated.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -450,34 +450,40 @@ def _record(cite: _Cite, unit: Unit, index, sentence: str, claim_type: str | Non
 def _unit_citations(unit: Unit) -> list[_Cite]:
     text = unit.text
     cites = [_Cite(f.start, f.end, found=f, ref_text=_url_text(text, f)) for f in citations.find_ids(text)]
+    cites += _links(unit.links, cites)
     cites += [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
     cites += [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
-    for link in unit.links:
-        inside = [c for c in cites if c.found is not None and link.start <= c.start < link.end]
-        cites += _link_cites(link, inside, cites)
     cites.sort(key=lambda c: c.start)
     return cites
 
 
-def _link_cites(link, inside: list[_Cite], cites: list[_Cite]) -> list[_Cite]:
-    """What a link cites beyond the ids its text already gave; a link never counts one work twice.
+def _links(links, cites: list[_Cite], offset: int = 0) -> list[_Cite]:
+    """What links cite beyond the ids their text gave (`cites`, in order; a repeat is taken out of it).
 
-    `[PMID: 21870978](https://pubmed…/21870978/)` is one citation of PMID 21870978, and
-    `[doi:10.1056/x](https://www.nejm.org/…)` one of the DOI, with the URL as its reference text.
+    A link never counts one work twice: `[PMID: 21870978](https://pubmed…/21870978/)` is one
+    citation of PMID 21870978, and `[doi:10.1056/x](https://www.nejm.org/…)` one of the DOI, with
+    the URL as its reference text. `offset` is where the text of `cites` starts in the unit.
     """
-    targets = citations.find_ids(link.target)
-    url = link.target.strip()
-    if inside and targets and all(t.kind is CitationKind.URL for t in targets):
-        for cite in inside:
-            cite.ref_text = url
+    if not links:
         return []
-    text = " ".join(link.text.split())
+    starts = [c.start + offset for c in cites]
+    repeated: set[int] = set()
     out = []
-    for target in targets:
-        for cite in [c for c in inside if c.found is not None and c.found.id == target.id]:
-            cites.remove(cite)  # the link text repeats the target's id
-        ref_text = text or (url if target.kind is not CitationKind.URL else "")
-        out.append(_Cite(link.start, link.end, found=target, ref_text=ref_text))
+    for link in links:
+        inside = cites[bisect_left(starts, link.start) : bisect_left(starts, link.end)]
+        targets = citations.find_ids(link.target)
+        url = link.target.strip()
+        if inside and targets and all(t.kind is CitationKind.URL for t in targets):
+            for cite in inside:  # the text names the work, the target is a web page about it
+                cite.ref_text = url
+            continue
+        text = " ".join(link.text.split())
+        for target in targets:
+            repeated.update(id(c) for c in inside if c.found is not None and c.found.id == target.id)
+            ref_text = text or (url if target.kind is not CitationKind.URL else "")
+            out.append(_Cite(link.start - offset, link.end - offset, found=target, ref_text=ref_text))
+    if repeated:
+        cites[:] = [c for c in cites if id(c) not in repeated]
     return out
 
 
@@ -518,10 +524,7 @@ def _reference_entries(unit: Unit, index, reading: _Reading) -> list[ReferenceEn
     for label, s, e in pieces:
         body = text[s:e]
         cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(body)]
-        for link in unit.links:
-            if s <= link.start < e:
-                inside = [c for c in cites if c.found is not None and link.start - s <= c.start < link.end - s]
-                cites += _link_cites(link, inside, cites)
+        cites += _links([link for link in unit.links if s <= link.start < e], cites, s)
         ids = tuple(dict.fromkeys((c.found.id, c.found.kind, c.found.value) for c in cites if c.found is not None))
         entries.append(ReferenceEntry(label, " ".join(body.split()), ids, unit_span(unit, index, s, e)))
     return entries
