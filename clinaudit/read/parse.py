@@ -13,7 +13,6 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 
 from clinaudit.models import Link, Span, Unit
 from clinaudit.read.citations import next_number
@@ -131,6 +130,8 @@ def is_reference_heading(text: str) -> bool:
 
 @lru_cache(maxsize=1)
 def reference_rules() -> dict:
+    from importlib import resources
+
     import yaml
 
     return yaml.safe_load(resources.files("clinaudit").joinpath(REFERENCE_RULES).read_text(encoding="utf-8"))
