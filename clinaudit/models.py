@@ -82,7 +82,7 @@ class Unit:
     `line_starts` maps each line of `text` back to its offset in the document.
     """
 
-    kind: str  # paragraph | heading | table_row | text
+    kind: str  # paragraph | heading | table_row | table_header | html | text
     text: str
     line_starts: tuple[tuple[int, int], ...]  # (offset in text, offset in document)
     links: tuple[Link, ...] = ()

@@ -13,10 +13,11 @@ and guard/ runs the same stages on a stream as it is generated.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from clinaudit.check import corrections
@@ -42,12 +43,20 @@ from clinaudit.models import (
 )
 from clinaudit.read import citations, claims, inputs, sentences
 from clinaudit.read.knowledge import KnowledgeBase
-from clinaudit.read.parse import ParsedDocument, is_reference_heading, parse_markdown, parse_text, unit_span
+from clinaudit.read.parse import (
+    ParsedDocument,
+    ReadState,
+    is_reference_heading,
+    parse_markdown,
+    parse_text,
+    reference_rules,
+    unit_span,
+)
 from clinaudit.report import verdict
 
 SENTENCE_DISPLAY = 200
-_LETTERS = re.compile(r"[A-Za-z]{3}")
-_LIST_MARKER = re.compile(r"[ \t>]{0,40}(?:[-*+]|\d{1,9}[.)])[ \t]{1,8}(?:\[[ xX]\][ \t]{1,4})?")
+DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
+_WORD = re.compile(r"[A-Za-z]{3,}")
 _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
 
 
@@ -167,7 +176,7 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
         reports.append(
             FileReport(
                 path=item.path,
-                verdict=verdict.file_verdict(findings, suppress.countable(cited, suppressed), options),
+                verdict=verdict.file_verdict(findings, cited, options),
                 findings=findings,
                 citations=cited,
                 sentences=item.sentences,
@@ -216,15 +225,27 @@ class _Reading:
     title: str = ""  # the document's first heading
     abbreviations: dict[str, str] = field(default_factory=dict)  # short form → long form, first definition wins
     plain: Context | None = None  # the Context of a sentence shown whole under the current headings
+    # One reference list per part of a report: a part is the text up to a reference list and the list
+    # itself, so "Part A … References … Part B … References" gives each [1] its own list.
+    part: int = 0
+    in_list: bool = False  # the last unit read was in a reference section
+    entry_groups: list[int] = field(default_factory=list)  # per entry: its part, or DEFINITIONS
+    marker_parts: list[int] = field(default_factory=list)  # per marker: the part it was read in
+    numbered: int | None = None  # the number a reader saw on the last numbered entry line of this list
+    # The last sentence of the paragraph just read, which a paragraph "Source: PMID 123" cites:
+    # (its display text, its claim type, its index in `claims` when it is a claim, its raw text).
+    last_sentence: tuple[str, str | None, int | None, str] | None = None
 
 
 def read_document(
     path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None = None
 ) -> Document:
     reading = _Reading(corrections=known)
+    state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
     for text, line_base in chunks:
-        parsed = parse_markdown(text, line_base) if markdown else parse_text(text, line_base)
-        _read_units(parsed, reading, text)
+        parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
+        state = parsed.state
+        _read_units(parsed, reading)
         reading.comments += [(parsed.index.position(c.offset + 4 + len(c.text))[0], c.text) for c in parsed.comments]
     _link_references(reading)
     return Document(
@@ -252,22 +273,53 @@ def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
     return directives(comments)
 
 
-def _read_units(parsed: ParsedDocument, reading: _Reading, source: str = "") -> None:
+def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     index = parsed.index
     rules = claims.rules()
     for unit in parsed.units:
+        previous, reading.last_sentence = reading.last_sentence, None
         if unit.kind == "heading":
             _heading(unit, reading)
-            continue
-        if unit.kind == "table_header":
+            if is_reference_heading(unit.text):
+                reading.numbered = None  # a new list, in the same part as the one before it if no text came between
+            else:
+                _end_list(reading)
+                _read_citations_only(unit, index, reading)  # "## Metformin (PMID 123)": cited, not prose
             continue
         if is_reference_heading(unit.section):
-            reading.entries.extend(_reference_entries(unit, index))
+            reading.in_list = True
+            _add_entries(reading, _reference_entries(unit, index, reading), reading.part)
             continue
-        _read_prose(unit, index, rules, reading, _is_list_item(unit, index, source))
+        if unit.kind == "paragraph" and citations.is_definition(unit.text):
+            _add_entries(reading, _reference_entries(unit, index, reading), DEFINITIONS)
+            continue
+        _end_list(reading)
+        if unit.kind == "table_header":
+            _read_citations_only(unit, index, reading)
+            continue
+        _read_prose(unit, index, rules, reading, previous)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
-        reading.entries.append(ReferenceEntry(label.strip(), text.strip(), ids, span))
+        _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
+
+
+def _end_list(reading: _Reading) -> None:
+    """Text after a reference list starts the next part of the report."""
+    if reading.in_list:
+        reading.part += 1
+        reading.in_list = False
+    reading.numbered = None
+
+
+def _add_entries(reading: _Reading, entries: list[ReferenceEntry], group: int) -> None:
+    reading.entries += entries
+    reading.entry_groups += [group] * len(entries)
+
+
+def _entry_label(label: str) -> str:
+    if label.startswith("^"):
+        return citations.footnote_label(label)
+    return (label.lstrip("0") or "0") if label.isdigit() else label
 
 
 def _heading(unit: Unit, reading: _Reading) -> None:
@@ -300,16 +352,28 @@ def _find_abbreviations(text: str) -> dict[str, str]:
 
 
 def _link_references(reading: _Reading) -> None:
-    """Tie each `[n]` marker to its reference entry, now that the whole list is known."""
-    entries: dict[str, ReferenceEntry] = {}
-    for entry in reading.entries:
+    """Tie each `[n]` marker to its entry in the list that closes its part, now that every list is known.
+
+    A marker after the last list (an appendix) uses the list before it; `[n]:` and `[^n]:`
+    definitions serve every part. Each entry is used or reported on its own, so two
+    entries with one label never hide each other.
+    """
+    lists: dict[int, dict[str, int]] = {}  # group → label → first entry with it
+    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
         if entry.label:
-            entries.setdefault(entry.label, entry)
-    used: set[str] = set()
-    for use in reading.markers:
+            lists.setdefault(group, {}).setdefault(entry.label, k)
+    parts = sorted(g for g in lists if g != DEFINITIONS)
+    used: set[int] = set()
+    for use, part in zip(reading.markers, reading.marker_parts, strict=True):
+        own = part if part in lists else max((p for p in parts if p < part), default=None)
+        searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
         for label in use.labels:
-            entry = entries.get(label)
-            if entry is None:
+            k = None
+            for found in searched:
+                if label in found:
+                    k = found[label]
+                    break
+            if k is None:
                 reading.findings.append(
                     Finding(
                         "dangling-reference",
@@ -322,7 +386,8 @@ def _link_references(reading: _Reading) -> None:
                     )
                 )
                 continue
-            used.add(label)
+            used.add(k)
+            entry = reading.entries[k]
             ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
             for cid, kind, value in ids:
                 reading.mentions.append(
@@ -330,8 +395,8 @@ def _link_references(reading: _Reading) -> None:
                         cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
                     )
                 )
-    for entry in reading.entries:  # listed but never cited in the text: still reported
-        if entry.label and entry.label in used:
+    for k, entry in enumerate(reading.entries):  # listed but never cited in the text: still reported
+        if k in used:
             continue
         marker = f"[{entry.label}]" if entry.label else ""
         for cid, kind, value in entry.ids:
@@ -350,16 +415,13 @@ class _Cite:
     ref_text: str = ""
 
 
-def _is_list_item(unit: Unit, index, source: str) -> bool:
-    """Does the unit start right after a list marker (`- `, `3. `, `- [x] `) on its first line?"""
-    if not source or unit.kind != "paragraph":
-        return False
-    start = unit.line_starts[0][1]
-    line_start = index.starts[bisect_right(index.starts, start) - 1]
-    return _LIST_MARKER.fullmatch(source, line_start, start) is not None
-
-
-def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, item: bool = False) -> None:
+def _read_prose(
+    unit: Unit,
+    index,
+    rules: claims.ClaimRules,
+    reading: _Reading,
+    previous: tuple[str, str | None, int | None, str] | None = None,
+) -> None:
     text = unit.text
     bounds = sentences.split(text)
     if not bounds:
@@ -385,10 +447,18 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:
-            if k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
-                display = _display(raw)
+            if k == 0 and not row and previous is not None and _citation_lead().match(raw):
+                # "Source: PMID 123" as a paragraph of its own cites the sentence above it
+                display, name, claimed, said = previous
+                if claimed is not None:
+                    reading.claims[claimed] = replace(reading.claims[claimed], cited=True)
+                context = _context(unit, said, display, reading)
                 for cite in per_sentence[0]:
-                    _record(cite, unit, index, display, None, reading, _context(unit, raw, display, reading))
+                    _record(cite, unit, index, display, name, reading, context)
+            elif k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
+                alone = _display(raw)
+                for cite in per_sentence[0]:
+                    _record(cite, unit, index, alone, None, reading, _context(unit, raw, alone, reading))
             continue
         reading.sentences += 1
         display = _display(raw)
@@ -402,7 +472,13 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
             cited = bool(per_sentence[k] or (row and cites))
             reading.claims.append(
                 Claim(
-                    found.type.name, found.type.severity, sentence, cited, found.why, unit.section, item and bool(cites)
+                    found.type.name,
+                    found.type.severity,
+                    sentence,
+                    cited,
+                    found.why,
+                    unit.section,
+                    unit.item and bool(cites),
                 )
             )
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
@@ -428,6 +504,8 @@ def _read_prose(unit: Unit, index, rules: claims.ClaimRules, reading: _Reading, 
             context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
             for cite in per_sentence[k]:
                 _record(cite, unit, index, display, name, reading, context)
+            claimed = len(reading.claims) - 1 if claim_type is not None else None
+            reading.last_sentence = (display, name, claimed, raw)
     if row:
         row_text = _display(text)
         context = _context(unit, text, "", reading)
@@ -454,6 +532,7 @@ def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:
 
 
 def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
+    """Does the sentence say something besides its citations ("Source: PMID 123." does not)?"""
     a, b = bound
     if not cites:
         return True
@@ -461,7 +540,30 @@ def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
     for cite in cites:
         for k in range(max(cite.start, a) - a, min(cite.end, b) - a):
             chars[k] = " "
-    return bool(_LETTERS.search("".join(chars)))
+    words = _citation_words()
+    return any(w.lower() not in words for w in _WORD.findall("".join(chars)))
+
+
+@lru_cache(maxsize=1)
+def _citation_lead() -> re.Pattern[str]:
+    """What opens a paragraph that only attributes the one before it: "Source:", "See:", "Ref.", …"""
+    words = "|".join(re.escape(w) for w in reference_rules()["citation_leads"])
+    return re.compile(rf"^\W{{0,3}}(?:{words})\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _citation_words() -> frozenset[str]:
+    """Words that only introduce a citation: "Source: PMID 123." or "(Ref: [1])" says nothing of its own."""
+    return frozenset(reference_rules()["citation_words"])
+
+
+def _read_citations_only(unit: Unit, index, reading: _Reading) -> None:
+    """A heading or a table's header row is not prose, but what it cites is reported."""
+    cites = _unit_citations(unit)
+    if cites:
+        display = _display(unit.text)
+        for cite in cites:
+            _record(cite, unit, index, display, None, reading)
 
 
 def _record(
@@ -476,6 +578,7 @@ def _record(
     span = unit_span(unit, index, cite.start, cite.end)
     if cite.labels:
         reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type, context))
+        reading.marker_parts.append(reading.part)
     elif cite.source:
         reading.mentions.append(
             CitationMention(
@@ -491,14 +594,48 @@ def _record(
 
 def _unit_citations(unit: Unit) -> list[_Cite]:
     text = unit.text
-    cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(text)]
+    cites = [_Cite(f.start, f.end, found=f, ref_text=_url_text(text, f)) for f in citations.find_ids(text)]
+    cites += _links(unit.links, cites)
     cites += [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
     cites += [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
-    for link in unit.links:
-        for f in citations.find_ids(link.target):
-            cites.append(_Cite(link.start, link.end, found=f, ref_text=" ".join(link.text.split())))
     cites.sort(key=lambda c: c.start)
     return cites
+
+
+def _links(links, cites: list[_Cite], offset: int = 0) -> list[_Cite]:
+    """What links cite beyond the ids their text gave (`cites`, in order; a repeat is taken out of it).
+
+    A link never counts one work twice: `[PMID: 21870978](https://pubmed…/21870978/)` is one
+    citation of PMID 21870978, and `[doi:10.1056/x](https://www.nejm.org/…)` one of the DOI, with
+    the URL as its reference text. `offset` is where the text of `cites` starts in the unit.
+    """
+    if not links:
+        return []
+    starts = [c.start + offset for c in cites]
+    repeated: set[int] = set()
+    out = []
+    for link in links:
+        inside = cites[bisect_left(starts, link.start) : bisect_left(starts, link.end)]
+        targets = citations.find_ids(link.target)
+        url = link.target.strip()
+        if inside and targets and all(t.kind is CitationKind.URL for t in targets):
+            for cite in inside:  # the text names the work, the target is a web page about it
+                cite.ref_text = url
+            continue
+        text = " ".join(link.text.split())
+        for target in targets:
+            repeated.update(id(c) for c in inside if c.found is not None and c.found.id == target.id)
+            ref_text = text or (url if target.kind is not CitationKind.URL else "")
+            out.append(_Cite(link.start - offset, link.end - offset, found=target, ref_text=ref_text))
+    if repeated:
+        cites[:] = [c for c in cites if id(c) not in repeated]
+    return out
+
+
+def _url_text(text: str, found: citations.Found) -> str:
+    """An id read from a URL in the text keeps the URL as its reference text."""
+    written = text[found.start : found.end]
+    return written if found.kind is not CitationKind.URL and "://" in written else ""
 
 
 def _display(text: str) -> str:
@@ -506,18 +643,22 @@ def _display(text: str) -> str:
     return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
 
 
-def _reference_entries(unit: Unit, index) -> list[ReferenceEntry]:
-    """Split a unit of a reference section into numbered entries."""
+def _reference_entries(unit: Unit, index, reading: _Reading) -> list[ReferenceEntry]:
+    """Split a unit of a reference section into entries, each labelled as a reader sees it."""
     text = unit.text
     pieces: list[tuple[str, int, int]] = []  # label, start, end
     if unit.label:
-        pieces.append((unit.label.lstrip("0") or "0", 0, len(text)))
+        pieces.append((unit.label.lstrip("0") or "0", 0, len(text)))  # a list item: parse numbered it
     else:
         offset = 0
         for line in text.split("\n"):
-            start = citations.entry_start(line)
+            start = citations.entry_form(line)
             if start is not None:
-                pieces.append((start[0], offset + start[1], offset + len(line)))
+                label, at, numbered = start
+                if numbered:  # "1. 1. 1." lines: numbered by position, as a Markdown list renders them
+                    label = citations.next_number(label, reading.numbered)
+                    reading.numbered = int(label)
+                pieces.append((label, offset + at, offset + len(line)))
             elif pieces:
                 label, s, _ = pieces[-1]
                 pieces[-1] = (label, s, offset + len(line))
@@ -527,10 +668,8 @@ def _reference_entries(unit: Unit, index) -> list[ReferenceEntry]:
     entries = []
     for label, s, e in pieces:
         body = text[s:e]
-        ids = [(f.id, f.kind, f.value) for f in citations.find_ids(body)]
-        for link in unit.links:
-            if s <= link.start < e:
-                ids += [(f.id, f.kind, f.value) for f in citations.find_ids(link.target)]
-        unique = tuple(dict.fromkeys(ids))
-        entries.append(ReferenceEntry(label, " ".join(body.split()), unique, unit_span(unit, index, s, e)))
+        cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(body)]
+        cites += _links([link for link in unit.links if s <= link.start < e], cites, s)
+        ids = tuple(dict.fromkeys((c.found.id, c.found.kind, c.found.value) for c in cites if c.found is not None))
+        entries.append(ReferenceEntry(label, " ".join(body.split()), ids, unit_span(unit, index, s, e)))
     return entries

@@ -94,6 +94,7 @@ class Fault:
     ctype: str = "application/json"
     encoding: str = ""
     size: int = 0
+    path: str | None = None  # only requests whose path ends so (e.g. "/efetch.fcgi"); None: every request
 
 
 @dataclass
@@ -200,6 +201,8 @@ class FakeServices:
                 else:
                     recent.append(now)
             fault = self.faults.get(service)
+            if fault is not None and fault.path is not None and not entry["path"].endswith(fault.path):
+                fault = None
             if fault is not None and (fault.times is None or fault.used < fault.times):
                 fault.used += 1
             else:

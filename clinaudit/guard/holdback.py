@@ -29,6 +29,7 @@ COMMITTED: dict[str, str] = {
     "source": r"\[(?:src:|[0-9a-fA-F]{8}-)",
     "pmid": r"(?i:PMID|PubMed\s+ID)",
     "nct": r"(?i:NCT)",
+    "pmcid": r"(?i:PMCID)|PMC",
     "doi": r"10\.\d{4,9}/",
     "url": r"(?i:https?://)",
 }

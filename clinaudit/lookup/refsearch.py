@@ -169,10 +169,12 @@ def _search(queries: list[Query], options: Options, cache, seconds: float) -> di
             except Fault as fault:
                 faults.setdefault(query.key, fault.reason)
         pmids = sorted({p for ids in candidates.values() for p in ids[:CANDIDATES]})
-        records = _records(http, settings, cache, pmids) if pmids else {}
+        records, unfetched = _records(http, settings, cache, pmids) if pmids else ({}, {})
     out = {}
     for query in queries:
-        out[query.key] = _judge(query, candidates[query.key][:CANDIDATES], records, faults.get(query.key))
+        found = candidates[query.key][:CANDIDATES]
+        fault = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
+        out[query.key] = _judge(query, found, records, fault)
     return out
 
 
@@ -224,8 +226,9 @@ def esearch(ask, term: str) -> list[str]:
     return [str(i) for i in result.get("idlist", []) if str(i).isdigit()]
 
 
-def _records(http, settings, cache, pmids: list[str]) -> dict[str, Record]:
-    """PubMed records for candidate PMIDs: the resolution cache first, then efetch."""
+def _records(http, settings, cache, pmids: list[str]) -> tuple[dict[str, Record], dict[str, str]]:
+    """PubMed records for candidate PMIDs (the resolution cache first, then efetch), and why the
+    ones that could not be fetched were not: a candidate never seen is no evidence against the entry."""
     from clinaudit.lookup.cache import FOUND_TTL
     from clinaudit.lookup.resolve import from_json, to_json
     from clinaudit.lookup.services.pubmed import PubMed
@@ -237,12 +240,18 @@ def _records(http, settings, cache, pmids: list[str]) -> dict[str, Record]:
         if cached is not None and cached.record is not None:
             out[cid] = cached.record
     missing = [cid for cid in ids if cid not in out]
+    unfetched: dict[str, str] = {}
     if missing:
         fresh = PubMed(email=settings.email, api_key=settings.api_key).resolve(http, missing, lambda n: None)
         found = {cid: r for cid, r in fresh.items() if r.record is not None and r.status is not Status.UNVERIFIABLE}
         cache.put_many("pubmed", {cid: (to_json(r), FOUND_TTL) for cid, r in found.items()})
         out.update({cid: r.record for cid, r in found.items() if r.record is not None})
-    return out
+        unfetched = {
+            cid: f"the record of candidate {cid.replace('pmid:', 'PMID ')} could not be fetched: {r.reason}"
+            for cid, r in fresh.items()
+            if r.status is Status.UNVERIFIABLE
+        }
+    return out, unfetched
 
 
 def _judge(query: Query, pmids: list[str], records: dict[str, Record], fault: str | None) -> Resolution:

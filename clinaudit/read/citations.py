@@ -1,14 +1,19 @@
 """Find cited ids in prose, link targets and reference lists.
 
-Every pattern is bounded or linear, so no input line makes one backtrack; ids are
-validated here, before anything could put them in a URL.
+The id grammar is two tables: ID_FORMS, the ways an id is written in text, and
+URL_FORMS, the URLs that name an id rather than a web page. A new form of id is a
+new row. Every pattern is bounded or linear, so no input line makes one
+backtrack; ids are validated here, before anything could put them in a URL.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
-from urllib.parse import unquote
+from typing import NamedTuple
+from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from clinaudit.models import CitationKind
 
@@ -25,18 +30,42 @@ class Found:
     valid: bool
 
 
+# ---------------------------------------------------------------- the patterns
+
 _URL = re.compile(r"\bhttps?://[^\s<>\"'`\[\]{}|\\^]{1,2000}", re.IGNORECASE)
-_PUBMED_URL = re.compile(
-    r"^https?://(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov/|ncbi\.nlm\.nih\.gov/pubmed/)(\d+)/?(?:[?#].*)?$",
+# A PubMed page named without its scheme ("pubmed.ncbi.nlm.nih.gov/21870978").
+_PUBMED_HOST = re.compile(
+    r"(?<![\w./-])(?:www\.)?(?:pubmed\.ncbi\.nlm\.nih\.gov|ncbi\.nlm\.nih\.gov/pubmed)/(\d{1,20})(?!\d)",
     re.IGNORECASE,
 )
-_DOI_URL = re.compile(r"^https?://(?:dx\.)?doi\.org/(10\.\S+)$", re.IGNORECASE)
-_CTGOV_URL = re.compile(r"^https?://(?:www\.)?clinicaltrials\.gov/\S*?\b(NCT\d+)", re.IGNORECASE)
-_PMID = re.compile(r"\b(?:PMID|PubMed\s+ID)\s*:?\s*#?\s?(\d{1,20})(?!\d)", re.IGNORECASE)
+# A label and the first id after it; more ids after the same label are read by _MORE_PMIDS.
+# "PubMed" alone is a label only before five digits or more ("PubMed 2019" is a year): see _read_pmids.
+_PMID = re.compile(r"\b(PMIDs?|PubMed(?:\s*IDs?)?)\s*[:#]?\s*#?\s?(\d{1,20})(?!\d)", re.IGNORECASE)
+_MORE_PMIDS = re.compile(
+    r"[ \t]{0,3}(?:,|;|&|,?[ \t]{1,3}(?:and|or))[ \t]{0,3}(?P<label>(?:PMID|PubMed[ \t]?ID)[ \t]{0,3}:?[ \t]{0,3})?"
+    r"(?P<id>\d{1,20})(?!\d)",
+    re.IGNORECASE,
+)
+# After a number, what shows it is a count or a measure, not one more id: "PMID 11111111, 22 patients".
+_NOT_AN_ID_AFTER = re.compile(r"[ \t]{0,3}(?:%|\.\d|(?!and\b|or\b)[a-z]{2,})")
 _NCT = re.compile(r"\bNCT[\s_-]?(\d{1,20})(?!\d)", re.IGNORECASE)
-_DOI = re.compile(r"\b(10\.\d{4,9}/[^\s\"<>`]{1,500})")
-_DOI_VALID = re.compile(r"^10\.\d{4,9}/[^\s\"<>]+$")
+PMCID_MAX_DIGITS = 9
+_PMCID = re.compile(r"\b(?:(?i:PMCID)\s{0,3}:?\s{0,3}(?:PMC)?|PMC)(\d{1,20})(?!\d)")
+# Crossref's advice (crossref.org/blog/dois-and-matching-regular-expressions): a modern DOI is
+# 10.<4-9 digits>/ then [-._;()/:A-Z0-9]; the early SICI DOIs add a <…> segment and may end in a
+# '#' check character (10.1002/(SICI)1097-0274(199601)29:1<23::AID-AJIM4>3.0.CO;2-#), and a few
+# 10.1207 DOIs carry '&<digit>'. Anything else ('?', '#', '=', '*', '[', quotes, spaces) ends it.
+_DOI = re.compile(
+    r"(?<![0-9A-Za-z])(10\.\d{4,9}/(?:[-._;()/:A-Za-z0-9]|<[-._;()/:A-Za-z0-9]{1,100}>|&(?=\d)|(?<=;\d-)#){1,500})"
+)
+_DOI_HOST = re.compile(r"doi\.org/(?=10\.)", re.IGNORECASE)  # what comes before it: see _read_doi_host
+_DOI_HOST_PREFIX = re.compile(r"(?:(?<![\w./-])(?:dx|www)\.)?$", re.IGNORECASE)
+_DOI_VALID = re.compile(r"^10\.\d{4,9}/[^\s\"]+$")  # SICI DOIs hold '<' and '>': doi_path escapes them
+_DOI_PREFIX = re.compile(r"10\.\d{4,9}$")
+# Another citation glued to a DOI: "10.1056/NEJMoa1107039;PMID:21870978".
+_GLUED_LABEL = re.compile(r"[;,.](?:PMC?ID|PubMed|NCT\d|doi:|https?:)", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,3}(?:\s*(?:[,;\u2013\u2014-]|&ndash;)\s*\d{1,3}){0,40})\]")
+_FOOTNOTE = re.compile(r"\[\^([^\[\]\s^]{1,40})\]")
 _SOURCE_MARKER = re.compile(
     r"\[(src:[A-Za-z0-9][\w.:/-]{0,200}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\]"
 )
@@ -81,13 +110,32 @@ _NOT_SURNAMES = frozenset(
         "Mid",
     ]
 )
-_TRAILING = ".,;:!?'\""
-_CITATION_LABEL = re.compile(r"\b(?:PMID|PubMed\s+ID|doi|NCT)\s*:?(?=\s|$)", re.IGNORECASE)
-_ENTRY_START = re.compile(r"^\s*(?:\[(\d{1,3})\]|(\d{1,3})[.)])\s+")
+_TRAILING = ".,;:!?'\"*_~"
+_CITATION_LABEL = re.compile(r"\b(?:PMIDs?|PubMed(?:\s+IDs?)?|doi|NCT)\s*:?(?=\s|$)", re.IGNORECASE)
+
+# How a reference-list entry starts: "[3] ", "[3]: ", "[^3]: ", "3. ", "3) ", "(3) ", "3 - ".
+# `numbered` entries follow the list's order (so "1. 1. 1." is 1, 2, 3); bracketed labels are names.
+_ENTRY_BRACKET = re.compile(r"^\s{0,3}\[(\d{1,3})\][:.]?(?:\s+|$)")
+_ENTRY_FOOTNOTE = re.compile(r"^\s{0,3}\[(\^[^\[\]\s^]{1,40})\]:(?:\s+|$)")
+_ENTRY_NUMBER = re.compile(r"^\s*(\d{1,3})[.)]\s+")
+_ENTRY_PAREN = re.compile(r"^\s*\((\d{1,3})\)\s+")
+_ENTRY_DASH = re.compile(r"^\s*(\d{1,3})\s?[-\u2013\u2014]\s+")  # "1 - Smith J. …"
+_ENTRY_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
+    (_ENTRY_BRACKET, False),
+    (_ENTRY_FOOTNOTE, False),
+    (_ENTRY_NUMBER, True),
+    (_ENTRY_PAREN, True),
+    (_ENTRY_DASH, True),
+)
+# A definition line outside a reference section: "[3]: free text" or a footnote "[^3]: …".
+_DEFINITION = re.compile(r"^\s{0,3}\[(\d{1,3}|\^[^\[\]\s^]{1,40})\]:(?:[ \t]|$)")
+
+
+# ---------------------------------------------------------------- ids
 
 
 def _trim(value: str) -> str:
-    """Trim trailing punctuation, and a closing bracket that has no opener inside."""
+    """Trim trailing punctuation and emphasis, and a closing bracket that has no opener inside."""
     while value:
         last = value[-1]
         if last in _TRAILING or (
@@ -112,6 +160,9 @@ def valid_doi(value: str) -> bool:
 
 
 def pmid(value: str, start: int, end: int) -> Found:
+    """A PMID; leading zeros are padding ("09500320" is PMID 9500320), so both forms are one id."""
+    if value.isdigit() and len(value) > 1:
+        value = value.lstrip("0") or "0"
     return Found(CitationKind.PMID, f"pmid:{value}", value, start, end, valid_pmid(value))
 
 
@@ -120,62 +171,316 @@ def nct(digits: str, start: int, end: int) -> Found:
     return Found(CitationKind.NCT, f"nct:{value}", value, start, end, valid_nct(value))
 
 
-def doi(value: str, start: int, end: int) -> Found:
+def doi(value: str, start: int, end: int | None = None) -> Found:
+    """A DOI as written, cut where it stops being one: a glued label, trailing punctuation or emphasis."""
+    glued = _GLUED_LABEL.search(value, value.find("/"))
+    if glued:
+        value = value[: glued.start()]
     value = _trim(value)
     return Found(CitationKind.DOI, f"doi:{value.lower()}", value, start, start + len(value), valid_doi(value))
 
 
-def classify_url(url: str, start: int) -> Found:
-    """A URL that names a PubMed record, a DOI or a trial is that id, not a web page."""
+# ---------------------------------------------------------------- URLs that name an id
+
+_DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
+_PUBMED_HOSTS = frozenset({"pubmed.ncbi.nlm.nih.gov", "ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
+_CTGOV_HOSTS = frozenset({"clinicaltrials.gov", "www.clinicaltrials.gov", "classic.clinicaltrials.gov"})
+# The path segment before a DOI on a publisher's site: /doi/10.…, /doi/full/10.…, /article/10.…,
+# /articles/10.…, /chapter/10.…, bioRxiv's /content/10.1101/….
+_DOI_PATH_WORDS = frozenset(
+    [
+        "doi",
+        "full",
+        "abs",
+        "abstract",
+        "pdf",
+        "epdf",
+        "pdfdirect",
+        "reader",
+        "fulltext",
+        "article",
+        "articles",
+        "chapter",
+        "content",
+        "book",
+        "epub",
+    ]
+)
+_DOI_QUERY_KEYS = frozenset({"doi", "id"})  # journals.plos.org/plosone/article?id=10.1371/…
+# What a site appends to a DOI in its URLs: /full, .full, .pdf, .abstract, bioRxiv's v2.full.pdf.
+_URL_TAIL_SEGMENTS = frozenset(
+    [
+        "full",
+        "abstract",
+        "abs",
+        "pdf",
+        "epdf",
+        "fulltext",
+        "full-text",
+        "html",
+        "meta",
+        "figures",
+        "tables",
+        "references",
+        "metrics",
+        "info",
+        "suppl",
+    ]
+)
+_URL_TAIL_SUFFIX = re.compile(
+    r"(?:\.(?:full|pdf|abstract|html|short|long|full-text|supplementary-material|article-info|article-metrics|"
+    r"figures-only|e-letters))+$",
+    re.IGNORECASE,
+)
+_PREPRINT_VERSION = re.compile(r"^(10\.1101/(?:\d{4}\.\d{2}\.\d{2}\.)?\d{6,8})v\d{1,3}$")
+_PUBMED_PATH = re.compile(r"^/(?:pubmed/)?(\d{1,20})/?$")
+_URL_HOST = re.compile(r"https?://(?:[^/?#@]{0,200}@)?([^/?#:@]{1,253})", re.IGNORECASE)
+_CTGOV_ID = re.compile(r"\b(NCT\d{1,20})(?!\d)", re.IGNORECASE)
+_PMC_HOSTS = frozenset(
+    {"ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov", "pmc.ncbi.nlm.nih.gov", "europepmc.org", "www.europepmc.org"}
+)
+_PMC_PATH = re.compile(r"^/(?:pmc/articles/|articles/|article/PMC/)PMC(\d{1,20})(?:/.*)?$", re.IGNORECASE)
+_EUROPEPMC_MED_PATH = re.compile(r"^/(?:abstract|article)/MED/(\d{1,20})/?$", re.IGNORECASE)
+
+
+def _pubmed_url(url: SplitResult) -> tuple[CitationKind, str] | None:
+    m = _PUBMED_PATH.match(url.path)
+    if m and (url.hostname == "pubmed.ncbi.nlm.nih.gov" or url.path.startswith("/pubmed/")):
+        return CitationKind.PMID, m.group(1)
+    return None
+
+
+def _ctgov_url(url: SplitResult) -> tuple[CitationKind, str] | None:
+    m = _CTGOV_ID.search(url.path) or _CTGOV_ID.search(url.query)
+    return (CitationKind.NCT, m.group(1)[3:]) if m else None
+
+
+def _pmc_url(url: SplitResult) -> tuple[CitationKind, str] | None:
+    """An article page at NCBI's PMC or Europe PMC; Europe PMC's page of a MEDLINE record is its PMID."""
+    m = _PMC_PATH.match(url.path)
+    if m:
+        return CitationKind.PMCID, m.group(1)
+    m = _EUROPEPMC_MED_PATH.match(url.path) if url.hostname in ("europepmc.org", "www.europepmc.org") else None
+    return (CitationKind.PMID, m.group(1)) if m else None
+
+
+def _doi_resolver_url(url: SplitResult) -> tuple[CitationKind, str] | None:
+    path = unquote(url.path)
+    m = _DOI.match(path, 1)
+    return (CitationKind.DOI, m.group(1)) if m and path.startswith("/10.") else None
+
+
+def _publisher_doi_url(url: SplitResult) -> tuple[CitationKind, str] | None:
+    """/doi/10.…, /doi/full/10.…, /article/10.…, /content/10.1101/…: the DOI is the path from `10.` on."""
+    segments = unquote(url.path).split("/")
+    for k in range(1, len(segments) - 1):
+        if segments[k - 1].lower() in _DOI_PATH_WORDS and _DOI_PREFIX.match(segments[k]):
+            return CitationKind.DOI, _without_site_tail("/".join(segments[k:]))
+    for key, value in parse_qsl(url.query):
+        if key.lower() in _DOI_QUERY_KEYS and value.startswith("10."):
+            return CitationKind.DOI, _without_site_tail(value)
+    return None
+
+
+def _without_site_tail(value: str) -> str:
+    """Cut what a site adds to a DOI: '/full', '.full.pdf', and a preprint's version ('v2')."""
+    m = _DOI.match(value)
+    value = _trim(m.group(1)) if m else value
+    while "/" in value[value.find("/") + 1 :]:
+        head, _, last = value.rpartition("/")
+        if last.lower() not in _URL_TAIL_SEGMENTS:
+            break
+        value = head
+    value = _URL_TAIL_SUFFIX.sub("", value)
+    version = _PREPRINT_VERSION.match(value)
+    return version.group(1) if version else value
+
+
+class UrlForm(NamedTuple):  # a table row (a NamedTuple costs a sixth of a frozen dataclass at import)
+    """A URL that names an id: on these hosts (None: any), `read` finds the id in the parts of the URL."""
+
+    name: str
+    hosts: frozenset[str] | None
+    read: Callable[[SplitResult], tuple[CitationKind, str] | None]
+    needs: str = ""  # a substring the URL must hold for `read` to be worth running
+
+
+URL_FORMS: tuple[UrlForm, ...] = (
+    UrlForm("pubmed", _PUBMED_HOSTS, _pubmed_url),
+    UrlForm("ctgov", _CTGOV_HOSTS, _ctgov_url),
+    UrlForm("pmc", _PMC_HOSTS, _pmc_url),
+    UrlForm("doi-resolver", _DOI_HOSTS, _doi_resolver_url),
+    UrlForm("publisher-doi", None, _publisher_doi_url, needs="10."),
+)
+
+
+def classify_url(url: str, start: int, text: str = "") -> Found:
+    """A URL that names a PubMed record, a DOI or a trial is that id, not a web page.
+
+    `text`, when given, is what the URL was found in: a raw SICI DOI such as
+    https://doi.org/10.1002/(SICI)…<857::AID-SIM777>3.0.CO;2-E stops the URL at its '<',
+    and the DOI is read on from there.
+    """
     url = _trim(url)
     end = start + len(url)
-    found = _pmc_url(url, start, end)
-    if found is not None:
-        return found
-    m = _PUBMED_URL.match(url)
-    if m:
-        return pmid(m.group(1), start, end)
-    m = _DOI_URL.match(url)
-    if m:
-        found = doi(unquote(m.group(1)), start, end)
+    m = _URL_HOST.match(url)
+    host = m.group(1).lower() if m else ""
+    parts = None
+    for form in URL_FORMS:
+        if (form.hosts is not None and host not in form.hosts) or form.needs not in url:
+            continue  # most URLs are web pages: decided without taking them apart
+        if parts is None:
+            try:
+                parts = urlsplit(url)
+            except ValueError:
+                break
+        named = form.read(parts)
+        if named is None:
+            continue
+        kind, value = named
+        if kind is CitationKind.PMID:
+            found = pmid(value, start, end)
+        elif kind is CitationKind.NCT:
+            found = nct(value, start, end)
+        elif kind is CitationKind.PMCID:
+            found = pmcid(value, start, end)
+        else:
+            found = doi(value, start)
+            if text and end < len(text) and text[end] == "<" and url.endswith(found.value):
+                longer = _DOI.match(text, end - len(found.value))
+                if longer and longer.end() > end:
+                    found = doi(longer.group(1), end - len(found.value))
+                    end = found.end
         return Found(found.kind, found.id, found.value, start, end, found.valid)
-    m = _CTGOV_URL.match(url)
-    if m:
-        return nct(m.group(1)[3:], start, end)
     return Found(CitationKind.URL, f"url:{url}", url, start, end, True)
+
+
+# ---------------------------------------------------------------- the id forms
+
+
+def _read_url(m: re.Match[str], text: str) -> list[Found]:
+    return [classify_url(m.group(0), m.start(), text)]
+
+
+def _read_pubmed_host(m: re.Match[str], text: str) -> list[Found]:
+    return [pmid(m.group(1), m.start(), m.end())]
+
+
+def _read_doi_host(m: re.Match[str], text: str) -> list[Found]:
+    start = m.start()
+    if start and (text[start - 1].isalnum() or text[start - 1] in "_/-"):
+        return []  # part of another name or path
+    if start and text[start - 1] == ".":  # "dx.doi.org/…" or "www.doi.org/…", never "x.doi.org"
+        prefix = _DOI_HOST_PREFIX.search(text, max(0, start - 4), start)
+        if prefix is None or prefix.start() == start:
+            return []
+        start = prefix.start()
+    found = _DOI.match(text, m.end())
+    if found is None:
+        return []
+    item = doi(found.group(1), found.start())
+    return [Found(item.kind, item.id, item.value, start, item.end, item.valid)]
+
+
+def _read_pmids(m: re.Match[str], text: str) -> list[Found]:
+    """A label and every id after it: "PMID 11111111, 22222222 and 33333333", "PMIDs: 1, 2"."""
+    label, digits = m.group(1, 2)
+    if len(label) == 6 and len(digits) < 5 and label.lower() == "pubmed":
+        return []  # "PubMed 2019": a year
+    out = [pmid(digits, m.start(), m.end())]
+    plural = label[-1] in "sS"
+    if len(label) == 6 and label.lower() == "pubmed":
+        return out  # a bare "PubMed" names one record
+    pos = m.end()
+    while True:
+        more = _MORE_PMIDS.match(text, pos)
+        if more is None:
+            break
+        digits = more.group("id")
+        labelled = more.group("label") is not None
+        if not (labelled or plural or len(digits) >= 5) or _NOT_AN_ID_AFTER.match(text, more.end()):
+            break  # "PMID 11111111, 2019" or "…, 22 patients": a year or a count, not an id
+        out.append(pmid(digits, more.start("label") if labelled else more.start("id"), more.end()))
+        pos = more.end()
+    return out
+
+
+def _read_nct(m: re.Match[str], text: str) -> list[Found]:
+    return [nct(m.group(1), m.start(), m.end())]
+
+
+def _read_pmcid(m: re.Match[str], text: str) -> list[Found]:
+    return [pmcid(m.group(1), m.start(), m.end())]
+
+
+def _read_doi(m: re.Match[str], text: str) -> list[Found]:
+    return [doi(m.group(1), m.start())]
+
+
+class IdForm(NamedTuple):
+    """One way an id is written. `hints` (lower case): the pattern runs only on text holding one of them."""
+
+    name: str
+    hints: tuple[str, ...]
+    pattern: re.Pattern[str]
+    read: Callable[[re.Match[str], str], list[Found]]
+
+
+# In order of precedence: a span an earlier form took is not read again by a later one.
+ID_FORMS: tuple[IdForm, ...] = (
+    IdForm("url", ("://",), _URL, _read_url),
+    IdForm("pubmed-host", ("ncbi.nlm.nih.gov",), _PUBMED_HOST, _read_pubmed_host),
+    IdForm("doi-host", ("doi.org/",), _DOI_HOST, _read_doi_host),
+    IdForm("pmid", ("pmid", "pubmed"), _PMID, _read_pmids),
+    IdForm("nct", ("nct",), _NCT, _read_nct),
+    IdForm("pmcid", ("pmc",), _PMCID, _read_pmcid),
+    IdForm("doi", ("10.",), _DOI, _read_doi),
+)
+
+
+class _Taken:
+    """Disjoint spans already read, kept sorted: an overlap test is two comparisons, not a scan."""
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def free(self, start: int, end: int) -> bool:
+        k = bisect_right(self.starts, start)
+        if k and self.ends[k - 1] > start:
+            return False
+        return not (k < len(self.starts) and self.starts[k] < end)
+
+    def add(self, start: int, end: int) -> None:
+        k = bisect_right(self.starts, start)
+        self.starts.insert(k, start)
+        self.ends.insert(k, end)
 
 
 def find_ids(text: str) -> list[Found]:
     """Every PMID, NCT id, DOI and URL in a piece of text, in order, without overlaps."""
     if not text:
         return []
-    found: list[Found] = []
-    taken: list[tuple[int, int]] = []
-    if "://" in text:
-        for m in _URL.finditer(text):
-            item = classify_url(m.group(0), m.start())
-            found.append(item)
-            taken.append((item.start, m.end()))
-
-    def free(a: int, b: int) -> bool:
-        return not any(s < b and a < e for s, e in taken)
-
     lowered = text.lower()
-    if "pmid" in lowered or "pubmed" in lowered:
-        for m in _PMID.finditer(text):
-            if free(m.start(), m.end()):
-                found.append(pmid(m.group(1), m.start(), m.end()))
-    if "nct" in lowered:
-        for m in _NCT.finditer(text):
-            if free(m.start(), m.end()):
-                found.append(nct(m.group(1), m.start(), m.end()))
-    if "PMC" in text or "pmcid" in lowered:
-        found += [pmcid(m.group(1), m.start(), m.end()) for m in _PMCID.finditer(text) if free(m.start(), m.end())]
-    if "10." in text:
-        for m in _DOI.finditer(text):
-            if free(m.start(), m.end()):
-                found.append(doi(m.group(1), m.start(), m.end()))
-    found.sort(key=lambda f: f.start)
+    found: list[Found] = []
+    taken = _Taken()
+    for form in ID_FORMS:
+        for hint in form.hints:  # a loop, not any(): this runs for every unit of every report
+            if hint in lowered:
+                break
+        else:
+            continue
+        for m in form.pattern.finditer(text):
+            if not taken.free(m.start(), m.start() + 1):
+                continue  # inside a span an earlier form read: a DOI in a URL, say
+            for item in form.read(m, text):
+                if taken.free(item.start, item.end):
+                    taken.add(item.start, item.end)
+                    found.append(item)
+    if len(found) > 1:
+        found.sort(key=lambda f: f.start)
     return found
 
 
@@ -190,6 +495,9 @@ def without_citations(text: str) -> str:
     for start, end in spans:
         chars[start:end] = " " * (end - start)
     return _CITATION_LABEL.sub(" ", "".join(chars))
+
+
+# ---------------------------------------------------------------- markers and reference entries
 
 
 def expand_marker(body: str) -> list[str]:
@@ -209,9 +517,22 @@ def expand_marker(body: str) -> list[str]:
 
 
 def find_markers(text: str) -> list[tuple[list[str], int, int]]:
+    """`[n]` markers, and footnote references `[^n]` (label "^n": footnotes are a namespace of their own)."""
     if "[" not in text:
         return []
-    return [(expand_marker(m.group(1)), m.start(), m.end()) for m in _MARKER.finditer(text)]
+    out = [(expand_marker(m.group(1)), m.start(), m.end()) for m in _MARKER.finditer(text)]
+    if "[^" in text:
+        out += [([footnote_label(m.group(1))], m.start(), m.end()) for m in _FOOTNOTE.finditer(text)]
+        out.sort(key=lambda m: m[1])
+    return out
+
+
+def footnote_label(name: str) -> str:
+    """ "1" → "^1": the label of footnote `[^1]`, in its definition and in the text alike."""
+    name = name.removeprefix("^")
+    if name.isdigit():
+        name = name.lstrip("0") or "0"
+    return "^" + name
 
 
 def find_source_markers(text: str) -> list[tuple[str, int, int]]:
@@ -234,26 +555,39 @@ def find_weak(text: str) -> list[tuple[str, int, int]]:
 
 
 def entry_start(line: str) -> tuple[str, int] | None:
-    """The label and text offset of a numbered reference entry line, if it is one."""
-    m = _ENTRY_START.match(line)
-    if not m:
-        return None
-    return (m.group(1) or m.group(2)).lstrip("0") or "0", m.end()
+    """The label and text offset of a reference entry line ("[3] …", "[^3]: …", "3. …"), if it is one."""
+    found = entry_form(line)
+    return (found[0], found[1]) if found else None
+
+
+def entry_form(line: str) -> tuple[str, int, bool] | None:
+    """Label, text offset, and whether the label is a list number (which lazy numbering may repeat)."""
+    for pattern, numbered in _ENTRY_FORMS:
+        m = pattern.match(line)
+        if m:
+            label = m.group(1)
+            label = footnote_label(label) if label.startswith("^") else (label.lstrip("0") or "0")
+            return label, m.end(), numbered
+    return None
+
+
+def is_definition(line: str) -> bool:
+    """ "[3]: …" or "[^3]: …" starts the line: an entry of the document's reference list, not prose."""
+    return bool(_DEFINITION.match(line))
+
+
+def next_number(label: str, previous: int | None) -> str:
+    """The number a reader sees for a numbered entry: its own, unless the list repeats or goes back
+    ("1. 1. 1.", valid CommonMark, renders 1, 2, 3), when it is one more than the entry before."""
+    if previous is not None and label.isdigit() and int(label) <= previous:
+        return str(previous + 1)
+    return label
 
 
 # ---------------------------------------------------------------- PubMed Central (issue 16)
 # PMC1234567 and PMCID: PMC1234567; PMC article pages at NCBI and Europe PMC are that PMC id,
 # and a Europe PMC page of a MEDLINE record (/abstract/MED/<pmid>, /article/MED/<pmid>) is a PMID.
-PMCID_MAX_DIGITS = 9
-_PMCID = re.compile(r"\b(?:(?i:PMCID)\s{0,3}:?\s{0,3}(?:PMC)?|PMC)(\d{1,20})(?!\d)")
-_PMC_URL = re.compile(
-    r"^https?://(?:www\.)?(?:ncbi\.nlm\.nih\.gov/pmc/articles/|pmc\.ncbi\.nlm\.nih\.gov/articles/"
-    r"|europepmc\.org/(?:article/PMC/|articles/))PMC(\d{1,20})/?(?:[?#/].*)?$",
-    re.IGNORECASE,
-)
-_EUROPEPMC_MED_URL = re.compile(
-    r"^https?://(?:www\.)?europepmc\.org/(?:abstract|article)/MED/(\d{1,20})/?(?:[?#].*)?$", re.IGNORECASE
-)
+# Both are rows of the tables above: IdForm "pmcid" and UrlForm "pmc".
 
 
 def valid_pmcid(value: str) -> bool:
@@ -266,20 +600,13 @@ def pmcid(digits: str, start: int, end: int) -> Found:
     return Found(CitationKind.PMCID, f"pmcid:{value}", value, start, end, valid_pmcid(value))
 
 
-def _pmc_url(url: str, start: int, end: int) -> Found | None:
-    m = _PMC_URL.match(url)
-    if m:
-        return pmcid(m.group(1), start, end)
-    m = _EUROPEPMC_MED_URL.match(url)
-    return pmid(m.group(1), start, end) if m else None
-
-
 # Every citation-marker grammar by name: the streaming guard derives its hold-back from these.
 MARKER_PATTERNS: dict[str, re.Pattern[str]] = {
     "reference": _MARKER,
     "source": _SOURCE_MARKER,
     "pmid": _PMID,
     "nct": _NCT,
+    "pmcid": _PMCID,
     "doi": _DOI,
     "url": _URL,
 }

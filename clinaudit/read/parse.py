@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from clinaudit.models import Link, Span, Unit
+from clinaudit.read.citations import next_number
 
-REFERENCE_HEADING = re.compile(
-    r"^(?:references?|bibliography|sources?|citations?|works cited|literature cited|"
-    r"further reading|key references)$",
-    re.IGNORECASE,
-)
-_HEADING_NOISE = re.compile(r"[*_#:\s]+")
+REFERENCE_RULES = "rules/references.yaml"  # the words of a reference heading (and of a citation-only sentence)
+_HEADING_NUMBER = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXivx]{1,5}[.)]|[A-Za-z][.)])\s+")
+_HEADING_ASIDE = re.compile(r"\([^()]{0,80}\)|\[[^\[\]]{0,80}\]")
+_HEADING_WORD = re.compile(r"[^\W\d_]+")
 _NON_NEWLINE = re.compile(r"[^\n]")
 _BACKTICKS = re.compile(r"`+")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]{0,500})?/?>")
@@ -30,6 +30,8 @@ _LINK = re.compile(
     r"(?:\s+(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'))?\s*\)"
 )
 _REF_DEFINITION = re.compile(r" {0,3}\[([^\]\n]{1,100})\]:[ \t]*(\S.*)$")
+_HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]{1,2000})"|'([^']{1,2000})'|([^\s"'>]{1,2000}))""", re.IGNORECASE)
+_PROSE_LETTERS = re.compile(r"[A-Za-z]{2}")
 _TEXT_PARAGRAPH = re.compile(r"\n[ \t]*\n")
 
 
@@ -42,11 +44,26 @@ class Comment:
 
 
 @dataclass(slots=True)
+class ReadState:
+    """What one chunk of a report hands to the next, so a cut between chunks changes nothing.
+
+    The section the chunk ends in (a References heading keeps its list in the next
+    chunk), and the ordered list it ends with, which a list in the next chunk may
+    continue: a blank line between items does not end a list.
+    """
+
+    section: str = ""
+    list_markup: str = ""  # "." or ")" when the chunk ended with an ordered list
+    list_last: int = 0  # the number a reader saw on that list's last item
+
+
+@dataclass(slots=True)
 class ParsedDocument:
     units: list[Unit]
     index: LineIndex
     comments: list[Comment] = field(default_factory=list)
     definitions: list[tuple[str, str, Span]] = field(default_factory=list)  # `[n]: …` lines
+    state: ReadState = field(default_factory=ReadState)  # for the next chunk of the same report
 
 
 class LineIndex:
@@ -98,8 +115,32 @@ def unit_span(unit: Unit, index: LineIndex, start: int, end: int) -> Span:
     return index.span(unit_to_doc(unit, start), unit_to_doc(unit, end))
 
 
+@lru_cache(maxsize=1024)  # asked of every unit's section, and sections repeat
 def is_reference_heading(text: str) -> bool:
-    return bool(REFERENCE_HEADING.match(_HEADING_NOISE.sub(" ", text).strip()))
+    """Does a heading (or a paragraph's short first line) open a reference list? Matched on its words."""
+    if not text or len(text) > 120:
+        return False
+    max_words, words_, also = _heading_words()
+    text = _HEADING_ASIDE.sub(" ", _HEADING_NUMBER.sub("", text.strip(" \t*_#>")))
+    words = [w.lower() for w in _HEADING_WORD.findall(text.replace("&", " and "))]
+    return (
+        0 < len(words) <= max_words and any(w in words_ for w in words) and all(w in words_ or w in also for w in words)
+    )
+
+
+@lru_cache(maxsize=1)
+def reference_rules() -> dict:
+    from importlib import resources
+
+    import yaml
+
+    return yaml.safe_load(resources.files("clinaudit").joinpath(REFERENCE_RULES).read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _heading_words() -> tuple[int, frozenset[str], frozenset[str]]:
+    heading = reference_rules()["heading"]
+    return int(heading["max_words"]), frozenset(heading["words"]), frozenset(heading["also"])
 
 
 # ---------------------------------------------------------------- markdown
@@ -119,16 +160,18 @@ def _markdown():  # built on first use: the import costs time a `--help` need no
     return _md
 
 
-def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
+def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
     md = _markdown()
     tokens = md.parse(text)
     if tokens and max(t.level for t in tokens) >= md.options["maxNesting"] - 1:
         # markdown-it drops what lies deeper than its nesting limit; read it all rather than lose it
-        return parse_text(text, line_base)
+        return parse_text(text, line_base, state)
+    state = state or ReadState()
     index = LineIndex(text, line_base)
     doc = ParsedDocument(units=[], index=index)
     covered = bytearray(len(index.starts))
-    section = ""
+    section = state.section
+    labels = _list_labels(tokens, state, doc.state)
     label = ""
     item = False
     i = 0
@@ -140,13 +183,15 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
                 covered[line] = 1
         kind = tok.type
         if kind == "list_item_open":
-            label = tok.info or ""
+            label = labels.get(i, "")
             item = True
         elif kind == "heading_open":
             inline = tokens[i + 1]
             unit = _block_unit(text, index, inline.content, inline.map, "heading", section, level=int(tok.tag[1:] or 1))
+            unit, links, comments = _mask_inline(unit)  # a heading may cite: "## Metformin (PMID 123)"
+            doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
             section = unit.text.strip()
-            doc.units.append(unit)
+            doc.units.append(_with_links(unit, links))
             i += 2
             continue
         elif kind == "paragraph_open":
@@ -186,6 +231,9 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
         elif kind == "html_block":
             start = index.starts[tok.map[0]] if tok.map else 0
             doc.comments.extend(Comment(start + at, body) for at, body, _ in html_comments(tok.content))
+            unit = _html_unit(text, index, tok, section)
+            if unit is not None:
+                doc.units.append(unit)
         i += 1
     for line0, flag in enumerate(covered):
         if flag:
@@ -194,7 +242,61 @@ def parse_markdown(text: str, line_base: int = 0) -> ParsedDocument:
         m = _REF_DEFINITION.match(text, ls, le)
         if m:
             doc.definitions.append((m.group(1), m.group(2), index.span(m.start(2), m.end(2))))
+    doc.state.section = section
     return doc
+
+
+def _list_labels(tokens, carried: ReadState, out: ReadState) -> dict[int, str]:
+    """Token index of each ordered-list item → the number a reader sees.
+
+    CommonMark renders "1. 1. 1." as 1, 2, 3, and a list that goes on after a chunk
+    boundary goes on counting; an item numbered in order keeps its own number.
+    """
+    labels: dict[int, str] = {}
+    stack: list[list] = []  # per open list: [ordered, the number of its previous item]
+    first_block = True
+    for i, tok in enumerate(tokens):
+        kind = tok.type
+        if kind in ("ordered_list_open", "bullet_list_open"):
+            previous = None
+            if kind == "ordered_list_open" and tok.level == 0 and first_block and tok.markup == carried.list_markup:
+                previous = carried.list_last  # the list the last chunk ended with, continued
+            stack.append([kind == "ordered_list_open", previous])
+        elif kind in ("ordered_list_close", "bullet_list_close"):
+            ordered, previous = stack.pop() if stack else (False, None)
+            if tok.level == 0:
+                out.list_markup, out.list_last = (tok.markup, previous or 0) if ordered else ("", 0)
+        elif kind == "list_item_open" and stack and stack[-1][0]:
+            written = (tok.info or "").lstrip("0") or "0"
+            label = next_number(written, stack[-1][1])
+            labels[i] = label
+            stack[-1][1] = int(label) if label.isdigit() else None
+        elif tok.level == 0 and tok.nesting >= 0:
+            out.list_markup, out.list_last = "", 0  # another block: the list is over
+        if tok.level == 0 and tok.nesting >= 0:
+            first_block = False
+    return labels
+
+
+def _html_unit(text: str, index: LineIndex, tok, section: str) -> Unit | None:
+    """The text a reader sees in an HTML block (<div>, <details>, <p>, <table>), as prose; tags,
+    comments, scripts and styles are blanked, and an <a href> cites like a Markdown link."""
+    if not tok.content.strip():
+        return None
+    unit = _block_unit(text, index, tok.content.rstrip("\n"), tok.map, "html", section)
+    chars = list(unit.text)
+    for opener in ("<script", "<style"):
+        lowered = unit.text.lower()
+        start = lowered.find(opener)
+        while start >= 0:
+            end = lowered.find("</" + opener[1:], start)
+            end = len(chars) if end < 0 else end
+            _mask(chars, start, end)
+            start = lowered.find(opener, end)
+    unit, links, _ = _mask_inline(Unit(unit.kind, "".join(chars), unit.line_starts, (), section))
+    if not _PROSE_LETTERS.search(unit.text) and not links:
+        return None
+    return _with_links(unit, links)
 
 
 def _split_reference_heading(unit: Unit) -> tuple[Unit | None, Unit | None]:
@@ -307,6 +409,7 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
         return unit, [], []
     chars = list(s)
     comments: list[tuple[int, str]] = []
+    anchors: list[Link] = []
     # Code spans: a run of N backticks closes at the next run of exactly N (CommonMark).
     if "`" in s:
         runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(s)]
@@ -335,8 +438,11 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
             _mask(chars, m.end() - 1, m.end())
         for m in _HTML_TAG.finditer(masked):
             _mask(chars, m.start(), m.end())
+            href = _HREF.search(m.group(0)) if m.group(0)[:3].lower() == "<a " else None
+            if href:  # <a href="https://pubmed…"> cites; its text stays prose, as a Markdown link's does
+                anchors.append(Link("", href.group(1) or href.group(2) or href.group(3), m.start(), m.end()))
         masked = "".join(chars)
-    links: list[Link] = []
+    links: list[Link] = anchors
     if "](" in masked:
         for m in _LINK.finditer(masked):
             target = m.group(3).strip("<>")
@@ -354,11 +460,11 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
 # ---------------------------------------------------------------- plain text
 
 
-def parse_text(text: str, line_base: int = 0) -> ParsedDocument:
+def parse_text(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
     """Plain text is all prose: paragraphs are separated by blank lines."""
     index = LineIndex(text, line_base)
     doc = ParsedDocument(units=[], index=index)
-    section = ""
+    section = state.section if state else ""
     pos = 0
     for m in [*_TEXT_PARAGRAPH.finditer(text), None]:
         end = m.start() if m else len(text)
@@ -384,4 +490,5 @@ def parse_text(text: str, line_base: int = 0) -> ParsedDocument:
                 line_starts = [(u - rest, d) for u, d in line_starts[1:]]
             doc.units.append(Unit("paragraph", body, tuple(line_starts), (), section))
         pos = m.end() if m else len(text)
+    doc.state.section = section
     return doc

@@ -96,10 +96,10 @@ NEVER_FINAL = frozenset(
 )
 # Dosing abbreviations: inside a sentence unless the next word starts a new one.
 _DOTTED = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]$")
-_CANDIDATE = re.compile(r"[.!?]+(?:[\"'\u201d\u2019)\]]|\[\d[\d,\s\u2013-]{0,40}\])*(?=\s|$)")
+_CANDIDATE = re.compile(r"[.!?]+(?:[\"'\u201d\u2019)\]]|\[\d[\d,\s\u2013-]{0,40}\]|\[\^[^\[\]\s^]{1,40}\])*(?=\s|$)")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]{0,15})$")
 _NEXT = re.compile(r"\s*(\S)")
-_TRAILING_MARKERS = re.compile(r"(?:[ \t]{0,3}\[\d[\d,\s\u2013-]{0,40}\])+")
+_TRAILING_MARKERS = re.compile(r"(?:[ \t]{0,3}(?:\[\d[\d,\s\u2013-]{0,40}\]|\[\^[^\[\]\s^]{1,40}\]))+")  # [3], [^3]
 
 
 def split(text: str) -> list[tuple[int, int]]:

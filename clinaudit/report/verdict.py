@@ -307,10 +307,15 @@ def _coverage_findings(document: Document, options: Options) -> list[Finding]:
 
 
 def file_verdict(found: tuple[Finding, ...], cited: tuple[CitationResult, ...], options: Options) -> str:
+    """Pass or fail from the findings shown, and only those: what fails the run is what the reader sees.
+
+    `--strict` fails on a shown `unverifiable-citation` finding, so a rule switched off, or a
+    finding suppressed, never fails a run that reports nothing. `cited` is not consulted.
+    """
     threshold = FAIL_THRESHOLD[options.fail_on]
     if any(f.severity.rank >= threshold for f in found):
         return "fail"
-    if options.strict and any(c.status is Status.UNVERIFIABLE for c in cited):
+    if options.strict and any(f.rule == STATUS_RULES[Status.UNVERIFIABLE][0] for f in found):
         return "fail"
     return "pass"
 

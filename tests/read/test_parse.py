@@ -29,9 +29,11 @@ A sentence with `{HIDDEN}` in inline code.
 
 <!-- {HIDDEN} -->
 
-<div>
-{HIDDEN}
-</div>
+<script>
+var note = "{HIDDEN}";
+</script>
+
+<img alt="{HIDDEN}" src="x.png">
 
 Words in <span title="{HIDDEN}">a tag</span> attribute.
 """

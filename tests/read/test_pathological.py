@@ -28,6 +28,20 @@ PATHOLOGICAL = {
     "url": "https://" + "a/" * (N // 2),
     "pipes": "|" * N,
     "numbers and units": "10 mg/kg 5% of " * (N // 15),
+    # issue 17's grammar: id lists, DOI boundaries, URLs naming ids, footnotes, definitions, HTML blocks
+    "pmid list": "PMIDs 11111111" + ", 22222222" * (N // 10),
+    "pmid list, no ids": "PMID 1" + ", and" * (N // 5),
+    "glued dois": "10.1234/a;PMID:" * (N // 15),
+    "sici-like": "10.1002/(" + "<1:" * (N // 3),
+    "doi hosts": "dx.doi.org/" * (N // 11),
+    "publisher doi urls": "https://x.org/doi/10.1234/" + "full/" * (N // 5),
+    "pubmed hosts": "pubmed.ncbi.nlm.nih.gov/" * (N // 24),
+    "footnotes": "[^" * (N // 2),
+    "definitions": "[1]: " * (N // 5),
+    "lazy list": "1. x\n" * (N // 5),
+    "html block": "<div>\n" + "<script><a href=" * (N // 16),
+    "anchors": '<a href="https://pubmed.ncbi.nlm.nih.gov/1/">x</a> ' * (N // 50),
+    "heading words": "# 1. (" + "References " * (N // 11),
 }
 
 

@@ -44,3 +44,12 @@ def test_single_letters_end_sentences():
 def test_no_punctuation_is_one_sentence():
     text = "word " * 20000
     assert split(text) == [(0, len(text) - 1)]
+
+
+def test_a_footnote_marker_after_the_full_stop_stays_with_its_sentence():
+    assert sentences("Ibuprofen is contraindicated in late pregnancy.[^1] Paracetamol is first-line [^2]. Next.") == [
+        "Ibuprofen is contraindicated in late pregnancy.[^1]",
+        "Paracetamol is first-line [^2].",
+        "Next.",
+    ]
+    assert sentences("Aspirin helps. [^note] Statins help.") == ["Aspirin helps. [^note]", "Statins help."]

@@ -21,6 +21,7 @@ from clinaudit.models import Record, Resolution, Status
 
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
 MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
+PARTIAL_RETRACTION = "partial_retraction"  # Record.extra key: the PartialRetractionIn notices among `concern`
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
 
 
@@ -73,7 +74,14 @@ def judge(cid: str, record: Record) -> Resolution:
         reason = f"retraction notice {notices}" if notices else "marked Retracted Publication in PubMed"
         return Resolution(cid, Status.RETRACTED, record, reason)
     if record.concern:
-        return Resolution(cid, Status.CONCERN, record, "notice " + ", ".join(_label(n) for n in record.concern))
+        partial = dict(record.extra).get(PARTIAL_RETRACTION, ())
+        concern = [n for n in record.concern if n not in partial]
+        reasons = [
+            f"{what} {', '.join(_label(n) for n in notices)}"
+            for what, notices in (("notice", concern), ("partial retraction notice", partial))
+            if notices
+        ]
+        return Resolution(cid, Status.CONCERN, record, "; ".join(reasons))
     return Resolution(cid, Status.VERIFIED, record)
 
 
@@ -197,7 +205,11 @@ def _article(article: ET.Element) -> Record | None:
         publication_types=tuple(_text(t) for t in art.iterfind("PublicationTypeList/PublicationType")),
         mesh=tuple(_text(d) for d in citation.iterfind("MeshHeadingList/MeshHeading/DescriptorName")),
         retracted_by=corrections.get("RetractionIn", ()),
-        concern=corrections.get("ExpressionOfConcernIn", ()),
+        # a partial retraction is a concern, as Crossref's partial_retraction is: the rest of the work stands
+        concern=corrections.get("ExpressionOfConcernIn", ()) + corrections.get("PartialRetractionIn", ()),
+        extra=((PARTIAL_RETRACTION, corrections["PartialRetractionIn"]),)
+        if "PartialRetractionIn" in corrections
+        else (),
         corrections=corrections.get("ErratumIn", ()),
         retraction_of=corrections.get("RetractionOf", ()),
         volume=_text(journal.find("JournalIssue/Volume")) if journal is not None else "",  # check/metadata.py
