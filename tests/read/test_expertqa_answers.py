@@ -47,7 +47,7 @@ STYLES = {
 def test_the_fixture_has_the_forms_it_was_picked_for():
     urls = [u for _, sources in _answers() for _, u in sources]
     kinds = {classify_url(u, 0).kind.value for u in urls}
-    assert len(urls) == 63 and kinds == {"pmid", "doi", "url"}
+    assert len(urls) == 63 and kinds == {"pmid", "pmcid", "doi", "url"}
 
 
 @pytest.mark.parametrize("style", list(STYLES))
