@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 from clinaudit.models import Severity
 from clinaudit.read import anchors
@@ -48,12 +48,42 @@ def stem(word: str) -> str:
     return word
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One alternative of the rules, compiled, with the word prefixes one of which every match needs."""
+class LazyRegex:
+    """A regex compiled on first use, then used exactly as the compiled pattern."""
 
-    regex: re.Pattern[str]
-    keys: frozenset[str] | None  # None: no anchor could be proved, always tried
+    __slots__ = ("_regex", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._regex: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str):  # search, match, sub, finditer, findall, flags, …
+        regex = self._regex
+        if regex is None:  # two threads may both compile it: the same pattern either way
+            regex = self._regex = re.compile(self.pattern)
+        return getattr(regex, name)
+
+
+class Part:
+    """One alternative of the rules, with the word prefixes one of which every match needs.
+
+    Compiled on its first search: a short report wakes a fraction of the rules, and compiling
+    all of them was most of a small run's start-up.
+    """
+
+    __slots__ = ("_regex", "keys", "pattern")
+
+    def __init__(self, pattern: str, keys: frozenset[str] | None) -> None:
+        self.pattern = pattern
+        self.keys = keys  # None: no anchor could be proved, always tried
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        regex = self._regex
+        if regex is None:  # two threads may both compile it: the same pattern either way
+            regex = self._regex = re.compile(self.pattern)
+        return regex
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +122,8 @@ class MedicalContent:
     """What makes a sentence medical: vocabulary words and a few word shapes."""
 
     words: frozenset[str]  # stemmed
-    signals: re.Pattern[str]  # endings, quantities, findings: on lower-cased text
-    entity: re.Pattern[str] | None  # gene- and protein-like names: on the text as written
+    signals: LazyRegex  # endings, quantities, findings: on lower-cased text
+    entity: LazyRegex | None  # gene- and protein-like names: on the text as written
 
     def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
         """The medical terms of a sentence: vocabulary words first; the regex signals only when there are none."""
@@ -125,15 +155,15 @@ class ClaimRules:
     typed: tuple[ClaimType, ...] = ()  # the types decided by their patterns alone (step 1), in order
     medical_types: tuple[ClaimType, ...] = ()  # low types that need medical content (step 3), in order
     ignore_parts: tuple[int, ...] = ()  # phrases blanked before the typed patterns run
-    ignore: re.Pattern[str] | None = None  # the same, as one regex: what blanks them
+    ignore: LazyRegex | None = None  # the same, as one regex: what blanks them
     disclaimers: tuple[int, ...] = ()
     shapes: tuple[Shape, ...] = ()  # the non-claim shapes, in order
-    openers: re.Pattern[str] | None = None  # "However, " and the like, skipped before the shapes
+    openers: LazyRegex | None = None  # "However, " and the like, skipped before the shapes
     medical: MedicalContent | None = None
     general: ClaimType | None = None
     min_words: int = 3
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
-    contrast: re.Pattern[str] | None = None
+    contrast: LazyRegex | None = None
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live parts)]: the last
 
     def classify(self, sentence: str) -> ClaimType | None:
@@ -300,6 +330,7 @@ def _alternation(patterns: list[str]) -> str:
     return "|".join(f"(?:{p})" for p in patterns)
 
 
+@lru_cache(maxsize=1024)  # each pattern is lowered twice: for its type's source and for its part
 def _lower_pattern(pattern: str) -> str:
     """Lower-case a regex's literals but not its escapes (\\S stays \\S).
 
@@ -321,18 +352,21 @@ def _lower_pattern(pattern: str) -> str:
 class _Parts:
     """Collects the patterns of the rules into parts with their anchor keys."""
 
-    def __init__(self) -> None:
+    def __init__(self, known: dict[str, frozenset[str] | None] | None = None) -> None:
         self.parts: list[Part] = []
         self.by_key: dict[str, list[int]] = {}
         self.always: set[int] = set()
+        self.known = known  # anchors derived before (data/claim-anchors.json), by pattern
 
     def add(self, patterns: list[str], lower: bool = True) -> tuple[int, ...]:
         ids = []
         for raw in patterns:
             pattern = _lower_pattern(raw) if lower else raw
-            found = anchors.anchors(pattern)
+            found = self.known.get(pattern, _UNKNOWN) if self.known else _UNKNOWN
+            if found is _UNKNOWN:
+                found = anchors.anchors(pattern)
             i = len(self.parts)
-            self.parts.append(Part(re.compile(pattern), anchors.keys(found) if found is not None else None))
+            self.parts.append(Part(pattern, anchors.keys(found) if found is not None else None))
             if found is None:
                 self.always.add(i)
             else:
@@ -358,8 +392,10 @@ def _claim_type(name: str, spec: dict, parts: _Parts) -> ClaimType:
     )
 
 
-def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> ClaimRules:
-    parts = _Parts()
+def compile_rules(
+    data: dict, vocabulary: frozenset[str] = frozenset(), known: dict[str, frozenset[str] | None] | None = None
+) -> ClaimRules:
+    parts = _Parts(known)
     typed: list[ClaimType] = []
     gated: list[ClaimType] = []
     for name, spec in data["types"].items():
@@ -382,7 +418,7 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
         signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
         entity = medical_spec.get("entity")
         medical = MedicalContent(
-            frozenset(words), re.compile(_alternation(signals) or r"(?!)"), re.compile(entity) if entity else None
+            frozenset(words), LazyRegex(_alternation(signals) or r"(?!)"), LazyRegex(entity) if entity else None
         )
     return ClaimRules(
         types=tuple(sorted((*typed, *gated), key=order)),
@@ -394,29 +430,72 @@ def compile_rules(data: dict, vocabulary: frozenset[str] = frozenset()) -> Claim
         typed=tuple(typed),
         medical_types=tuple(gated),
         ignore_parts=ignore,
-        ignore=re.compile(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None,
+        ignore=LazyRegex(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None,
         disclaimers=disclaimers,
         shapes=tuple(shapes),
-        openers=re.compile(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
+        openers=LazyRegex(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
         medical=medical,
         general=next((t for t in typed if t.name == "general"), None),
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
-        contrast=re.compile(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
+        contrast=LazyRegex(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
     )
 
 
 def load_vocabulary(text: str) -> frozenset[str]:
     """One stemmed word a line; `#` starts a comment line."""
-    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
+    words = set(text.split("\n"))  # in C: no Python-level test of 25,000 lines
+    words.difference_update([w for w in words if not w or w[0] == "#"])
+    return frozenset(words)
+
+
+PACKAGE = Path(__file__).resolve().parent.parent
+ANCHOR_TABLE = PACKAGE / "data" / "claim-anchors.json"
+_UNKNOWN = object()
 
 
 @lru_cache(maxsize=1)
 def rules() -> ClaimRules:
     import yaml
 
-    package = resources.files("clinaudit")
-    text = package.joinpath("rules/claims.yaml").read_text(encoding="utf-8")
+    text = (PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 8 times faster; both are safe
-    vocabulary = load_vocabulary(package.joinpath("data/claim-vocabulary.txt").read_text(encoding="utf-8"))
-    return compile_rules(yaml.load(text, Loader=loader), vocabulary)
+    vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
+    return compile_rules(yaml.load(text, Loader=loader), vocabulary, known_anchors())
+
+
+def known_anchors() -> dict[str, frozenset[str] | None]:
+    """Anchors derived from the packaged patterns ahead of time (`python -m clinaudit.read.claims`).
+
+    Deriving them parses every regex again, which cost as much as compiling them; a pattern
+    missing from the table (an edited claims.yaml) is derived at load as before, and a test
+    keeps the table equal to what `anchors.anchors` derives today.
+    """
+    import json
+
+    try:
+        table = json.loads(ANCHOR_TABLE.read_text(encoding="utf-8"))["anchors"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {pattern: None if found is None else frozenset(found) for pattern, found in table.items()}
+
+
+def anchor_table(data: dict) -> dict[str, list[str] | None]:
+    """Every pattern of the rules (as compiled) → its anchors, derived now: what claim-anchors.json holds."""
+    derived = compile_rules(data)
+    table: dict[str, list[str] | None] = {}
+    for part in derived.parts:
+        found = anchors.anchors(part.pattern)
+        table[part.pattern] = None if found is None else sorted(found)
+    return table
+
+
+if __name__ == "__main__":  # python -m clinaudit.read.claims: rewrite data/claim-anchors.json
+    import json
+
+    import yaml
+
+    rules_data = yaml.safe_load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
+    body = {"version": 1, "anchors": anchor_table(rules_data)}
+    ANCHOR_TABLE.write_text(json.dumps(body, indent=0, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(body['anchors'])} patterns to {ANCHOR_TABLE}")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit.read import anchors
+from clinaudit.read import anchors, claims
 from clinaudit.read.claims import WORD, rules, stem
 
 
@@ -236,3 +236,28 @@ def test_the_prefilter_never_changes_a_decision():
                 assert i in live, (part.regex.pattern, text)
                 checked += 1
     assert checked > 200
+
+
+def test_the_packaged_anchor_table_is_what_the_patterns_give_today():
+    """data/claim-anchors.json saves start-up the regex parsing; it must never drift from claims.yaml."""
+    import json
+
+    import yaml
+
+    data = yaml.safe_load((claims.PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
+    shipped = json.loads(claims.ANCHOR_TABLE.read_text(encoding="utf-8"))["anchors"]
+    assert shipped == claims.anchor_table(data), "run: python -m clinaudit.read.claims"
+    assert {part.pattern for part in claims.rules().parts} == set(shipped)  # every part was in the table
+
+
+def test_a_rule_pattern_compiles_on_its_first_search_only():
+    rules = claims.compile_rules(
+        {
+            "types": {"t": {"severity": "low", "priority": 1, "suggestion": "x", "patterns": [r"\bzebra\w*"]}},
+            "disclaimer": [],
+        }
+    )
+    (part,) = rules.parts
+    assert part._regex is None  # nothing compiled at load
+    assert rules.explain("No stripes here.") is None and part._regex is None  # not anchored by this sentence
+    assert rules.explain("Zebras have stripes.") is not None and part._regex is not None
