@@ -114,10 +114,17 @@ class _Handler(BaseHTTPRequestHandler):
         server = self.server.server_address[0]
         entry = {"method": method, "path": parts.path, "query": query, "server": server, "headers": dict(self.headers)}
         self.web._enter(entry)
+        self._left = False
         try:
             self._route(method, parts.path, query)
         finally:
-            self.web._leave(server)
+            self._leave_once()
+
+    def _leave_once(self) -> None:
+        """Counted out before the answer's headers leave: a client can only send its next request after them."""
+        if not self._left:
+            self._left = True
+            self.web._leave(self.server.server_address[0])
 
     def _send(self, status: int, body: bytes = b"", headers: dict | None = None, method: str = "GET") -> None:
         self.send_response(status)
@@ -125,6 +132,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
+        self._leave_once()
         self.end_headers()
         if method != "HEAD" and body:
             self.wfile.write(body)

@@ -36,8 +36,8 @@ def verify(text: str, path: str, options: Options, limit: float, markdown: bool 
     """audit_text in a background thread, answered within `limit` seconds whatever happens."""
     from clinaudit.pipeline import audit_text
 
-    if "timeout" in _option_names():  # the resolution step gives up on its own by the same deadline
-        options = replace(options, timeout=min(options.timeout, limit))
+    if "timeout" in _option_names():  # the resolution step gives up on its own just after this limit, so
+        options = replace(options, timeout=min(options.timeout, limit + 0.5))  # the limit, not a race, decides
     if "judge_deadline" in _option_names():  # the model judge (issue 8) finishes inside the same limit
         options = replace(options, judge_deadline=time.monotonic() + limit - min(0.5, limit / 4))
     box: dict[str, Any] = {}
