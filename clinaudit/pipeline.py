@@ -23,6 +23,7 @@ from pathlib import Path
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
 from clinaudit.lookup import resolve
+from clinaudit.lookup.cache import ResolutionCache
 from clinaudit.models import (
     AuditResult,
     CitationKind,
@@ -63,8 +64,9 @@ _SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
 def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
     """Audit one report held in memory."""
     options = options or Options()
+    cache = _run_cache()
     document = read_document(path, [(text, 0)], markdown, corrections.for_report(path, options))
-    return _finish([document], options)[0]
+    return _finish([document], options, cache)[0]
 
 
 def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditResult:
@@ -76,9 +78,11 @@ def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditRe
         from clinaudit import parallel
 
         documents = parallel.read_sources(sources, options)
+        cache = None  # opened after the workers are forked, never beside them
     else:
+        cache = _run_cache()
         documents = [read_source(source, options) for source in sources]
-    reports = _finish(documents, options)
+    reports = _finish(documents, options, cache)
     return AuditResult(verdict.overall(reports), tuple(reports))
 
 
@@ -142,8 +146,25 @@ def read_record(record: CorpusRecord, options: Options) -> Document | FileReport
     return read_document(record.key, [(record.text, 0)], True, known)
 
 
-def _finish(documents: list[Document | FileReport], options: Options) -> list[FileReport]:
+def _run_cache() -> ResolutionCache:
+    """The run's one resolution cache, opening in the background while the reports are read."""
+    cache = ResolutionCache()
+    cache.open_soon()
+    return cache
+
+
+def _finish(
+    documents: list[Document | FileReport], options: Options, cache: ResolutionCache | None = None
+) -> list[FileReport]:
     """resolve → verify → score → verdict, with every report's ids resolved together."""
+    cache = cache or ResolutionCache()  # shared by the id look-ups and the reference search
+    try:
+        return _checked(documents, options, cache)
+    finally:
+        cache.close()
+
+
+def _checked(documents: list[Document | FileReport], options: Options, cache: ResolutionCache) -> list[FileReport]:
     from clinaudit.check import verify
     from clinaudit.report import (
         baseline,  # here, not at the top: most runs need neither
@@ -156,8 +177,8 @@ def _finish(documents: list[Document | FileReport], options: Options) -> list[Fi
     read = [d for d in documents if isinstance(d, Document)]
     condemned = corrections.known_bad(read, options)  # resolved offline: never sent to the services
     started = verify.clock()
-    statuses = resolve.resolve_all(corrections.without(read, condemned), knowledge, options)
-    referenced = verify.references(read, options, started)  # entries with text and no id: ECitMatch / esearch
+    statuses = resolve.resolve_all(corrections.without(read, condemned), knowledge, options, cache)
+    referenced = verify.references(read, options, started, cache)  # entries with text and no id: ECitMatch / esearch
     reports = []
     for item in documents:
         if isinstance(item, FileReport):

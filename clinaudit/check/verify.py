@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from clinaudit.check import citing, metadata, score, topic
 from clinaudit.models import (
@@ -32,6 +33,9 @@ from clinaudit.models import (
 )
 from clinaudit.read import claims
 
+if TYPE_CHECKING:
+    from clinaudit.lookup.cache import ResolutionCache
+
 WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Status.WITHDRAWN})
 NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
 TEXT_SHOWN = 80
@@ -41,14 +45,16 @@ def clock() -> float:
     return time.monotonic()
 
 
-def references(documents: list[Document], options: Options, started: float) -> dict[str, dict[str, Resolution]]:
+def references(
+    documents: list[Document], options: Options, started: float, cache: ResolutionCache | None = None
+) -> dict[str, dict[str, Resolution]]:
     """Per report path, a Resolution for each reference entry that has text and no id.
 
-    It shares --timeout with resolution: `started` is when resolution began.
+    It shares --timeout with resolution (`started` is when resolution began), and the run's cache.
     """
     from clinaudit.lookup import refsearch
 
-    return refsearch.lookup(documents, options, max(0.0, options.timeout - (time.monotonic() - started)))
+    return refsearch.lookup(documents, options, max(0.0, options.timeout - (time.monotonic() - started)), cache)
 
 
 def check(

@@ -121,23 +121,25 @@ class ResolutionCache:
         self.refused = 0
         self.failure = ""  # why the cache could not be used, once it could not
         self.locked = False  # … because another process holds it
+        self._opener: threading.Thread | None = None
+        self._opened: dict[str, Any] = {}
 
-    def _open(self):
-        """Open the cache, giving up after LOCK_TIMEOUT.
+    def open_soon(self) -> None:
+        """Start opening the cache in the background, so a run reads its reports meanwhile.
 
         diskcache retries a locked database for 60 s while it opens, so the opening
-        runs in a daemon thread and a run that cannot get in goes on without it.
+        always runs in a daemon thread, and a run that cannot get in goes on without it.
         """
-        if self._cache is not None or self._broken:
-            return self._cache
-        result: dict[str, Any] = {}
+        if self._opener is not None or self._cache is not None or self._broken:
+            return
+        opened = self._opened
 
         def open_cache() -> None:
             try:
                 import diskcache
 
                 self.directory.mkdir(parents=True, exist_ok=True)
-                result["cache"] = diskcache.Cache(
+                opened["cache"] = diskcache.Cache(
                     str(self.directory),
                     disk=_json_disk(),
                     timeout=LOCK_TIMEOUT,
@@ -145,17 +147,25 @@ class ResolutionCache:
                     eviction_policy=EVICTION,
                 )
             except Exception as exc:
-                result["error"] = exc
+                opened["error"] = exc
 
-        opener = threading.Thread(target=open_cache, name="clinaudit-cache-open", daemon=True)
-        opener.start()
+        self._opener = threading.Thread(target=open_cache, name="clinaudit-cache-open", daemon=True)
+        self._opener.start()
+
+    def _open(self):
+        """The open cache, or None once it could not be opened within LOCK_TIMEOUT."""
+        if self._cache is not None or self._broken:
+            return self._cache
+        self.open_soon()
+        opener, self._opener = self._opener, None
+        assert opener is not None
         opener.join(LOCK_TIMEOUT)
         if opener.is_alive():
             self._fail(TimeoutError(f"locked by another process for more than {LOCK_TIMEOUT:g}s"))
-        elif "error" in result:
-            self._fail(result["error"])
+        elif "error" in self._opened:
+            self._fail(self._opened["error"])
         else:
-            self._cache = result["cache"]
+            self._cache = self._opened["cache"]
         return self._cache
 
     def _fail(self, exc: Exception) -> None:
@@ -235,6 +245,10 @@ class ResolutionCache:
             return 0
 
     def close(self) -> None:
+        if self._opener is not None:  # opened early and never used: wait for it, so nothing is left open
+            self._opener.join(LOCK_TIMEOUT)
+            self._opener = None
+            self._cache = self._opened.get("cache")
         if self._cache is not None:
             with contextlib.suppress(Exception):
                 self._cache.close()

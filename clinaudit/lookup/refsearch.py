@@ -18,10 +18,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinaudit.check import metadata
 from clinaudit.models import CitationKind, Document, Options, Record, Resolution, Status
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.cache import ResolutionCache
 
 log = logging.getLogger("clinaudit")
 
@@ -66,7 +69,7 @@ class Query:
 
 
 def lookup(
-    documents: list[Document], options: Options, seconds: float | None = None
+    documents: list[Document], options: Options, seconds: float | None = None, cache: ResolutionCache | None = None
 ) -> dict[str, dict[str, Resolution]]:
     """Per report path, a Resolution for each `ref:<n>` citation (an entry with text and no id), within `seconds`."""
     wanted: dict[str, dict[str, Query]] = {}  # path → ref id → query
@@ -80,7 +83,7 @@ def lookup(
             queries[query.key] = query
     if not queries:
         return {}
-    found = _resolve(list(queries.values()), options, options.timeout if seconds is None else seconds)
+    found = _resolve(list(queries.values()), options, options.timeout if seconds is None else seconds, cache)
     return {
         path: {rid: _as(rid, found[q.key]) for rid, q in refs.items() if q.key in found}
         for path, refs in wanted.items()
@@ -96,7 +99,9 @@ def _as(rid: str, resolution: Resolution) -> Resolution:
     return Resolution(rid, resolution.status, resolution.record, resolution.reason)
 
 
-def _resolve(queries: list[Query], options: Options, seconds: float) -> dict[str, Resolution]:
+def _resolve(
+    queries: list[Query], options: Options, seconds: float, shared: ResolutionCache | None = None
+) -> dict[str, Resolution]:
     from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, ResolutionCache
     from clinaudit.lookup.resolve import from_json, to_json
 
@@ -109,7 +114,7 @@ def _resolve(queries: list[Query], options: Options, seconds: float) -> dict[str
     pending = [q for q in queries if q.key not in out]
     if not pending:
         return out
-    cache = ResolutionCache()
+    cache = shared or ResolutionCache()
     try:
         entries = {} if options.refresh else cache.get_many(NAMESPACE, [q.key for q in pending])
         missing = []
@@ -133,7 +138,8 @@ def _resolve(queries: list[Query], options: Options, seconds: float) -> dict[str
                     store[key] = (to_json(resolution), MISSING_TTL)
             cache.put_many(NAMESPACE, store)
     finally:
-        cache.close()
+        if cache is not shared:
+            cache.close()
     return out
 
 

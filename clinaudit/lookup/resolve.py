@@ -18,12 +18,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from clinaudit.errors import InputError
 from clinaudit.models import CitationKind, Document, Options, Record, Resolution, Status
 from clinaudit.read.knowledge import KnowledgeBase
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.cache import ResolutionCache
 
 log = logging.getLogger("clinaudit")
 
@@ -44,8 +47,13 @@ FOUND = frozenset({Status.VERIFIED, Status.RETRACTED, Status.CONCERN, Status.WIT
 SAFETY = 1.1  # pace a little under each published limit, so clock skew never trips it
 
 
-def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, options: Options) -> dict[str, Resolution]:
-    """One Resolution for every cited id in `documents`; none is ever dropped."""
+def resolve_all(
+    documents: list[Document], knowledge: KnowledgeBase | None, options: Options, cache: ResolutionCache | None = None
+) -> dict[str, Resolution]:
+    """One Resolution for every cited id in `documents`; none is ever dropped.
+
+    `cache` is the run's own, shared with the reference search; without one, one is opened here.
+    """
     from clinaudit.report import verdict
 
     found: dict[str, Resolution] = {}
@@ -64,7 +72,7 @@ def resolve_all(documents: list[Document], knowledge: KnowledgeBase | None, opti
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="links") as pool:
         checking = pool.submit(_check_links, links, options) if links else None  # beside the services, not after
         if any(pending.values()):
-            found.update(Resolver(options, documents[0].path if documents else None).resolve(pending))
+            found.update(Resolver(options, documents[0].path if documents else None, cache).resolve(pending))
         if checking is not None:
             found.update(checking.result())
     return found
@@ -104,16 +112,17 @@ class Settings:
 class Resolver:
     """One run's resolution: cache, shared HTTP client, services, progress."""
 
-    def __init__(self, options: Options, report: str | None = None):
+    def __init__(self, options: Options, report: str | None = None, cache: ResolutionCache | None = None):
         self.options = options
         self.report = report  # whose corrections' synonyms the cached topic terms are made with
+        self.cache = cache  # the run's, closed by the run; None: this resolution opens and closes its own
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
         """Mirror first (when one is configured), then the cache, then the network."""
         from clinaudit.lookup.cache import ResolutionCache
 
         settings = Settings.from_env(self.options)
-        cache = ResolutionCache()  # opened on its first use: ids the mirror answers never touch it
+        cache = self.cache or ResolutionCache()  # opened on its first use: ids the mirror answers never touch it
         session = _Session(self.options, settings)
         mirror = _open_mirror(self.options)
         try:
@@ -121,7 +130,8 @@ class Resolver:
             return mirror.overlay(out) if mirror is not None else out
         finally:
             session.close()
-            cache.close()
+            if cache is not self.cache:
+                cache.close()
             if mirror is not None:
                 mirror.close()
 

@@ -222,3 +222,30 @@ def test_a_locked_cache_gives_one_warning_and_the_run_goes_on(services, tmp_path
     assert len(warnings) == 1 and "locked" in warnings[0]
     assert services.total() > 0  # without the cache it asked the services
     assert elapsed < 15
+
+
+def test_one_run_opens_the_cache_once_for_ids_and_reference_searches(tmp_path, monkeypatch):
+    """The id look-ups and the reference-text search share the run's cache, opened while reports are read."""
+    import diskcache
+
+    from clinaudit import audit_paths
+    from clinaudit.models import Options
+
+    opened = []
+
+    class Counting(diskcache.Cache):
+        def __init__(self, *args, **kwargs):
+            opened.append(args[0] if args else kwargs.get("directory"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(diskcache, "Cache", Counting)
+    report = tmp_path / "r.md"
+    report.write_text(
+        "Metformin lowers hepatic glucose output [1]. Aspirin lowers the risk of stroke (PMID: 12345678).\n\n"
+        "## References\n\n1. Smith J, Doe A. Metformin and hepatic glucose output. Diabetes Care. 2001;24:1-5.\n",
+        encoding="utf-8",
+    )
+    result = audit_paths([str(report)], Options(offline=True))
+    notes = {c.kind.value: c.note for c in result.files[0].citations}
+    assert "not in the cache" in notes["pmid"] and "not in the cache" in notes["reference"]  # both looked up
+    assert len(opened) == 1
