@@ -132,6 +132,12 @@ def _load(text: str):
     return data, root
 
 
+def _parsed(text: str) -> list:
+    """The data and where each key stands: [data, [top, per_entry, entries_line, entry_lines]]."""
+    data, root = _load(text)
+    return [data, list(_line_map(root))]
+
+
 def _line_map(root) -> tuple[dict[str, int], list[dict[str, int]], int, list[int]]:
     """Line numbers (1-based) of top-level keys, of each entry's keys, and of each entry."""
     import yaml
@@ -166,13 +172,16 @@ def parse_text(
     Regexes in `vetted` (the packaged file's) are not run again; `test_regexes=False`
     skips the backtracking test altogether (the packaged file itself, tested by the suite).
     """
-    import yaml
+    from clinaudit import yamlfiles
 
     problems: list[Problem] = []
     try:
-        data, root = _load(text)
-        top, per_entry, entries_line, entry_lines = _line_map(root)
-    except yaml.YAMLError as exc:
+        data, (top, per_entry, entries_line, entry_lines) = yamlfiles.load(text, _parsed, "corrections")
+    except Exception as exc:
+        import yaml  # here, not above: a file parsed before is read from its JSON copy without PyYAML
+
+        if not isinstance(exc, yaml.YAMLError):
+            raise
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         line = mark.line + 1 if mark else 1
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]

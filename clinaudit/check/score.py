@@ -31,10 +31,9 @@ class Credibility:
 
 
 def _load(name: str) -> dict[str, Any]:
-    import yaml
+    from clinaudit import yamlfiles
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(resources.files("clinaudit").joinpath(f"data/{name}.yaml").read_text("utf-8"), loader)
+    return yamlfiles.load(resources.files("clinaudit").joinpath(f"data/{name}.yaml").read_text("utf-8"))
 
 
 def journal_key(name: str) -> str:

@@ -102,12 +102,9 @@ class Settings:
 
 @lru_cache(maxsize=1)
 def settings() -> Settings:
-    import yaml
+    from clinaudit import yamlfiles
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data: dict[str, Any] = yaml.load(
-        resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"), loader
-    )
+    data: dict[str, Any] = yamlfiles.load(resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"))
     return Settings(
         weights={k: float(v) for k, v in data["weights"].items()},
         thresholds={"lexical": data["lexical"], "semantic": data["semantic"]},

@@ -45,7 +45,7 @@ def cache_check() -> None:
 @cache_app.command("clear", cls=Command)
 def cache_clear() -> None:
     """Delete every cached lookup; a cache that cannot be used is rebuilt empty (only its own files go)."""
-    from clinaudit.lookup.cache import ResolutionCache, check_store, default_dir, repair_store
+    from clinaudit.lookup.cache import ResolutionCache, check_store, clear_parsed, default_dir, repair_store
 
     warnings_to_stderr()
     directory = default_dir()
@@ -60,6 +60,7 @@ def cache_clear() -> None:
         raise typer.Exit(1)
     if health.ok:
         cleared = ResolutionCache(directory).clear()
+        clear_parsed(directory)  # the parsed rules are made again on the next run
         print(f"cleared {cleared} entries from {directory}")
         return
     try:

@@ -42,6 +42,8 @@ DATABASE = "cache.db"
 _DATABASE_FILES = (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal")
 _HEX2 = re.compile(r"^[0-9a-f]{2}$")
 _HEX28_VAL = re.compile(r"^[0-9a-f]{28}\.val$")
+PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/yamlfiles.py)
+_PARSED_FILE = re.compile(r"^[0-9a-f]{64}\.json$")
 _MODE_PICKLE = 4  # diskcache.core.MODE_PICKLE, without importing diskcache
 
 
@@ -387,6 +389,8 @@ def repair_store(directory: Path | None = None) -> Repair:
                 removed += 1
             elif _HEX2.match(entry.name) and entry.is_dir() and not entry.is_symlink():
                 removed += _remove_value_files(entry, left)
+            elif entry.name == PARSED and entry.is_dir() and not entry.is_symlink():
+                removed += _remove_parsed(entry, left)  # clinaudit/yamlfiles.py's copies: ours too
             else:
                 left.append(entry.name)
     cache = ResolutionCache(directory)
@@ -396,6 +400,25 @@ def repair_store(directory: Path | None = None) -> Repair:
     finally:
         cache.close()
     return Repair(removed, tuple(left))
+
+
+def clear_parsed(directory: Path) -> int:
+    """Remove yamlfiles' JSON copies (they are made again on the next run): `cache clear` leaves nothing of ours."""
+    folder = directory / PARSED
+    return _remove_parsed(folder, []) if folder.is_dir() and not folder.is_symlink() else 0
+
+
+def _remove_parsed(folder: Path, left: list[str]) -> int:
+    removed = 0
+    for file in sorted(folder.iterdir()):
+        if _PARSED_FILE.match(file.name) and (file.is_file() or file.is_symlink()):
+            file.unlink()
+            removed += 1
+        else:
+            left.append(f"{folder.name}/{file.name}")
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+    return removed
 
 
 def _remove_value_files(folder: Path, left: list[str]) -> int:

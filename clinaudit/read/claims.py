@@ -456,12 +456,11 @@ _UNKNOWN = object()
 
 @lru_cache(maxsize=1)
 def rules() -> ClaimRules:
-    import yaml
+    from clinaudit import yamlfiles
 
-    text = (PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is 8 times faster; both are safe
+    data = yamlfiles.load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
-    return compile_rules(yaml.load(text, Loader=loader), vocabulary, known_anchors())
+    return compile_rules(data, vocabulary, known_anchors())
 
 
 def known_anchors() -> dict[str, frozenset[str] | None]:

@@ -132,9 +132,9 @@ def is_reference_heading(text: str) -> bool:
 def reference_rules() -> dict:
     from importlib import resources
 
-    import yaml
+    from clinaudit import yamlfiles
 
-    return yaml.safe_load(resources.files("clinaudit").joinpath(REFERENCE_RULES).read_text(encoding="utf-8"))
+    return yamlfiles.load(resources.files("clinaudit").joinpath(REFERENCE_RULES).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)

@@ -36,10 +36,10 @@ class Rule:
 
 @cache
 def rules() -> tuple[Rule, ...]:
-    import yaml
+    from clinaudit import yamlfiles
 
     text = (Path(__file__).resolve().parent.parent / "rules" / "catalogue.yaml").read_text(encoding="utf-8")
-    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    data = yamlfiles.load(text) or {}
     out = []
     for rule_id, entry in (data.get("rules") or {}).items():
         entry = entry or {}

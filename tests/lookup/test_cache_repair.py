@@ -145,3 +145,17 @@ def test_a_cache_path_that_is_a_file_is_never_deleted(tmp_path):
     cleared = run_cli("cache", "clear", env=env)
     assert cleared.returncode == 1 and "cannot repair" in cleared.stderr and "Traceback" not in cleared.stderr
     assert path.read_text() == "precious"
+
+
+def test_clear_removes_the_parsed_rule_copies_too_and_nothing_else_there(tmp_path, cache_dir):
+    from clinaudit import yamlfiles
+
+    yamlfiles.load("version: 1\n")
+    parsed = cache_dir / "parsed"
+    (copy,) = parsed.glob("*.json")
+    stranger = parsed / "notes.txt"
+    stranger.write_text("someone else's")
+    cleared = run_cli("cache", "clear")
+    assert cleared.returncode == 0, cleared.stderr
+    assert not copy.exists()
+    assert stranger.read_text() == "someone else's"

@@ -1,0 +1,88 @@
+"""YAML files parsed once per content: PyYAML's safe loader on first sight, a JSON copy after.
+
+Every run reads the packaged rules (claims, reference headings, corrections, tiers).
+Importing PyYAML and parsing them was a tenth of a small run. The parsed value is kept
+as JSON in the cache directory (`parsed/`), named by the SHA-256 of the text, the kind
+of parse and this module's version, so an edited file is parsed afresh and a copy can
+never stand for other text. JSON only, nothing is unpickled; dates are tagged; a value
+JSON cannot hold exactly is not kept, and any failure to read or write the copy only
+means parsing the YAML, as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+KEEP = 64  # copies kept; older ones are removed when a new one is written
+_DATE = "$date"
+
+
+def safe_load(text: str) -> Any:
+    """PyYAML's safe loader, libyaml's when present (8 times faster; both are safe)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def load(text: str, parse: Callable[[str], Any] = safe_load, kind: str = "yaml") -> Any:
+    """`parse(text)`, from the JSON copy when one was kept; `kind` names the parse (its output's shape)."""
+    key = hashlib.sha256(f"{VERSION}\0{kind}\0{text}".encode()).hexdigest()
+    folder = _folder()
+    path = folder / f"{key}.json" if folder else None
+    if path is not None:
+        try:
+            return json.loads(path.read_bytes(), object_hook=_decode)
+        except (OSError, ValueError, TypeError):
+            pass
+    value = parse(text)
+    if path is not None:
+        _keep(path, value)
+    return value
+
+
+def _folder() -> Path | None:
+    try:
+        from clinaudit.lookup.cache import PARSED, default_dir
+
+        return default_dir() / PARSED
+    except Exception:  # no usable cache directory: parse every time
+        return None
+
+
+def _keep(path: Path, value: Any) -> None:
+    try:
+        body = json.dumps(value, default=_encode, ensure_ascii=False, separators=(",", ":"))
+        if json.loads(body, object_hook=_decode) != value:  # tuples, int keys…: not held exactly
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(body, encoding="utf-8")
+        os.replace(partial, path)  # atomic: a concurrent run reads the old copy or the new, never half
+        _prune(path.parent)
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def _prune(folder: Path) -> None:
+    copies = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)
+    for old in copies[:-KEEP]:
+        old.unlink(missing_ok=True)
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return {_DATE: value.isoformat()}
+    raise TypeError(type(value).__name__)
+
+
+def _decode(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and _DATE in obj:
+        return dt.date.fromisoformat(obj[_DATE])
+    return obj
