@@ -1,11 +1,16 @@
 """CLI start-up and small-run wall time, median of repeated runs (issue 14).
 
-Run by hand:  python benchmarks/startup.py [--runs N]
+Run by hand:  python benchmarks/startup.py [--runs N] [--against CHECKOUT]
 Floors: `clinaudit check --offline samples/` under 0.3 s; `clinaudit --help` under 0.15 s.
 
 Bytecode caches are on (PYTHONDONTWRITEBYTECODE is unset for the children), as on a
 user's machine; one warm-up run writes them first. The cache directory is a fresh
 temporary one, so `--offline` answers from an empty cache, as on a first CI run.
+
+`--against DIR` times another checkout of clinaudit (e.g. `git worktree add /tmp/base
+<rev>`) in the same loop, run for run, with `python -m clinaudit` and PYTHONPATH=DIR
+for both sides. On a shared virtual machine the wall time of one run swings by 30 %
+from minute to minute; interleaving is what makes a before/after figure fair.
 """
 
 from __future__ import annotations
@@ -29,22 +34,39 @@ COMMANDS = {
 }
 
 
+def _time(argv: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--against", type=Path, help="another checkout, timed alternately with this one")
     args = parser.parse_args()
-    exe = shutil.which("clinaudit") or sys.exit("clinaudit is not installed in this environment")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if args.against:
+        module = [sys.executable, "-P", "-m", "clinaudit"]  # -P: PYTHONPATH, not the working directory, decides
+        sides = {"this": (ROOT, module), "against": (args.against.resolve(), module)}
+    else:
+        exe = shutil.which("clinaudit") or sys.exit("clinaudit is not installed in this environment")
+        sides = {"this": (None, [exe])}
     with tempfile.TemporaryDirectory() as cache:
-        env["CLINAUDIT_CACHE_DIR"] = cache
         for label, argv in COMMANDS.items():
-            subprocess.run([exe, *argv], cwd=ROOT, env=env, capture_output=True)  # writes bytecode caches
-            times = []
+            times: dict[str, list[float]] = {side: [] for side in sides}
+            envs = {}
+            for side, (path, command) in sides.items():
+                envs[side] = {**env, "CLINAUDIT_CACHE_DIR": f"{cache}/{side}"}
+                if path is not None:
+                    envs[side]["PYTHONPATH"] = str(path)
+                _time([*command, *argv], envs[side])  # writes bytecode caches
             for _ in range(args.runs):
-                started = time.perf_counter()
-                subprocess.run([exe, *argv], cwd=ROOT, env=env, capture_output=True)
-                times.append(time.perf_counter() - started)
-            print(f"{label:55} median {statistics.median(times):.3f} s  min {min(times):.3f} s")
+                for side, (_, command) in sides.items():
+                    times[side].append(_time([*command, *argv], envs[side]))
+            for side, got in times.items():
+                name = label if len(sides) == 1 else f"{label} [{side}]"
+                print(f"{name:65} median {statistics.median(got):.3f} s  min {min(got):.3f} s")
 
 
 if __name__ == "__main__":
