@@ -154,5 +154,5 @@ def to_dict(result: AuditResult) -> dict[str, Any]:
 
 def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
     """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show."""
-    json.dump(to_dict(result), out, indent=2, ensure_ascii=False)
+    out.write(json.dumps(to_dict(result), indent=2, ensure_ascii=False))  # one write: json.dump makes one per token
     out.write("\n")

@@ -27,7 +27,7 @@ SRCROOT = "%SRCROOT%"
 
 
 def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
-    json.dump(to_sarif(result), out, indent=2, ensure_ascii=False)
+    out.write(json.dumps(to_sarif(result), indent=2, ensure_ascii=False))  # one write: json.dump makes one per token
     out.write("\n")
 
 
