@@ -134,6 +134,7 @@ class Corrections:
     _synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _confusables: list[_Confusable] = field(default_factory=list)
     _names: re.Pattern[str] | None = None  # every withdrawn drug name, lower-cased: one search per sentence
+    _confusable_names: re.Pattern[str] | None = None  # every confusable name, lower-cased: the same
 
     @classmethod
     def build(cls, entries: Iterable[Entry]) -> Corrections:
@@ -146,6 +147,8 @@ class Corrections:
             self._add(entry)
         names = tuple(n for w in self._withdrawn for n in w.names)
         self._names = _terms_regex(names, lowered=True) if names else None
+        either = tuple(n for c in merged.values() if c.kind == "confusable" for side in c.get("pair") for n in side)
+        self._confusable_names = _terms_regex(either, lowered=True) if either else None
         return self
 
     def _add(self, entry: Entry) -> None:
@@ -261,8 +264,8 @@ class Corrections:
 
     def confusable(self, sentence: str, record: Record) -> list[ConfusableHit]:
         """Sentence names one of a confusable pair; its cited record is about the other one."""
-        if not self._confusables:
-            return []
+        if self._confusable_names is None or not self._confusable_names.search(sentence.lower()):
+            return []  # one search, where each pair's own regexes were four
         about = " ".join([record.title, record.abstract, *record.mesh, *record.conditions, *record.interventions])
         hits = []
         for item in self._confusables:

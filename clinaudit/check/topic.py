@@ -56,6 +56,11 @@ _SUFFIXES = (
     "ity", "ing", "ial", "ics", "ive", "ous", "ion", "ers", "ism", "ist", "ize", "ise", "ed", "al", "ic",
     "ly", "er",
 )  # fmt: skip
+# the suffixes by length, longest first: where one suffix ends another, the longer comes first in
+# _SUFFIXES too (a test holds it), so trying lengths in turn strips what the tuple's order would
+_SUFFIX_LENGTHS = tuple(
+    (n, frozenset(s for s in _SUFFIXES if len(s) == n)) for n in sorted({len(s) for s in _SUFFIXES}, reverse=True)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,9 +162,9 @@ def _stem(word: str) -> str:
         w = w[:-2]
     elif w.endswith("s") and not w.endswith(("ss", "us")):
         w = w[:-1]
-    for suffix in _SUFFIXES:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 4:
-            w = w[: -len(suffix)]
+    for n, suffixes in _SUFFIX_LENGTHS:  # a set look-up per length, not an endswith per suffix
+        if len(w) - n >= 4 and w[-n:] in suffixes:
+            w = w[:-n]
             break
     bare = w.rstrip("aeiouy")
     return bare if len(bare) >= 3 else w
@@ -196,11 +201,9 @@ def _symbol_key(token: str) -> str:
 
 def _is_symbol(token: str, caps_text: bool) -> bool:
     """A gene, acronym or coded name: BRAF, HbA1c, PD-L1, p53, COVID-19."""
-    has_digit = any(c.isdigit() for c in token)
-    has_alpha = any(c.isalpha() for c in token)
-    if has_digit and has_alpha:
-        return True
-    return not caps_text and sum(c.isupper() for c in token) >= 2
+    if not token.isalpha() and any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+        return True  # (most tokens are letters only: two C-level tests decide them)
+    return not caps_text and not token.islower() and sum(c.isupper() for c in token) >= 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,3 +160,24 @@ def test_a_retraction_notice_or_erratum_has_no_topic_to_match(records):
     assert notice.retraction_of and not topic.has_text(notice)
     assert not topic.has_text(erratum)
     assert topic.has_text(records["22663011"])
+
+
+def test_where_one_suffix_ends_another_the_longer_is_stripped_first():
+    """The stemmer tries suffix lengths longest first; that equals _SUFFIXES' order only while this holds."""
+    from clinaudit.check.topic import _SUFFIXES, _stem
+
+    for shorter in _SUFFIXES:
+        for longer in _SUFFIXES:
+            if longer != shorter and longer.endswith(shorter):
+                assert _SUFFIXES.index(longer) < _SUFFIXES.index(shorter), (longer, shorter)
+    expected = {  # as the suffix-by-suffix loop stemmed them
+        "organizations": "organ",
+        "mitochondrial": "mitochondr",
+        "doses": "dos",
+        "randomized": "randomiz",
+        "hospitalisation": "hospital",
+        "effectiveness": "effect",
+        "clinically": "clin",
+        "activities": "activ",
+    }
+    assert {w: _stem(w) for w in expected} == expected
