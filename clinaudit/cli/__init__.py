@@ -6,7 +6,12 @@ imports what it needs when it runs, to keep start-up fast.
 
 from __future__ import annotations
 
+import copy
+import os
 import sys
+
+import typer
+from typer.main import get_command_name
 
 # Each module registers its commands; the order of these imports is the order in --help.
 # isort: off
@@ -20,9 +25,29 @@ __all__ = ["app", "run"]
 def run() -> None:
     """Console-script entry point: a broken pipe or Ctrl-C is not a traceback."""
     try:
-        app()
+        app_for(sys.argv[1:])()
     except KeyboardInterrupt:
         print("clinaudit: interrupted", file=sys.stderr)
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(1)
+
+
+def app_for(argv: list[str]) -> typer.Typer:
+    """The app with only the command or group that `argv` names, when it names one.
+
+    Typer builds the options of every registered command on each start (14 ms, as much
+    as a short report's whole check); a run needs one. `--help`, `--version`, a name
+    that is no command and shell completion get the whole app, and so its messages.
+    """
+    if not argv or argv[0].startswith("-") or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return app
+    name = argv[0]
+    commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == name]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    one = copy.copy(app)
+    one.registered_commands = commands
+    one.registered_groups = groups
+    return one

@@ -384,13 +384,16 @@ def _record_from(data: dict[str, Any]) -> Record:
     if not isinstance(data, dict):
         raise TypeError("record")
     kwargs: dict[str, Any] = {}
-    for f in fields(Record):
-        if f.name not in data:
+    for name in _RECORD_FIELDS:
+        if name not in data:
             continue
-        value = data[f.name]
-        if f.name == "extra":
+        value = data[name]
+        if name == "extra":
             value = tuple((str(k), tuple(v) if isinstance(v, list) else v) for k, v in value)
         elif isinstance(value, list):
-            value = tuple(str(v) for v in value)
-        kwargs[f.name] = value
+            value = tuple(map(str, value))  # a cached record's topic terms run to hundreds
+        kwargs[name] = value
     return Record(**kwargs)
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(Record))

@@ -337,16 +337,12 @@ def _lower_pattern(pattern: str) -> str:
     Matching lower-cased text with lower-cased patterns is three times faster
     than re.IGNORECASE, and classification is the hot loop of the pipeline.
     """
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern[i] == "\\":
-            out.append(pattern[i : i + 2])
-            i += 2
-        else:
-            out.append(pattern[i].lower())
-            i += 1
-    return "".join(out)
+    chunks = _ESCAPE.split(pattern)  # text, escape, text, …: the escapes at odd places
+    chunks[::2] = [c.lower() for c in chunks[::2]]
+    return "".join(chunks)
+
+
+_ESCAPE = re.compile(r"(\\.)", re.DOTALL)
 
 
 class _Parts:
