@@ -7,6 +7,7 @@ imports what it needs when it runs, to keep start-up fast.
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import sys
 
@@ -24,6 +25,9 @@ __all__ = ["app", "run"]
 
 def run() -> None:
     """Console-script entry point: a broken pipe or Ctrl-C is not a traceback."""
+    # A run allocates its modules, rules and records once and keeps them: the default
+    # threshold (700) had the collector walk them 90 times in a 300-citation run, 20 ms.
+    gc.set_threshold(10_000, 20, 20)
     try:
         app_for(sys.argv[1:])()
     except KeyboardInterrupt:
