@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from enum import StrEnum
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from typer.core import TyperArgument, TyperCommand
@@ -80,7 +80,7 @@ def main(
     """Audit medical writing for uncited claims and bad citations."""
 
 
-def fail(message: str) -> None:
+def fail(message: str) -> NoReturn:
     """One line on stderr and exit 2: the shape of every input error."""
     print(f"clinaudit: error: {message}", file=sys.stderr)
     raise typer.Exit(2)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -87,25 +88,31 @@ def update(
     _ingest(paths, mirror, True, must_exist=True)
 
 
-@mirror_app.command("add-retractions", cls=Command)
-def add_retractions(
-    csv_file: Annotated[Path, typer.Argument(help="The Retraction Watch CSV (from Crossref).", metavar="FILE")],
-    mirror: MirrorOption = None,
-) -> None:
-    """Import Retraction Watch: retractions, expressions of concern and corrections, by original DOI and PMID."""
+def _import(mirror: str | None, load: Callable[[Any, Path], Any], source: Path) -> tuple[str, Any]:
+    """Open (or create) the mirror, load one bulk file into it, close it; a bad file is the one-line error."""
     from clinaudit.errors import InputError
-    from clinaudit.lookup.mirror import retractions
     from clinaudit.lookup.mirror.store import Store
 
     path = _path(mirror)
     try:
         store = Store.create(path)
         try:
-            info = retractions.load(store, csv_file)
+            return path, load(store, source)
         finally:
             store.close()
     except InputError as exc:
         fail(str(exc))
+
+
+@mirror_app.command("add-retractions", cls=Command)
+def add_retractions(
+    csv_file: Annotated[Path, typer.Argument(help="The Retraction Watch CSV (from Crossref).", metavar="FILE")],
+    mirror: MirrorOption = None,
+) -> None:
+    """Import Retraction Watch: retractions, expressions of concern and corrections, by original DOI and PMID."""
+    from clinaudit.lookup.mirror import retractions
+
+    path, info = _import(mirror, retractions.load, csv_file)
     print(f"{info.name}: {info.records} rows (newest notice {info.date or '?'}) into {path}")
 
 
@@ -117,19 +124,9 @@ def add_trials(
     mirror: MirrorOption = None,
 ) -> None:
     """Import a ClinicalTrials.gov bulk download (API v2 JSON)."""
-    from clinaudit.errors import InputError
     from clinaudit.lookup.mirror import trials
-    from clinaudit.lookup.mirror.store import Store
 
-    path = _path(mirror)
-    try:
-        store = Store.create(path)
-        try:
-            info = trials.load(store, source)
-        finally:
-            store.close()
-    except InputError as exc:
-        fail(str(exc))
+    path, info = _import(mirror, trials.load, source)
     print(f"{info.name}: {info.records} studies (newest update {info.date or '?'}) into {path}")
 
 

@@ -409,15 +409,20 @@ def clear_parsed(directory: Path) -> int:
 
 
 def _remove_parsed(folder: Path, left: list[str]) -> int:
+    return _remove_own_files(folder, _PARSED_FILE, left, folder.name)
+
+
+def _remove_own_files(folder: Path, own: re.Pattern[str], left: list[str], shown: str) -> int:
+    """Remove the files of `folder` named as `own` says, then the folder if that empties it; list the rest."""
     removed = 0
     for file in sorted(folder.iterdir()):
-        if _PARSED_FILE.match(file.name) and (file.is_file() or file.is_symlink()):
+        if own.match(file.name) and (file.is_file() or file.is_symlink()):
             file.unlink()
             removed += 1
         else:
-            left.append(f"{folder.name}/{file.name}")
+            left.append(f"{shown}/{file.name}")
     with contextlib.suppress(OSError):
-        folder.rmdir()
+        folder.rmdir()  # only if empty
     return removed
 
 
@@ -426,14 +431,7 @@ def _remove_value_files(folder: Path, left: list[str]) -> int:
     removed = 0
     for sub in sorted(folder.iterdir()):
         if _HEX2.match(sub.name) and sub.is_dir() and not sub.is_symlink():
-            for file in sorted(sub.iterdir()):
-                if _HEX28_VAL.match(file.name) and (file.is_file() or file.is_symlink()):
-                    file.unlink()
-                    removed += 1
-                else:
-                    left.append(f"{folder.name}/{sub.name}/{file.name}")
-            with contextlib.suppress(OSError):
-                sub.rmdir()  # only if empty
+            removed += _remove_own_files(sub, _HEX28_VAL, left, f"{folder.name}/{sub.name}")
         else:
             left.append(f"{folder.name}/{sub.name}")
     with contextlib.suppress(OSError):
