@@ -267,28 +267,28 @@ class _Context:
             "" if match.basis == "abstract" else ", title only: nothing shared with the sentence, section or document"
         )
         if confirmed:  # the reference names this very paper: a doubt for the judge, not a wrong paper
-            return Finding(
-                rule="off-topic-citation",
-                severity=Severity.LOW,
-                span=mention.span,
-                message=f"{what} is {metadata.describe_record(record)}, the paper the reference names, but the "
-                f"sentence shares little with it (topic borderline, score {match.score:.2f}{missing})",
-                sentence=mention.sentence,
-                claim_type=mention.claim_type,
-                citation=result.id,
-                suggestion="Check that this paper supports the sentence (a model judge can: --judge).",
+            severity = Severity.LOW
+            message = (
+                f"{what} is {metadata.describe_record(record)}, the paper the reference names, but the "
+                f"sentence shares little with it (topic borderline, score {match.score:.2f}{missing})"
             )
-        high = mention.claim_type in claims.HIGH_RISK_TYPES
+            suggestion = "Check that this paper supports the sentence (a model judge can: --judge)."
+        else:
+            severity = Severity.HIGH if mention.claim_type in claims.HIGH_RISK_TYPES else Severity.MEDIUM
+            message = (
+                f"{what} is {metadata.describe_record(record)}: not about what the sentence says "
+                f"(topic score {match.score:.2f}{basis}{missing})"
+            )
+            suggestion = "Cite a source that supports this sentence; the cited work is about something else."
         return Finding(
             rule="off-topic-citation",
-            severity=Severity.HIGH if high else Severity.MEDIUM,
+            severity=severity,
             span=mention.span,
-            message=f"{what} is {metadata.describe_record(record)}: not about what the sentence says "
-            f"(topic score {match.score:.2f}{basis}{missing})",
+            message=message,
             sentence=mention.sentence,
             claim_type=mention.claim_type,
             citation=result.id,
-            suggestion="Cite a source that supports this sentence; the cited work is about something else.",
+            suggestion=suggestion,
         )
 
     # ------------------------------------------------------------ reference entries
