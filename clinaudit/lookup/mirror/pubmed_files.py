@@ -41,6 +41,8 @@ _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
 _RECORD = re.compile(rb"<(PubmedArticle|PubmedBookArticle|DeleteCitation)[\s>]")
 _OLD_RECORD = re.compile(rb"<(MedlineCitation|DeleteCitation)[\s>]")
 _SUFFIXES = (".xml.gz", ".xml")
+_VOLUME = ("Article", "Journal", "JournalIssue", "Volume")  # split once for pubmed._find
+_PAGES = ("Article", "Pagination", "MedlinePgn")
 
 _UPSERT = (
     "INSERT INTO pubmed(pmid, src, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, "
@@ -243,8 +245,8 @@ def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
         return None
     volume = pages = date = ""
     if citation is not None:
-        volume = _text(citation.find("Article/Journal/JournalIssue/Volume"))
-        pages = _text(citation.find("Article/Pagination/MedlinePgn"))
+        volume = _text(pubmed._find(citation, _VOLUME))
+        pages = _text(pubmed._find(citation, _PAGES))
         date = _date(citation.find("DateRevised"))
     row = (
         int(record.id.split(":", 1)[1]),
@@ -275,7 +277,7 @@ def _text(element: ET.Element | None) -> str:
 def _date(element: ET.Element | None) -> str:
     if element is None:
         return ""
-    year, month, day = (_text(element.find(k)) for k in ("Year", "Month", "Day"))
+    year, month, day = _text(element.find("Year")), _text(element.find("Month")), _text(element.find("Day"))
     if not (year.isdigit() and month.isdigit() and day.isdigit()):
         return ""
     return f"{year}-{int(month):02d}-{int(day):02d}"
