@@ -293,10 +293,12 @@ def _authors(author_list: ET.Element | None) -> tuple[str, ...]:
         return ()
     names = []
     for author in author_list.findall("Author"):
-        collective = _text(author.find("CollectiveName"))
         last = _text(author.find("LastName"))
-        initials = _text(author.find("Initials")) or _text(author.find("ForeName"))
-        name = f"{last} {initials}".strip() if last else collective
+        if last:
+            initials = _text(author.find("Initials")) or _text(author.find("ForeName"))
+            name = f"{last} {initials}".strip()
+        else:  # a group: its CollectiveName, looked for only when there is no LastName
+            name = _text(author.find("CollectiveName"))
         if name:
             names.append(name)
     return tuple(names)
