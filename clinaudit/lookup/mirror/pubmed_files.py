@@ -38,6 +38,11 @@ CHUNK = 1 << 20
 FEED = 1 << 14  # bytes per parser.feed: two records' trees at a time stay in the CPU's cache (1 MB: 40% slower)
 PROLOG = 1 << 20  # the root element must start within this
 MAX_RECORD = 32 << 20  # the largest PubMed record is well under 1 MB; past this the file is not one
+# A tree of `<i/>`s takes 20 times their bytes: an open record's elements are counted too, every CHECK
+# bytes past CHECK, and past MAX_ELEMENTS (about 30 MB of tree) it is refused. Real records run to
+# about 18 elements a KB (benchmarks/mirror.py's): 250,000 is a 14 MB record.
+CHECK = 1 << 20
+MAX_ELEMENTS = 250_000
 BATCH = 2000  # rows per executemany
 _ORDER = re.compile(r"(?:pubmed|medline)(\d{2})n(\d{4})", re.IGNORECASE)
 _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
@@ -188,11 +193,15 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
     holder = builder.start("file", {})  # the parser's root element becomes its child: within reach as it grows
     parser = ET.XMLParser(target=builder)
     chunk = head[root.start() :]  # the prolog, DOCTYPE and all, never reaches the parser
-    since = 0  # bytes fed since a record last closed
+    since = checked = 0  # bytes fed since a record last closed, and when its size was last checked
     while chunk:
         view = memoryview(chunk)
-        for start in range(0, len(chunk), FEED):
-            piece = view[start : start + FEED]
+        start = 0
+        while start < len(chunk):
+            # A record open past CHECK (none in PubMed is) gets the rest of the chunk at once: expat
+            # reads an unfinished tag again from its start at each feed, and 16 KB feeds made that quadratic.
+            piece = view[start : start + (FEED if since <= CHECK else CHUNK)]
+            start += len(piece)
             parser.feed(piece)
             top = holder[0] if len(holder) else holder  # the file's root element, once its start tag is in
             closed = len(top) - 1  # the parser is inside the last child (or past it); those before it are whole
@@ -201,11 +210,12 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
                     if element.tag in records:
                         yield from _record(element)
                 del top[:closed]
-                since = 0
+                since = checked = 0
             else:
                 since += len(piece)
-                if since > MAX_RECORD:
-                    raise InputError(f"{path}: a record longer than {MAX_RECORD >> 20} MB (not a PubMed file?)")
+                if since - checked > CHECK:  # a record past 1 MB: bound its bytes and, every 1 MB, its tree
+                    checked = since
+                    _bounded(top, since, path)
         chunk = stream.read(CHUNK)
     try:
         parser.close()
@@ -214,6 +224,14 @@ def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
     for element in holder[0] if len(holder) else ():
         if element.tag in records:
             yield from _record(element)
+
+
+def _bounded(top: ET.Element, since: int, path: Path) -> None:
+    """Refuse a record past MAX_RECORD bytes or MAX_ELEMENTS elements: memory stays bounded."""
+    if since > MAX_RECORD or (len(top) and sum(1 for _ in top[-1].iter()) > MAX_ELEMENTS):
+        raise InputError(
+            f"{path}: a record longer than {MAX_RECORD >> 20} MB or {MAX_ELEMENTS:,} elements (not a PubMed file?)"
+        )
 
 
 def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int]:
