@@ -140,7 +140,7 @@ def parse_compare(path: Path, limit: int) -> dict[str, float]:
         return n
 
     methods = {
-        "records cut at their closing tag, C parser (ingest)": split,
+        "one C parser per file, each record built as it closes (ingest)": split,
         "stdlib iterparse": lambda: events(lambda f: ET.iterparse(f, events=("end",))),
         "defusedxml iterparse": lambda: events(
             lambda f: defused_iterparse(

@@ -290,3 +290,27 @@ def test_records_across_chunk_boundaries_are_all_read(monkeypatch, chunk):
     monkeypatch.setattr(pubmed_files, "CHUNK", chunk)
     pieces = list(pubmed_files.records_in(OLD_FILE)) + list(pubmed_files.records_in(CURRENT_FILE))
     assert pieces == whole and len(whole) == 12 + 1 + 4  # 16 records and one DeleteCitation
+
+
+def test_a_file_that_ends_between_two_records_is_truncated(tmp_path):
+    """Cut just before a record starts, a file still lacks its root's closing tag: refused, not taken as whole."""
+    whole = gzip.decompress(CURRENT_FILE.read_bytes())
+    cut = tmp_path / "pubmed24n0003.xml"
+    cut.write_bytes(whole[: whole.rindex(b"<PubmedArticle>")])
+    mirror = tmp_path / "m.sqlite"
+    proc = mirror_cli("build", cut, mirror=mirror)
+    assert proc.returncode == 2 and "truncated" in proc.stderr
+    assert query(mirror, "SELECT COUNT(*) FROM pubmed") == [(0,)]
+
+
+def test_an_open_record_of_many_small_elements_is_refused_before_its_tree_grows(monkeypatch, tmp_path):
+    """`<i/>` takes 4 bytes and a tree node 20 times that: an open record is bounded by its elements too."""
+    from clinaudit.errors import InputError
+    from clinaudit.lookup.mirror import pubmed_files
+
+    monkeypatch.setattr(pubmed_files, "CHECK", 1 << 12)
+    monkeypatch.setattr(pubmed_files, "MAX_ELEMENTS", 5_000)
+    path = tmp_path / "pubmed24n0004.xml"
+    path.write_bytes(b"<PubmedArticleSet><PubmedArticle>" + b"<i/>" * 20_000)
+    with pytest.raises(InputError, match="5,000 elements"):
+        list(pubmed_files.records_in(path))

@@ -23,6 +23,19 @@ BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one req
 MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
 PARTIAL_RETRACTION = "partial_retraction"  # Record.extra key: the PartialRetractionIn notices among `concern`
 _YEAR = re.compile(r"\b(1[6-9]\d\d|2\d\d\d)\b")
+# Paths into a record, split once: _find and _findall take them a step at a time in C.
+_YEAR_PATHS = (
+    ("Journal", "JournalIssue", "PubDate", "Year"),
+    ("Journal", "JournalIssue", "PubDate", "MedlineDate"),
+    ("ArticleDate", "Year"),
+)
+_VOLUME = ("JournalIssue", "Volume")
+_PAGES = ("Pagination", "MedlinePgn")
+_BOOK_YEAR = ("PubDate", "Year")
+_MESH = ("MeshHeadingList", "MeshHeading", "DescriptorName")
+_PUBLICATION_TYPES = ("PublicationTypeList", "PublicationType")
+_ARTICLE_IDS = ("PubmedData", "ArticleIdList", "ArticleId")
+_CORRECTIONS = ("CommentsCorrectionsList", "CommentsCorrections")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +189,34 @@ def _text(element: ET.Element | None) -> str:
     """All the text of an element, inline markup (<i>, <sup>) included, on one line."""
     if element is None:
         return ""
-    return " ".join("".join(element.itertext()).split())  # = re.sub(r"\s+", " ", …).strip(), twice as fast
+    if len(element):  # inline markup: the text of every child and what follows it
+        return " ".join("".join(element.itertext()).split())  # = re.sub(r"\s+", " ", …).strip(), twice as fast
+    text = element.text  # most elements are leaves: the same text without itertext's generator
+    return " ".join(text.split()) if text else ""
+
+
+def _find(element: ET.Element, path: tuple[str, ...]) -> ET.Element | None:
+    """`element.find("A/B/C")` a step at a time: each `find(tag)` runs in C, not in ElementPath's Python.
+
+    The first A's first B's first C is ElementPath's answer when there is one; when a step
+    finds nothing, a later A may still hold the path, so ElementPath decides.
+    """
+    found = element.find(path[0])
+    if found is None:
+        return None
+    for tag in path[1:]:
+        found = found.find(tag)
+        if found is None:
+            return element.find("/".join(path))
+    return found
+
+
+def _findall(element: ET.Element, path: tuple[str, ...]) -> list[ET.Element]:
+    """`element.iterfind("A/B/C")` in document order, each step by `findall(tag)` in C."""
+    found = element.findall(path[0])
+    for tag in path[1:]:
+        found = [child for parent in found for child in parent.findall(tag)]
+    return found
 
 
 def _article(article: ET.Element) -> Record | None:
@@ -202,8 +242,8 @@ def _article(article: ET.Element) -> Record | None:
         authors=_authors(art.find("AuthorList")),
         doi=_doi(article, art),
         abstract=_abstract(art.find("Abstract")),
-        publication_types=tuple(_text(t) for t in art.iterfind("PublicationTypeList/PublicationType")),
-        mesh=tuple(_text(d) for d in citation.iterfind("MeshHeadingList/MeshHeading/DescriptorName")),
+        publication_types=tuple(_text(t) for t in _findall(art, _PUBLICATION_TYPES)),
+        mesh=tuple(_text(d) for d in _findall(citation, _MESH)),
         retracted_by=corrections.get("RetractionIn", ()),
         # a partial retraction is a concern, as Crossref's partial_retraction is: the rest of the work stands
         concern=corrections.get("ExpressionOfConcernIn", ()) + corrections.get("PartialRetractionIn", ()),
@@ -212,8 +252,8 @@ def _article(article: ET.Element) -> Record | None:
         else (),
         corrections=corrections.get("ErratumIn", ()),
         retraction_of=corrections.get("RetractionOf", ()),
-        volume=_text(journal.find("JournalIssue/Volume")) if journal is not None else "",  # check/metadata.py
-        pages=_text(art.find("Pagination/MedlinePgn")),
+        volume=_text(_find(journal, _VOLUME)) if journal is not None else "",  # check/metadata.py
+        pages=_text(_find(art, _PAGES)),
     )
 
 
@@ -226,7 +266,7 @@ def _book(article: ET.Element) -> Record | None:
         return None
     book = document.find("Book")
     title = _text(document.find("ArticleTitle")) or _text(book.find("BookTitle") if book is not None else None)
-    year_text = _text(book.find("PubDate/Year")) if book is not None else ""
+    year_text = _text(_find(book, _BOOK_YEAR)) if book is not None else ""
     return Record(
         id=f"pmid:{pmid}",
         database="pubmed",
@@ -236,13 +276,13 @@ def _book(article: ET.Element) -> Record | None:
         year=int(year_text) if year_text.isdigit() else None,
         authors=_authors(document.find("AuthorList")),
         abstract=_abstract(document.find("Abstract")),
-        publication_types=tuple(_text(t) for t in document.iterfind("PublicationType")),
+        publication_types=tuple(_text(t) for t in document.findall("PublicationType")),
     )
 
 
 def _year(art: ET.Element) -> int | None:
-    for path in ("Journal/JournalIssue/PubDate/Year", "Journal/JournalIssue/PubDate/MedlineDate", "ArticleDate/Year"):
-        match = _YEAR.search(_text(art.find(path)))
+    for path in _YEAR_PATHS:
+        match = _YEAR.search(_text(_find(art, path)))
         if match:
             return int(match.group(1))
     return None
@@ -252,21 +292,23 @@ def _authors(author_list: ET.Element | None) -> tuple[str, ...]:
     if author_list is None:
         return ()
     names = []
-    for author in author_list.iterfind("Author"):
-        collective = _text(author.find("CollectiveName"))
+    for author in author_list.findall("Author"):
         last = _text(author.find("LastName"))
-        initials = _text(author.find("Initials")) or _text(author.find("ForeName"))
-        name = f"{last} {initials}".strip() if last else collective
+        if last:
+            initials = _text(author.find("Initials")) or _text(author.find("ForeName"))
+            name = f"{last} {initials}".strip()
+        else:  # a group: its CollectiveName, looked for only when there is no LastName
+            name = _text(author.find("CollectiveName"))
         if name:
             names.append(name)
     return tuple(names)
 
 
 def _doi(article: ET.Element, art: ET.Element) -> str:
-    for element in article.iterfind("PubmedData/ArticleIdList/ArticleId"):
+    for element in _findall(article, _ARTICLE_IDS):
         if element.get("IdType") == "doi" and _text(element):
             return _text(element).lower()
-    for element in art.iterfind("ELocationID"):
+    for element in art.findall("ELocationID"):
         if element.get("EIdType") == "doi" and _text(element):
             return _text(element).lower()
     return ""
@@ -277,7 +319,7 @@ def _abstract(abstract: ET.Element | None) -> str:
     if abstract is None:
         return ""
     parts = []
-    for section in abstract.iterfind("AbstractText"):
+    for section in abstract.findall("AbstractText"):
         text = _text(section)
         label = section.get("Label")
         if text:
@@ -288,7 +330,7 @@ def _abstract(abstract: ET.Element | None) -> str:
 def _comments_corrections(citation: ET.Element) -> dict[str, tuple[str, ...]]:
     """RefType → ids of the linked notices ('pmid:…'), or their RefSource when PubMed gives no PMID."""
     found: dict[str, list[str]] = {}
-    for item in citation.iterfind("CommentsCorrectionsList/CommentsCorrections"):
+    for item in _findall(citation, _CORRECTIONS):
         ref_type = item.get("RefType", "")
         pmid = _text(item.find("PMID"))
         target = f"pmid:{pmid}" if pmid.isdigit() else _text(item.find("RefSource"))
