@@ -57,33 +57,30 @@ class LazyRegex:
         self.pattern = pattern
         self._regex: re.Pattern[str] | None = None
 
-    def __getattr__(self, name: str):  # search, match, sub, finditer, findall, flags, …
-        regex = self._regex
-        if regex is None:  # two threads may both compile it: the same pattern either way
-            regex = self._regex = re.compile(self.pattern)
-        return getattr(regex, name)
-
-
-class Part:
-    """One alternative of the rules, with the word prefixes one of which every match needs.
-
-    Compiled on its first search: a short report wakes a fraction of the rules, and compiling
-    all of them was most of a small run's start-up.
-    """
-
-    __slots__ = ("_regex", "keys", "pattern")
-
-    def __init__(self, pattern: str, keys: frozenset[str] | None) -> None:
-        self.pattern = pattern
-        self.keys = keys  # None: no anchor could be proved, always tried
-        self._regex: re.Pattern[str] | None = None
-
     @property
     def regex(self) -> re.Pattern[str]:
         regex = self._regex
         if regex is None:  # two threads may both compile it: the same pattern either way
             regex = self._regex = re.compile(self.pattern)
         return regex
+
+    def __getattr__(self, name: str):  # search, match, sub, finditer, findall, flags, …
+        return getattr(self.regex, name)
+
+
+class Part(LazyRegex):
+    """One alternative of the rules, with the word prefixes one of which every match needs.
+
+    Compiled on its first search: a short report wakes a fraction of the rules, and compiling
+    all of them was most of a small run's start-up. The hot loop asks `.regex` for the
+    compiled pattern itself, not the attribute relay.
+    """
+
+    __slots__ = ("keys",)
+
+    def __init__(self, pattern: str, keys: frozenset[str] | None) -> None:
+        super().__init__(pattern)
+        self.keys = keys  # None: no anchor could be proved, always tried
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from clinaudit import yamlfiles
 from clinaudit.read import anchors, claims
 from clinaudit.read.claims import WORD, rules, stem
 
@@ -266,7 +267,7 @@ def test_a_rule_pattern_compiles_on_its_first_search_only():
 def test_loading_the_rules_compiles_no_part_and_a_sentence_compiles_only_what_it_wakes():
     """Start-up: a short report pays for the few patterns its words can match, not for all of them."""
     derived = claims.compile_rules(
-        __import__("yaml").safe_load((claims.PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8")),
+        yamlfiles.safe_load((claims.PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8")),
         claims.rules().medical.words if claims.rules().medical else frozenset(),
         claims.known_anchors(),
     )
