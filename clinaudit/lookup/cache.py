@@ -22,7 +22,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -255,6 +255,17 @@ class ResolutionCache:
             with contextlib.suppress(Exception):
                 self._cache.close()
             self._cache = None
+
+
+@contextlib.contextmanager
+def borrowed(shared: ResolutionCache | None) -> Iterator[ResolutionCache]:
+    """The run's cache when there is one (its owner closes it), else one opened and closed here."""
+    cache = shared or ResolutionCache()
+    try:
+        yield cache
+    finally:
+        if cache is not shared:
+            cache.close()
 
 
 def _short(exc: Exception) -> str:

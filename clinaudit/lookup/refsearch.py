@@ -102,7 +102,7 @@ def _as(rid: str, resolution: Resolution) -> Resolution:
 def _resolve(
     queries: list[Query], options: Options, seconds: float, shared: ResolutionCache | None = None
 ) -> dict[str, Resolution]:
-    from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, ResolutionCache
+    from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, borrowed
     from clinaudit.lookup.resolve import from_json, to_json
 
     out: dict[str, Resolution] = {}
@@ -114,8 +114,7 @@ def _resolve(
     pending = [q for q in queries if q.key not in out]
     if not pending:
         return out
-    cache = shared or ResolutionCache()
-    try:
+    with borrowed(shared) as cache:
         entries = {} if options.refresh else cache.get_many(NAMESPACE, [q.key for q in pending])
         missing = []
         for query in pending:
@@ -137,9 +136,6 @@ def _resolve(
                 elif resolution.status is Status.UNRESOLVED:
                     store[key] = (to_json(resolution), MISSING_TTL)
             cache.put_many(NAMESPACE, store)
-    finally:
-        if cache is not shared:
-            cache.close()
     return out
 
 

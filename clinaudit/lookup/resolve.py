@@ -119,19 +119,17 @@ class Resolver:
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
         """Mirror first (when one is configured), then the cache, then the network."""
-        from clinaudit.lookup.cache import ResolutionCache
+        from clinaudit.lookup.cache import borrowed
 
         settings = Settings.from_env(self.options)
-        cache = self.cache or ResolutionCache()  # opened on its first use: ids the mirror answers never touch it
         session = _Session(self.options, settings)
         mirror = _open_mirror(self.options)
         try:
-            out = self._resolve(pending, cache, session, mirror)
+            with borrowed(self.cache) as cache:  # opened on its first use: ids the mirror answers never touch it
+                out = self._resolve(pending, cache, session, mirror)
             return mirror.overlay(out) if mirror is not None else out
         finally:
             session.close()
-            if cache is not self.cache:
-                cache.close()
             if mirror is not None:
                 mirror.close()
 
