@@ -33,6 +33,7 @@ HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approva
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
 _WHY_TERMS = 3  # medical terms quoted in a finding's `why`
 _WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
+_WORDS_KEPT = 200_000  # words whose live parts are remembered before the table starts again
 
 
 def stem(word: str) -> str:
@@ -165,6 +166,7 @@ class ClaimRules:
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: LazyRegex | None = None
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live parts)]: the last
+    word_parts: dict[str, frozenset[int]] = field(default_factory=dict, compare=False, repr=False)  # word → its parts
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
@@ -215,16 +217,29 @@ class ClaimRules:
         """The parts a text may match: those anchored by one of its words, and those with no anchor.
 
         The last answer is kept: the pipeline asks about each sentence twice (disclaimer, claim).
+        Each word's parts are kept too (`word_parts`): words repeat far more than sentences do.
         """
         last = self.memo[0]  # one read of one tuple: safe with the guard's two threads
         if last is not None and last[0] == lowered:
             return last[1]
         live = set(self.always)
-        by_key = self.by_key
-        for key in anchors.word_keys(lowered, self.prefix_lengths) & self.key_set:
-            live.update(by_key[key])
+        known = self.word_parts
+        if len(known) > _WORDS_KEPT:  # a bound for a long run over text of endless new words
+            known.clear()
+        for word in set(anchors.LETTERS.findall(lowered)):
+            parts = known.get(word)
+            if parts is None:
+                parts = known[word] = self._word_parts(word)
+            if parts:
+                live |= parts
         self.memo[0] = (lowered, live)
         return live
+
+    def _word_parts(self, word: str) -> frozenset[int]:
+        """The parts one word lets match: those keyed by the whole word or by one of its prefixes."""
+        by_key = self.by_key
+        keys = anchors.word_keys(word, self.prefix_lengths) & self.key_set
+        return frozenset(i for key in keys for i in by_key[key])
 
     def _first(self, ids: tuple[int, ...], text: str, live: set[int], start: bool = False) -> re.Match[str] | None:
         if not ids or live.isdisjoint(ids):  # most rule groups: none of their parts is live
