@@ -33,7 +33,7 @@ HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approva
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
 _WHY_TERMS = 3  # medical terms quoted in a finding's `why`
 _WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
-_WORDS_KEPT = 200_000  # words whose live parts are remembered before the table starts again
+_WORDS_KEPT = 200_000  # tokens (or words) whose answers are remembered before a table starts again
 
 
 def stem(word: str) -> str:
@@ -125,17 +125,31 @@ class MedicalContent:
     words: frozenset[str]  # stemmed
     signals: LazyRegex  # endings, quantities, findings: on lower-cased text
     entity: LazyRegex | None  # gene- and protein-like names: on the text as written
+    known: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word → is_term: words repeat
 
     def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
         """The medical terms of a sentence: vocabulary words first; the regex signals only when there are none."""
-        words = self.words
-        found = [w for w in tokens if w in words or (w[-1] == "s" and stem(w) in words)]
+        known = self.known
+        if len(known) > _WORDS_KEPT:
+            known.clear()
+        found = []
+        for w in tokens:
+            term = known.get(w)
+            if term is None:
+                term = known[w] = self.is_term(w)
+            if term:
+                found.append(w)
         if found:
             return found
         found = [m.group(0) for m in self.signals.finditer(lowered)]
         if not found and self.entity is not None:
             found = self.entity.findall(text)
         return found
+
+    def is_term(self, word: str) -> bool:
+        """Is a lower-cased word in the vocabulary, as written or without its plural ending?"""
+        words = self.words
+        return word in words or (word[-1] == "s" and stem(word) in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,8 +179,9 @@ class ClaimRules:
     min_words: int = 3
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: LazyRegex | None = None
-    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live parts)]: the last
-    word_parts: dict[str, frozenset[int]] = field(default_factory=dict, compare=False, repr=False)  # word → its parts
+    group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
+    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live, by group)]: the last
+    word_parts: dict[str, frozenset[int]] = field(default_factory=dict, compare=False, repr=False)  # token → its parts
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
@@ -180,7 +195,7 @@ class ClaimRules:
             return None
         lowered = text.lower()
         unblanked = lowered
-        live = self._live(lowered)  # from the text before blanking: a superset, fine for every step
+        live = self._live_groups(lowered)  # from the text before blanking: a superset, fine for every step
         if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
             lowered = self.ignore.sub(_blank, lowered)
         for claim_type in self.typed:
@@ -211,48 +226,72 @@ class ClaimRules:
         if text.endswith("?"):
             return "question"
         lowered = text.lower()
-        return self._shape(text, lowered, len(WORD.findall(lowered)), self._live(lowered))
+        return self._shape(text, lowered, len(WORD.findall(lowered)), self._live_groups(lowered))
 
     def _live(self, lowered: str) -> set[int]:
-        """The parts a text may match: those anchored by one of its words, and those with no anchor.
+        """The parts a text may match: those anchored by one of its words, and those with no anchor."""
+        return self._read_words(lowered)[0]
+
+    def _live_groups(self, lowered: str) -> dict[int, list[int]]:
+        """The live parts by group, in order: a group with none is one dict miss, not a set test."""
+        return self._read_words(lowered)[1]
+
+    def _read_words(self, lowered: str) -> tuple[set[int], dict[int, list[int]]]:
+        """The live parts of a text, as a set and by group.
 
         The last answer is kept: the pipeline asks about each sentence twice (disclaimer, claim).
-        Each word's parts are kept too (`word_parts`): words repeat far more than sentences do.
+        Each token's parts are kept too (`word_parts`): tokens repeat far more than sentences do.
+        A token is what `str.split` gives, in C; no letter run crosses one, so the union over
+        the tokens is the union over the words.
         """
         last = self.memo[0]  # one read of one tuple: safe with the guard's two threads
         if last is not None and last[0] == lowered:
-            return last[1]
+            return last[1], last[2]
         live = set(self.always)
         known = self.word_parts
         if len(known) > _WORDS_KEPT:  # a bound for a long run over text of endless new words
             known.clear()
-        for word in set(anchors.LETTERS.findall(lowered)):
-            parts = known.get(word)
+        for token in set(lowered.split()):
+            parts = known.get(token)
             if parts is None:
-                parts = known[word] = self._word_parts(word)
+                parts = known[token] = self._token_parts(token)
             if parts:
                 live |= parts
-        self.memo[0] = (lowered, live)
-        return live
+        groups: dict[int, list[int]] = {}
+        group_of = self.group_of
+        for i in sorted(live):
+            group = groups.get(group_of[i])
+            if group is None:
+                groups[group_of[i]] = [i]
+            else:
+                group.append(i)
+        self.memo[0] = (lowered, live, groups)
+        return live, groups
 
-    def _word_parts(self, word: str) -> frozenset[int]:
-        """The parts one word lets match: those keyed by the whole word or by one of its prefixes."""
+    def _token_parts(self, token: str) -> frozenset[int]:
+        """The parts a token's words let match: those keyed by a whole word or by one of its prefixes."""
         by_key = self.by_key
-        keys = anchors.word_keys(word, self.prefix_lengths) & self.key_set
+        keys = anchors.word_keys(token, self.prefix_lengths) & self.key_set
         return frozenset(i for key in keys for i in by_key[key])
 
-    def _first(self, ids: tuple[int, ...], text: str, live: set[int], start: bool = False) -> re.Match[str] | None:
-        if not ids or live.isdisjoint(ids):  # most rule groups: none of their parts is live
+    def _first(
+        self, ids: tuple[int, ...], text: str, live: dict[int, list[int]], start: bool = False
+    ) -> re.Match[str] | None:
+        """The first of `ids` (one group) that matches, trying only its live parts."""
+        if not ids:
             return None
-        for i in ids:
-            if i in live:
-                regex = self.parts[i].regex
-                m = regex.match(text) if start else regex.search(text)
-                if m is not None:
-                    return m
+        found = live.get(self.group_of[ids[0]])
+        if found is None:  # most groups: none of their parts is live
+            return None
+        parts = self.parts
+        for i in found:
+            regex = parts[i].regex
+            m = regex.match(text) if start else regex.search(text)
+            if m is not None:
+                return m
         return None
 
-    def _shape(self, text: str, lowered: str, words: int, live: set[int]) -> str | None:
+    def _shape(self, text: str, lowered: str, words: int, live: dict[int, list[int]]) -> str | None:
         end = lowered.rstrip(" *_\"')]\u201d\u2019")
         if end.endswith("?"):
             return "question"
@@ -285,7 +324,7 @@ class ClaimRules:
 
     def is_disclaimer(self, text: str) -> bool:
         lowered = text.lower()
-        return self._first(self.disclaimers, lowered, self._live(lowered)) is not None
+        return self._first(self.disclaimers, lowered, self._live_groups(lowered)) is not None
 
     # The rules as single regexes: for the tests' pathological inputs and for tools; never in the hot loop.
 
@@ -367,6 +406,8 @@ class _Parts:
         self.parts: list[Part] = []
         self.by_key: dict[str, list[int]] = {}
         self.always: set[int] = set()
+        self.group_of: list[int] = []  # part -> the number of the `add` call that made it
+        self.groups = 0
         self.known = known  # anchors derived before (data/claim-anchors.json), by pattern
 
     def add(self, patterns: list[str], lower: bool = True) -> tuple[int, ...]:
@@ -378,12 +419,14 @@ class _Parts:
                 found = anchors.anchors(pattern)
             i = len(self.parts)
             self.parts.append(Part(pattern, anchors.keys(found) if found is not None else None))
+            self.group_of.append(self.groups)
             if found is None:
                 self.always.add(i)
             else:
                 for key in anchors.keys(found):
                     self.by_key.setdefault(key, []).append(i)
             ids.append(i)
+        self.groups += 1
         return tuple(ids)
 
 
@@ -436,6 +479,7 @@ def compile_rules(
         parts=tuple(parts.parts),
         by_key={key: tuple(ids) for key, ids in parts.by_key.items()},
         always=frozenset(parts.always),
+        group_of=tuple(parts.group_of),
         key_set=frozenset(parts.by_key),
         prefix_lengths=anchors.prefix_lengths(parts.by_key),
         typed=tuple(typed),
