@@ -256,6 +256,9 @@ class _Reading:
     # The last sentence of the paragraph just read, which a paragraph "Source: PMID 123" cites:
     # (its display text, its claim type, its index in `claims` when it is a claim, its raw text).
     last_sentence: tuple[str, str | None, int | None, str] | None = None
+    # What the claim rules said of each sentence read so far (is it a disclaimer, its claim):
+    # a report that repeats a sentence (a disclaimer, "Consult your doctor.") has it decided once.
+    decided: dict[str, tuple[bool, claims.Match | None]] = field(default_factory=dict)
 
 
 def read_document(
@@ -483,9 +486,12 @@ def _read_prose(
             continue
         reading.sentences += 1
         display = _display(raw)
-        if rules.is_disclaimer(raw):
+        decided = reading.decided.get(raw)
+        if decided is None:
+            decided = reading.decided[raw] = (rules.is_disclaimer(raw), rules.explain(raw))
+        disclaimer, found = decided
+        if disclaimer:
             reading.has_disclaimer = True
-        found = rules.explain(raw)
         claim_type = found.type if found is not None else None
         name = claim_type.name if claim_type else None
         if found is not None:
