@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
@@ -229,6 +230,16 @@ def _knowledge(options: Options) -> KnowledgeBase | None:
 # ---------------------------------------------------------------- read: parse → sentences → citations → claims
 
 
+class _Decided(NamedTuple):
+    """Everything read from a sentence's text alone; offsets are into the sentence."""
+
+    display: str
+    disclaimer: bool
+    claim: claims.Match | None
+    weak: list[tuple[str, int, int]]  # author-year mentions
+    known: list[tuple[corrections.Entry, int, int]]  # the known failures it states
+
+
 @dataclass(slots=True)
 class _Reading:
     sentences: int = 0
@@ -256,9 +267,9 @@ class _Reading:
     # The last sentence of the paragraph just read, which a paragraph "Source: PMID 123" cites:
     # (its display text, its claim type, its index in `claims` when it is a claim, its raw text).
     last_sentence: tuple[str, str | None, int | None, str] | None = None
-    # What the claim rules said of each sentence read so far (is it a disclaimer, its claim):
-    # a report that repeats a sentence (a disclaimer, "Consult your doctor.") has it decided once.
-    decided: dict[str, tuple[bool, claims.Match | None]] = field(default_factory=dict)
+    # What was decided of each sentence text read so far: a report that repeats a sentence
+    # (a disclaimer, "Consult your doctor.") has it decided once.
+    decided: dict[str, _Decided] = field(default_factory=dict)
 
 
 def read_document(
@@ -485,11 +496,10 @@ def _read_prose(
                     _record(cite, unit, index, alone, None, reading, _context(unit, raw, alone, reading))
             continue
         reading.sentences += 1
-        display = _display(raw)
         decided = reading.decided.get(raw)
         if decided is None:
-            decided = reading.decided[raw] = (rules.is_disclaimer(raw), rules.explain(raw))
-        disclaimer, found = decided
+            decided = reading.decided[raw] = _decide(raw, rules, reading.corrections)
+        display, disclaimer, found, weak_mentions, known = decided
         if disclaimer:
             reading.has_disclaimer = True
         claim_type = found.type if found is not None else None
@@ -510,7 +520,7 @@ def _read_prose(
             )
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
                 strongest = found.type
-        for weak, s, e in citations.find_weak(raw):
+        for weak, s, e in weak_mentions:
             reading.findings.append(
                 Finding(
                     rule="weak-citation",
@@ -522,10 +532,8 @@ def _read_prose(
                     suggestion="Add the PMID, DOI or NCT id of the work you mean.",
                 )
             )
-        if reading.corrections is not None:  # known failures fire whether or not the sentence is cited
-            reading.findings += reading.corrections.sentence_findings(
-                raw, display, name, lambda s, e, a=a: unit_span(unit, index, a + s, a + e)
-            )
+        for entry, s, e in known:  # known failures fire whether or not the sentence is cited
+            reading.findings.append(entry.finding(unit_span(unit, index, a + s, a + e), display, claim_type=name))
         if not row:
             full = text[a : ends[k]] if ends[k] != b else raw  # with the markers it took over
             context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
@@ -538,6 +546,16 @@ def _read_prose(
         context = _context(unit, text, "", reading)
         for cite in cites:
             _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
+
+
+def _decide(raw: str, rules: claims.ClaimRules, known: corrections.Corrections | None) -> _Decided:
+    return _Decided(
+        _display(raw),
+        rules.is_disclaimer(raw),
+        rules.explain(raw),
+        citations.find_weak(raw),
+        known.sentence_hits(raw) if known is not None else [],
+    )
 
 
 def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:

@@ -221,19 +221,21 @@ class Corrections:
         self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
     ) -> list[Finding]:
         """withdrawn_approval, discontinued and pattern entries, for one prose sentence (cited or not)."""
-        out: list[Finding] = []
+        return [entry.finding(span_of(s, e), display, claim_type=claim_type) for entry, s, e in self.sentence_hits(raw)]
+
+    def sentence_hits(self, raw: str) -> list[tuple[Entry, int, int]]:
+        """The entries that fire on a sentence and where: a pure function of its text, so a reader may keep it."""
+        out: list[tuple[Entry, int, int]] = []
         if self._names is not None and self._names.search(raw.lower()):
-            out += self._withdrawn_findings(raw, display, claim_type, span_of)
+            out += self._withdrawn_hits(raw)
         for item in self._patterns:
             m = item.regex.search(raw)
             if m is None or (item.unless is not None and item.unless.search(raw)):
                 continue
-            out.append(item.entry.finding(span_of(m.start(), m.end()), display, claim_type=claim_type))
+            out.append((item.entry, m.start(), m.end()))
         return out
 
-    def _withdrawn_findings(
-        self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
-    ) -> list[Finding]:
+    def _withdrawn_hits(self, raw: str) -> list[tuple[Entry, int, int]]:
         text = raw.rstrip()
         if text.endswith("?") or _ACKNOWLEDGED.search(text) or _DENIED.search(text):
             return []
@@ -259,7 +261,7 @@ class Corrections:
                 continue
             if item.unless is not None and item.unless.search(text):
                 continue
-            out.append(item.entry.finding(span_of(m.start(), m.end()), display, claim_type=claim_type))
+            out.append((item.entry, m.start(), m.end()))
         return out
 
     def confusable(self, sentence: str, record: Record) -> list[ConfusableHit]:
