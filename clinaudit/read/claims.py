@@ -182,6 +182,7 @@ class ClaimRules:
     group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live, by group)]: the last
     word_parts: dict[str, frozenset[int]] = field(default_factory=dict, compare=False, repr=False)  # token → its parts
+    token_words: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)  # token → its WORDs
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
@@ -204,7 +205,7 @@ class ClaimRules:
                 return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
         if self.general is None or self.medical is None:
             return None
-        tokens = WORD.findall(lowered)
+        tokens = self._words(lowered)
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
         terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
@@ -227,6 +228,19 @@ class ClaimRules:
             return "question"
         lowered = text.lower()
         return self._shape(text, lowered, len(WORD.findall(lowered)), self._live_groups(lowered))
+
+    def _words(self, lowered: str) -> list[str]:
+        """`WORD.findall(lowered)`, token by token: no word crosses a space, and tokens repeat."""
+        known = self.token_words
+        if len(known) > _WORDS_KEPT:
+            known.clear()
+        words: list[str] = []
+        for token in lowered.split():
+            found = known.get(token)
+            if found is None:
+                found = known[token] = WORD.findall(token)
+            words += found
+        return words
 
     def _live(self, lowered: str) -> set[int]:
         """The parts a text may match: those anchored by one of its words, and those with no anchor."""
