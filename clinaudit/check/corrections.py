@@ -103,6 +103,27 @@ class _Pattern:
     entry: Entry
     regex: re.Pattern[str]
     unless: re.Pattern[str] | None
+    needs: tuple[str, ...] | None = None  # lower-cased strings one of which any match holds; None: unknown
+
+
+def _needs(entry: Entry, source: str) -> tuple[str, ...] | None:
+    """What a match of a pattern entry must contain, lower-cased: a phrase's longest word, a regex's anchors.
+
+    Tested on the lower-cased sentence before the regex runs, and only for an ASCII sentence:
+    under re.IGNORECASE "ı", "ſ" and "K" match i, s and k, but do not lower-case to them.
+    """
+    phrase = entry.get("phrase") if not entry.get("pattern") else None
+    if phrase is not None:
+        words = phrase.split()
+        word = max(words, key=len).lower() if words else ""
+        return (word,) if word and word.isascii() else None
+    from clinaudit.read import anchors
+
+    try:
+        found = anchors.anchors(source)
+    except Exception:  # a construct the anchor walker does not know: always search
+        return None
+    return tuple(sorted(a.removeprefix("=") for a in found)) if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +196,14 @@ class Corrections:
         elif kind == "pattern":
             flags = re.IGNORECASE if entry.get("ignore_case", True) else 0
             unless = entry.get("unless")
+            source = pattern_source(entry)
             self._patterns.append(
-                _Pattern(entry, re.compile(pattern_source(entry), flags), re.compile(unless, flags) if unless else None)
+                _Pattern(
+                    entry,
+                    re.compile(source, flags),
+                    re.compile(unless, flags) if unless else None,
+                    _needs(entry, source),
+                )
             )
         elif kind == "synonym":
             group = tuple(entry.get("names"))
@@ -226,9 +253,13 @@ class Corrections:
     def sentence_hits(self, raw: str) -> list[tuple[Entry, int, int]]:
         """The entries that fire on a sentence and where: a pure function of its text, so a reader may keep it."""
         out: list[tuple[Entry, int, int]] = []
-        if self._names is not None and self._names.search(raw.lower()):
+        lowered = raw.lower()
+        if self._names is not None and self._names.search(lowered):
             out += self._withdrawn_hits(raw)
+        ascii = raw.isascii()
         for item in self._patterns:
+            if ascii and item.needs is not None and not any(n in lowered for n in item.needs):
+                continue  # a word every match needs is missing
             m = item.regex.search(raw)
             if m is None or (item.unless is not None and item.unless.search(raw)):
                 continue

@@ -422,6 +422,10 @@ def test_phrase_and_case_sensitive_patterns():
     assert fired("Antibiotics cure the common colds of the mind.") == []
     assert fired("The FDA said so.") == ["correction/us-spelling"]
     assert fired("The fda said so.") == []
+    # the word prefilter reads lower-cased ASCII only: under re.IGNORECASE "ſ" is an s, yet lower() keeps it
+    assert fired("Many think antibiotics cure the common cold.") == ["correction/cold-antibiotics"]
+    assert fired("Many think antibiotic\u017f cure the common cold.") == ["correction/cold-antibiotics"]
+    assert known.sentence_hits("The FDA said so.")[0][1:] == (4, 7)
 
 
 # ---------------------------------------------------------------- validation, with lines
