@@ -179,8 +179,9 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
     while i < n:
         tok = tokens[i]
         if tok.map and tok.level == 0:
-            for line in range(tok.map[0], min(tok.map[1], len(covered))):
-                covered[line] = 1
+            first, end = tok.map[0], min(tok.map[1], len(covered))
+            if end > first:
+                covered[first:end] = b"\x01" * (end - first)
         kind = tok.type
         if kind == "list_item_open":
             label = labels.get(i, "")
@@ -235,13 +236,13 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
             if unit is not None:
                 doc.units.append(unit)
         i += 1
-    for line0, flag in enumerate(covered):
-        if flag:
-            continue
+    line0 = covered.find(0)
+    while line0 >= 0:  # the lines no block took: `[n]: …` definitions, which markdown-it keeps to itself
         ls, le = index.line_bounds(line0)
-        m = _REF_DEFINITION.match(text, ls, le)
+        m = _REF_DEFINITION.match(text, ls, le) if le > ls else None  # most are blank
         if m:
             doc.definitions.append((m.group(1), m.group(2), index.span(m.start(2), m.end(2))))
+        line0 = covered.find(0, line0 + 1)
     doc.state.section = section
     return doc
 
@@ -366,7 +367,6 @@ def _table_row_unit(
     """A whole table row is one unit: its pipes become spaces, its cells stay in place."""
     ls, le = index.line_bounds(map_[0] if map_ else 0)
     line = text[ls:le]
-    keep = bytearray(len(line))
     bounds: list[tuple[int, int]] = []
     pos = 0
     for cell in cells:
@@ -376,11 +376,21 @@ def _table_row_unit(
         found = line.find(cell, pos)
         if found < 0:
             continue
-        keep[found : found + len(cell)] = b"\x01" * len(cell)
         bounds.append((found, found + len(cell)))
         pos = found + len(cell)
-    masked = "".join(c if k else " " for c, k in zip(line, keep, strict=False))
-    return Unit(kind, masked, ((0, ls),), (), section, "", cells=tuple(bounds))
+    return Unit(kind, _keep_cells(line, bounds), ((0, ls),), (), section, "", cells=tuple(bounds))
+
+
+def _keep_cells(line: str, bounds: list[tuple[int, int]]) -> str:
+    """The line with every character outside the cells (in order, apart) a space."""
+    pieces = []
+    pos = 0
+    for a, b in bounds:
+        pieces.append(" " * (a - pos))
+        pieces.append(line[a:b])
+        pos = b
+    pieces.append(" " * (len(line) - pos))
+    return "".join(pieces)
 
 
 def html_comments(text: str) -> list[tuple[int, str, int]]:
