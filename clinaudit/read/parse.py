@@ -154,7 +154,11 @@ def _markdown():  # built on first use: the import costs time a `--help` need no
         from markdown_it import MarkdownIt
         from mdit_py_plugins.front_matter import front_matter_plugin
 
-        md = MarkdownIt("commonmark", {"html": True}).enable("table").use(front_matter_plugin)
+        # The optional block features markdown-it asks about with options.get(name, False) are
+        # set to their defaults: a missing key costs a KeyError raised and caught per list item
+        # and blockquote, which parses nothing differently.
+        off = dict.fromkeys(("tasklists", "alerts", "inline_definitions"), False)
+        md = MarkdownIt("commonmark", {"html": True, **off}).enable("table").use(front_matter_plugin)
         md.core.ruler.disable(["inline", "text_join"])
         _md = md
     return _md
