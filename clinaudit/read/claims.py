@@ -180,9 +180,10 @@ class ClaimRules:
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: LazyRegex | None = None
     group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
-    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live, by group)]: the last
-    word_parts: dict[str, frozenset[int]] = field(default_factory=dict, compare=False, repr=False)  # token → its parts
-    token_words: dict[str, list[str]] = field(default_factory=dict, compare=False, repr=False)  # token → its WORDs
+    # [(text, live, by group, words)]: the last text `_read_words` read
+    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)
+    # token → (the parts its words let match, its WORDs): see `_read_words`
+    tokens: dict[str, tuple[frozenset[int], list[str]]] = field(default_factory=dict, compare=False, repr=False)
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
@@ -196,16 +197,16 @@ class ClaimRules:
             return None
         lowered = text.lower()
         unblanked = lowered
-        live = self._live_groups(lowered)  # from the text before blanking: a superset, fine for every step
+        _, live, tokens = self._read_words(lowered)  # from the text before blanking: a superset, fine for every step
         if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
             lowered = self.ignore.sub(_blank, lowered)
+            tokens = self._words(lowered)
         for claim_type in self.typed:
             m = self._first(claim_type.parts, lowered, live) or self._first(claim_type.sensitive_parts, text, live)
             if m is not None:
                 return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
         if self.general is None or self.medical is None:
             return None
-        tokens = self._words(lowered)
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
         terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
@@ -230,16 +231,14 @@ class ClaimRules:
         return self._shape(text, lowered, len(WORD.findall(lowered)), self._live_groups(lowered))
 
     def _words(self, lowered: str) -> list[str]:
-        """`WORD.findall(lowered)`, token by token: no word crosses a space, and tokens repeat."""
-        known = self.token_words
-        if len(known) > _WORDS_KEPT:
-            known.clear()
+        """`WORD.findall(lowered)`, read token by token (see `_read_words`)."""
         words: list[str] = []
+        known = self.tokens
         for token in lowered.split():
             found = known.get(token)
             if found is None:
-                found = known[token] = WORD.findall(token)
-            words += found
+                found = self._token(token)
+            words += found[1]
         return words
 
     def _live(self, lowered: str) -> set[int]:
@@ -250,27 +249,27 @@ class ClaimRules:
         """The live parts by group, in order: a group with none is one dict miss, not a set test."""
         return self._read_words(lowered)[1]
 
-    def _read_words(self, lowered: str) -> tuple[set[int], dict[int, list[int]]]:
-        """The live parts of a text, as a set and by group.
+    def _read_words(self, lowered: str) -> tuple[set[int], dict[int, list[int]], list[str]]:
+        """The live parts of a text, as a set and by group, and its words (`WORD.findall(lowered)`).
 
         The last answer is kept: the pipeline asks about each sentence twice (disclaimer, claim).
-        Each token's parts are kept too (`word_parts`): tokens repeat far more than sentences do.
-        A token is what `str.split` gives, in C; no letter run crosses one, so the union over
-        the tokens is the union over the words.
+        Each token's answers are kept too (`tokens`): tokens repeat far more than sentences do.
+        A token is what `str.split` gives, in C; no letter run and no WORD crosses one, so what
+        the tokens give, joined, is what the whole text gives.
         """
         last = self.memo[0]  # one read of one tuple: safe with the guard's two threads
         if last is not None and last[0] == lowered:
-            return last[1], last[2]
+            return last[1], last[2], last[3]
         live = set(self.always)
-        known = self.word_parts
-        if len(known) > _WORDS_KEPT:  # a bound for a long run over text of endless new words
-            known.clear()
-        for token in set(lowered.split()):
-            parts = known.get(token)
-            if parts is None:
-                parts = known[token] = self._token_parts(token)
-            if parts:
-                live |= parts
+        words: list[str] = []
+        known = self.tokens
+        for token in lowered.split():
+            found = known.get(token)
+            if found is None:
+                found = self._token(token)
+            if found[0]:
+                live |= found[0]
+            words += found[1]
         groups: dict[int, list[int]] = {}
         group_of = self.group_of
         for i in sorted(live):
@@ -279,14 +278,18 @@ class ClaimRules:
                 groups[group_of[i]] = [i]
             else:
                 group.append(i)
-        self.memo[0] = (lowered, live, groups)
-        return live, groups
+        self.memo[0] = (lowered, live, groups, words)
+        return live, groups, words
 
-    def _token_parts(self, token: str) -> frozenset[int]:
-        """The parts a token's words let match: those keyed by a whole word or by one of its prefixes."""
+    def _token(self, token: str) -> tuple[frozenset[int], list[str]]:
+        """A token's live parts (keyed by one of its words whole or by a prefix) and its WORDs, kept."""
+        known = self.tokens
+        if len(known) > _WORDS_KEPT:  # a bound for a long run over text of endless new tokens
+            known.clear()
         by_key = self.by_key
         keys = anchors.word_keys(token, self.prefix_lengths) & self.key_set
-        return frozenset(i for key in keys for i in by_key[key])
+        found = known[token] = (frozenset(i for key in keys for i in by_key[key]), WORD.findall(token))
+        return found
 
     def _first(
         self, ids: tuple[int, ...], text: str, live: dict[int, list[int]], start: bool = False
