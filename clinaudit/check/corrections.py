@@ -87,6 +87,21 @@ def _terms_regex(terms: tuple[str, ...], lowered: bool = False) -> re.Pattern[st
     return re.compile(rf"(?<!\w)(?:{body})(?!\w)", 0 if lowered else re.IGNORECASE)
 
 
+def _any_term_regex(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """Does a lower-cased text name any of the terms? `_terms_regex(terms, lowered=True)`, grouped by first letter.
+
+    For a yes or no only: which term matches at a place may differ, whether one does cannot.
+    The regex engine tries a branch's alternatives one by one at every position; grouped,
+    a position is one test per first letter, not one per term.
+    """
+    groups: dict[str, list[str]] = {}
+    for term in sorted({t.lower().strip() for t in terms if t.strip()}, key=len, reverse=True):
+        first, *rest = term.split()
+        groups.setdefault(first[0], []).append(r"\s+".join([re.escape(first[1:]), *map(re.escape, rest)]))
+    body = "|".join(f"{re.escape(c)}(?:{'|'.join(tails)})" for c, tails in groups.items())
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)")
+
+
 @dataclass(frozen=True, slots=True)
 class _Withdrawn:
     """A withdrawn_approval or discontinued entry; its name regexes are compiled on the first sentence naming it."""
@@ -154,7 +169,7 @@ class Corrections:
     _patterns: list[_Pattern] = field(default_factory=list)
     _synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _confusables: list[_Confusable] = field(default_factory=list)
-    _names: re.Pattern[str] | None = None  # every withdrawn drug name, lower-cased: one search per sentence
+    _names: re.Pattern[str] | None = None  # does a lower-cased sentence name a withdrawn drug? One search each
     _confusable_names: re.Pattern[str] | None = None  # every confusable name, lower-cased: the same
 
     @classmethod
@@ -167,7 +182,7 @@ class Corrections:
         for entry in merged.values():
             self._add(entry)
         names = tuple(n for w in self._withdrawn for n in w.names)
-        self._names = _terms_regex(names, lowered=True) if names else None
+        self._names = _any_term_regex(names) if any(n.strip() for n in names) else None
         either = tuple(n for c in merged.values() if c.kind == "confusable" for side in c.get("pair") for n in side)
         self._confusable_names = _terms_regex(either, lowered=True) if either else None
         return self
@@ -258,8 +273,12 @@ class Corrections:
             out += self._withdrawn_hits(raw)
         ascii = raw.isascii()
         for item in self._patterns:
-            if ascii and item.needs is not None and not any(n in lowered for n in item.needs):
-                continue  # a word every match needs is missing
+            if ascii and item.needs is not None:
+                for word in item.needs:
+                    if word in lowered:
+                        break
+                else:
+                    continue  # a word every match needs is missing
             m = item.regex.search(raw)
             if m is None or (item.unless is not None and item.unless.search(raw)):
                 continue
