@@ -324,6 +324,8 @@ def unit_extras(unit: Unit) -> tuple[int, tuple[tuple[int, int], ...], bool]:
 
 
 def _with_links(unit: Unit, links: list[Link]) -> Unit:
+    if not links and not unit.links:  # most units: nothing to add, no copy to make
+        return unit
     return Unit(unit.kind, unit.text, unit.line_starts, tuple(links), unit.section, unit.label, *unit_extras(unit))
 
 
