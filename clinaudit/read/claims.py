@@ -33,7 +33,9 @@ HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approva
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
 _WHY_TERMS = 3  # medical terms quoted in a finding's `why`
 _WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
-_WORDS_KEPT = 200_000  # tokens (or words) whose answers are remembered before a table starts again
+_WORDS_KEPT = 100_000  # tokens (or words) whose answers are remembered before a table starts again
+_PLAIN_WORD = 42  # the longest run of letters that is one WORD (and one anchor word: those run to 100)
+_NO_PARTS: frozenset[int] = frozenset()
 
 
 def stem(word: str) -> str:
@@ -282,13 +284,26 @@ class ClaimRules:
         return live, groups, words
 
     def _token(self, token: str) -> tuple[frozenset[int], list[str]]:
-        """A token's live parts (keyed by one of its words whole or by a prefix) and its WORDs, kept."""
+        """A token's live parts (keyed by one of its words whole or by a prefix) and its WORDs, kept.
+
+        Most tokens are one lower-case ASCII word: that is its only letter run and its only WORD,
+        so neither regex is run for it (new text is mostly new tokens: this is the cold path).
+        """
         known = self.tokens
         if len(known) > _WORDS_KEPT:  # a bound for a long run over text of endless new tokens
             known.clear()
         by_key = self.by_key
+        if len(token) <= _PLAIN_WORD and token.isascii() and token.isalpha() and token.islower():
+            parts = []
+            for key in ("=" + token, *[token[:n] for n in self.prefix_lengths]):
+                ids = by_key.get(key)
+                if ids is not None:
+                    parts += ids
+            found = known[token] = (frozenset(parts) if parts else _NO_PARTS, [token])
+            return found
         keys = anchors.word_keys(token, self.prefix_lengths) & self.key_set
-        found = known[token] = (frozenset(i for key in keys for i in by_key[key]), WORD.findall(token))
+        parts_ = frozenset(i for key in keys for i in by_key[key])
+        found = known[token] = (parts_ if parts_ else _NO_PARTS, WORD.findall(token))
         return found
 
     def _first(
