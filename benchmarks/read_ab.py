@@ -4,7 +4,9 @@ Run by hand:  python benchmarks/read_ab.py --against /tmp/base [--rounds 3]
 
 Each round runs this checkout, then the other one, each in a fresh interpreter
 (`PYTHONPATH=<checkout> python -P`), on the corpora of `benchmarks/claims.py --speed`:
-the synthetic claim-dense Markdown and PubMedQA abstracts as Markdown, 2 MB each. A
+the synthetic claim-dense Markdown and PubMedQA abstracts as Markdown, 2 MB each; and, as
+a check that a gain is not only what repeated text gives (those two repeat units and
+sentences), the PubMed claim abstracts of ../shared/data/claims, each once (about 1 MB). A
 run prints the best of 3 reads in MB/s of CPU time (`time.process_time`), and the first
 read alone (caches still cold: what one `clinaudit check` of one report pays); alternating
 the checkouts keeps a shared machine's swings out of the comparison. Make the base with
@@ -34,6 +36,12 @@ def measure() -> None:
 
     known = corrections.for_report("corpus.md", Options())
     texts = [("synthetic", corpus(2 * 1024 * 1024)), ("pubmedqa", realistic_corpus(2 * 1024 * 1024))]
+    abstracts = HERE.parent.parent / "shared" / "data" / "claims" / "pubmed_claims_train.jsonl"
+    if abstracts.exists():
+        import json
+
+        with open(abstracts, encoding="utf-8") as f:
+            texts.append(("unique", "\n\n".join(json.loads(line)["abstract"] for line in f if line.strip())))
     for label, text in texts:
         if text is None:
             continue
