@@ -59,7 +59,8 @@ from clinaudit.report import verdict
 SENTENCE_DISPLAY = 200
 DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
 _WORD = re.compile(r"[A-Za-z]{3,}")
-_SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
+# The space before a closing mark, matched alone so the substitute is "" (no template for `sub` to expand).
+_SPACE_BEFORE_PUNCT = re.compile(r" (?=[.,;:!?](?:\s|$))")
 
 
 def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
@@ -684,7 +685,7 @@ def _url_text(text: str, found: citations.Found) -> str:
 
 
 def _display(text: str) -> str:
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split()))
+    text = _SPACE_BEFORE_PUNCT.sub("", " ".join(text.split()))
     return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
 
 
