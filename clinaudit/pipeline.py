@@ -36,6 +36,7 @@ from clinaudit.models import (
     Document,
     FileReport,
     Finding,
+    Link,
     MarkerUse,
     Options,
     ReferenceEntry,
@@ -57,6 +58,7 @@ from clinaudit.read.parse import (
 from clinaudit.report import verdict
 
 SENTENCE_DISPLAY = 200
+_LAYOUTS_KEPT = 50_000  # unit layouts one reading keeps before it starts again
 DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # The space before a closing mark, matched alone so the substitute is "" (no template for `sub` to expand).
@@ -231,6 +233,16 @@ def _knowledge(options: Options) -> KnowledgeBase | None:
 # ---------------------------------------------------------------- read: parse → sentences → citations → claims
 
 
+class _Layout(NamedTuple):
+    """A unit's sentences and the citations in each: read, never changed, so a repeated unit shares it."""
+
+    bounds: list[tuple[int, int]]  # each sentence's start and end
+    cites: list[_Cite]
+    per_sentence: list[list[_Cite]]  # the citations each sentence takes (a markers-only one gives its own away)
+    prose: list[bool]  # does the sentence say something besides its citations
+    ends: list[int]  # where each sentence's context ends: past the markers it takes over
+
+
 class _Decided(NamedTuple):
     """Everything read from a sentence's text alone; offsets are into the sentence."""
 
@@ -271,6 +283,9 @@ class _Reading:
     # What was decided of each sentence text read so far: a report that repeats a sentence
     # (a disclaimer, "Consult your doctor.") has it decided once.
     decided: dict[str, _Decided] = field(default_factory=dict)
+    # The same for each unit's layout, by its text and links: list items, table rows and
+    # boilerplate paragraphs come back in a report.
+    layouts: dict[tuple[str, tuple[Link, ...]], _Layout] = field(default_factory=dict)
 
 
 def read_document(
@@ -459,25 +474,18 @@ def _read_prose(
     previous: tuple[str, str | None, int | None, str] | None = None,
 ) -> None:
     text = unit.text
-    bounds = sentences.split(text)
+    key = (text, unit.links)
+    layout = reading.layouts.get(key)
+    if layout is None:
+        if len(reading.layouts) >= _LAYOUTS_KEPT:
+            reading.layouts.clear()
+        layout = reading.layouts[key] = _layout(unit)
+        if layout.bounds:
+            _abbreviations(text, reading)  # a text seen before defined its abbreviations then
+    bounds, cites, per_sentence, prose, ends = layout
     if not bounds:
         return
     reading.prose = True
-    _abbreviations(text, reading)
-    cites = _unit_citations(unit)
-    starts = [a for a, _ in bounds]
-    per_sentence: list[list[_Cite]] = [[] for _ in bounds]
-    for cite in cites:
-        k = max(bisect_right(starts, cite.start) - 1, 0)
-        per_sentence[k].append(cite)
-    prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
-    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
-    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
-    for k in range(len(bounds) - 1, 0, -1):
-        if not prose[k]:
-            per_sentence[k - 1].extend(per_sentence[k])
-            per_sentence[k] = []
-            ends[k - 1] = ends[k]
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
     for k, (a, b) in enumerate(bounds):
@@ -557,6 +565,29 @@ def _decide(raw: str, rules: claims.ClaimRules, known: corrections.Corrections |
         citations.find_weak(raw),
         known.sentence_hits(raw) if known is not None else [],
     )
+
+
+def _layout(unit: Unit) -> _Layout:
+    """A unit's sentences and citations, tied together: what its text and links alone decide."""
+    text = unit.text
+    bounds = sentences.split(text)
+    if not bounds:
+        return _Layout([], [], [], [], [])
+    cites = _unit_citations(unit)
+    starts = [a for a, _ in bounds]
+    per_sentence: list[list[_Cite]] = [[] for _ in bounds]
+    for cite in cites:
+        k = max(bisect_right(starts, cite.start) - 1, 0)
+        per_sentence[k].append(cite)
+    prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
+    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
+    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
+    for k in range(len(bounds) - 1, 0, -1):
+        if not prose[k]:
+            per_sentence[k - 1].extend(per_sentence[k])
+            per_sentence[k] = []
+            ends[k - 1] = ends[k]
+    return _Layout(bounds, cites, per_sentence, prose, ends)
 
 
 def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:
