@@ -421,7 +421,7 @@ def _mask(chars: list[str], start: int, end: int) -> None:
 def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
     """Blank out code spans, HTML and link targets; keep link text as prose."""
     s = unit.text
-    if not any(c in s for c in "`<["):
+    if "`" not in s and "<" not in s and "[" not in s:  # most units: three searches in C, no generator
         return unit, [], []
     chars = list(s)
     comments: list[tuple[int, str]] = []
