@@ -297,7 +297,11 @@ def read_document(
         parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
         state = parsed.state
         _read_units(parsed, reading)
-        reading.comments += [(parsed.index.position(c.offset + 4 + len(c.text))[0], c.text) for c in parsed.comments]
+        reading.comments += [  # only a "clinaudit-…" comment can be a directive: the others need no line
+            (parsed.index.position(c.offset + 4 + len(c.text))[0], c.text)
+            for c in parsed.comments
+            if "clinaudit-" in c.text
+        ]
     _link_references(reading)
     return Document(
         path=path,
