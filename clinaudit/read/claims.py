@@ -36,6 +36,7 @@ _WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
 _WORDS_KEPT = 100_000  # tokens (or words) whose answers are remembered before a table starts again
 _PLAIN_WORD = 42  # the longest run of letters that is one WORD (and one anchor word: those run to 100)
 _NO_PARTS: frozenset[int] = frozenset()
+_DIGIT = re.compile(r"\d")  # what a part that needs a digit asks of a sentence first
 
 
 def stem(word: str) -> str:
@@ -74,12 +75,21 @@ class Part:
     all of them was most of a small run's start-up.
     """
 
-    __slots__ = ("_regex", "keys", "pattern")
+    __slots__ = ("_need", "_regex", "keys", "pattern")
 
     def __init__(self, pattern: str, keys: frozenset[str] | None) -> None:
         self.pattern = pattern
         self.keys = keys  # None: no anchor could be proved, always tried
         self._regex: re.Pattern[str] | None = None
+        self._need: object = _UNKNOWN  # str | None once derived
+
+    @property
+    def need(self) -> str | None:
+        """A character every match holds (`anchors.required`): derived on first use, as the regex is compiled."""
+        need = self._need
+        if need is _UNKNOWN:
+            need = self._need = anchors.required(self.pattern)
+        return need  # type: ignore[return-value]
 
     @property
     def regex(self) -> re.Pattern[str]:
@@ -317,7 +327,11 @@ class ClaimRules:
             return None
         parts = self.parts
         for i in found:
-            regex = parts[i].regex
+            part = parts[i]
+            need = part.need
+            if need is not None and not (_DIGIT.search(text) if need == anchors.DIGIT else need in text):
+                continue  # a character every match holds is not there
+            regex = part.regex
             m = regex.match(text) if start else regex.search(text)
             if m is not None:
                 return m
