@@ -194,7 +194,8 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
             inline = tokens[i + 1]
             unit = _block_unit(text, index, inline.content, inline.map, "heading", section, level=int(tok.tag[1:] or 1))
             unit, links, comments = _mask_inline(unit)  # a heading may cite: "## Metformin (PMID 123)"
-            doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
+            if comments:
+                doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
             section = unit.text.strip()
             doc.units.append(_with_links(unit, links))
             i += 2
@@ -205,7 +206,8 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
             label = ""
             item = False
             unit, links, comments = _mask_inline(unit)
-            doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
+            if comments:
+                doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
             unit = _with_links(unit, links)
             head, rest = _split_reference_heading(unit)
             if head is not None:
@@ -229,7 +231,8 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
                 j += 1
             unit = _table_row_unit(text, index, tok.map, cells, "table_header" if header else "table_row", section)
             unit, links, comments = _mask_inline(unit)
-            doc.comments.extend(Comment(unit_to_doc(unit, o), c) for o, c in comments)
+            if comments:
+                doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
             doc.units.append(_with_links(unit, links))
             i = j + 1
             continue
