@@ -77,11 +77,11 @@ class Part:
 
     __slots__ = ("_need", "_regex", "keys", "pattern")
 
-    def __init__(self, pattern: str, keys: frozenset[str] | None) -> None:
+    def __init__(self, pattern: str, keys: frozenset[str] | None, need: object = None) -> None:
         self.pattern = pattern
         self.keys = keys  # None: no anchor could be proved, always tried
         self._regex: re.Pattern[str] | None = None
-        self._need: object = _UNKNOWN  # str | None once derived
+        self._need = need  # str | None, or _UNKNOWN: derived on first use
 
     @property
     def need(self) -> str | None:
@@ -448,23 +448,29 @@ _ESCAPE = re.compile(r"(\\.)", re.DOTALL)
 class _Parts:
     """Collects the patterns of the rules into parts with their anchor keys."""
 
-    def __init__(self, known: dict[str, frozenset[str] | None] | None = None) -> None:
+    def __init__(
+        self, known: dict[str, frozenset[str] | None] | None = None, needs: dict[str, str] | None = None
+    ) -> None:
         self.parts: list[Part] = []
         self.by_key: dict[str, list[int]] = {}
         self.always: set[int] = set()
         self.group_of: list[int] = []  # part -> the number of the `add` call that made it
         self.groups = 0
         self.known = known  # anchors derived before (data/claim-anchors.json), by pattern
+        self.needs = needs  # the same for needed characters: a pattern in `known` and not here needs none
 
     def add(self, patterns: list[str], lower: bool = True) -> tuple[int, ...]:
         ids = []
         for raw in patterns:
             pattern = _lower_pattern(raw) if lower else raw
             found = self.known.get(pattern, _UNKNOWN) if self.known else _UNKNOWN
+            need: object = _UNKNOWN  # derived on the part's first search
             if found is _UNKNOWN:
                 found = anchors.anchors(pattern)
+            elif self.needs is not None:
+                need = self.needs.get(pattern)
             i = len(self.parts)
-            self.parts.append(Part(pattern, anchors.keys(found) if found is not None else None))
+            self.parts.append(Part(pattern, anchors.keys(found) if found is not None else None, need))
             self.group_of.append(self.groups)
             if found is None:
                 self.always.add(i)
@@ -493,9 +499,12 @@ def _claim_type(name: str, spec: dict, parts: _Parts) -> ClaimType:
 
 
 def compile_rules(
-    data: dict, vocabulary: frozenset[str] = frozenset(), known: dict[str, frozenset[str] | None] | None = None
+    data: dict,
+    vocabulary: frozenset[str] = frozenset(),
+    known: dict[str, frozenset[str] | None] | None = None,
+    needs: dict[str, str] | None = None,
 ) -> ClaimRules:
-    parts = _Parts(known)
+    parts = _Parts(known, needs)
     typed: list[ClaimType] = []
     gated: list[ClaimType] = []
     for name, spec in data["types"].items():
@@ -561,7 +570,7 @@ def rules() -> ClaimRules:
 
     data = yamlfiles.load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
-    return compile_rules(data, vocabulary, known_anchors())
+    return compile_rules(data, vocabulary, known_anchors(), known_needs())
 
 
 def known_anchors() -> dict[str, frozenset[str] | None]:
@@ -571,13 +580,32 @@ def known_anchors() -> dict[str, frozenset[str] | None]:
     missing from the table (an edited claims.yaml) is derived at load as before, and a test
     keeps the table equal to what `anchors.anchors` derives today.
     """
+    table = _anchor_file().get("anchors")
+    if not isinstance(table, dict):
+        return {}
+    return {pattern: None if found is None else frozenset(found) for pattern, found in table.items()}
+
+
+def known_needs() -> dict[str, str] | None:
+    """The character each packaged pattern needs (`anchors.required`), derived ahead of time as the anchors are."""
+    table = _anchor_file().get("needs")
+    return table if isinstance(table, dict) else None
+
+
+@lru_cache(maxsize=1)
+def _anchor_file() -> dict:
     import json
 
     try:
-        table = json.loads(ANCHOR_TABLE.read_text(encoding="utf-8"))["anchors"]
-    except (OSError, ValueError, KeyError):
+        body = json.loads(ANCHOR_TABLE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
-    return {pattern: None if found is None else frozenset(found) for pattern, found in table.items()}
+    return body if isinstance(body, dict) else {}
+
+
+def need_table(data: dict) -> dict[str, str]:
+    """Every pattern of the rules (as compiled) that needs a character → that character: what the table holds."""
+    return {part.pattern: need for part in compile_rules(data).parts if (need := anchors.required(part.pattern))}
 
 
 def anchor_table(data: dict) -> dict[str, list[str] | None]:
@@ -596,6 +624,6 @@ if __name__ == "__main__":  # python -m clinaudit.read.claims: rewrite data/clai
     import yaml
 
     rules_data = yaml.safe_load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
-    body = {"version": 1, "anchors": anchor_table(rules_data)}
+    body = {"version": 1, "anchors": anchor_table(rules_data), "needs": need_table(rules_data)}
     ANCHOR_TABLE.write_text(json.dumps(body, indent=0, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(body['anchors'])} patterns to {ANCHOR_TABLE}")

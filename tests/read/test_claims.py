@@ -288,6 +288,12 @@ def test_the_packaged_anchor_table_is_what_the_patterns_give_today():
     data = yaml.safe_load((claims.PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
     shipped = json.loads(claims.ANCHOR_TABLE.read_text(encoding="utf-8"))["anchors"]
     assert shipped == claims.anchor_table(data), "run: python -m clinaudit.read.claims"
+    needs = json.loads(claims.ANCHOR_TABLE.read_text(encoding="utf-8"))["needs"]
+    assert needs == claims.need_table(data), "run: python -m clinaudit.read.claims"
+    assert all(
+        part._need == needs.get(part.pattern)
+        for part in claims.compile_rules(data, frozenset(), claims.known_anchors(), claims.known_needs()).parts
+    )  # read from the table, never derived at load
     assert {part.pattern for part in claims.rules().parts} == set(shipped)  # every part was in the table
 
 
