@@ -12,6 +12,7 @@ and guard/ runs the same stages on a stream as it is generated.
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left, bisect_right
 from collections import ChainMap
@@ -19,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
@@ -35,6 +37,7 @@ from clinaudit.models import (
     Document,
     FileReport,
     Finding,
+    Link,
     MarkerUse,
     Options,
     ReferenceEntry,
@@ -56,9 +59,11 @@ from clinaudit.read.parse import (
 from clinaudit.report import verdict
 
 SENTENCE_DISPLAY = 200
+_LAYOUTS_KEPT = 50_000  # unit layouts one reading keeps before it starts again
 DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
 _WORD = re.compile(r"[A-Za-z]{3,}")
-_SPACE_BEFORE_PUNCT = re.compile(r" ([.,;:!?])(?=\s|$)")
+# The space before a closing mark, matched alone so the substitute is "" (no template for `sub` to expand).
+_SPACE_BEFORE_PUNCT = re.compile(r" (?=[.,;:!?](?:\s|$))")
 
 
 def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
@@ -229,6 +234,26 @@ def _knowledge(options: Options) -> KnowledgeBase | None:
 # ---------------------------------------------------------------- read: parse → sentences → citations → claims
 
 
+class _Layout(NamedTuple):
+    """A unit's sentences and the citations in each: read, never changed, so a repeated unit shares it."""
+
+    bounds: list[tuple[int, int]]  # each sentence's start and end
+    cites: list[_Cite]
+    per_sentence: list[list[_Cite]]  # the citations each sentence takes (a markers-only one gives its own away)
+    prose: list[bool]  # does the sentence say something besides its citations
+    ends: list[int]  # where each sentence's context ends: past the markers it takes over
+
+
+class _Decided(NamedTuple):
+    """Everything read from a sentence's text alone; offsets are into the sentence."""
+
+    display: str
+    disclaimer: bool
+    claim: claims.Match | None
+    weak: list[tuple[str, int, int]]  # author-year mentions
+    known: list[tuple[corrections.Entry, int, int]]  # the known failures it states
+
+
 @dataclass(slots=True)
 class _Reading:
     sentences: int = 0
@@ -256,10 +281,37 @@ class _Reading:
     # The last sentence of the paragraph just read, which a paragraph "Source: PMID 123" cites:
     # (its display text, its claim type, its index in `claims` when it is a claim, its raw text).
     last_sentence: tuple[str, str | None, int | None, str] | None = None
+    # What was decided of each sentence text read so far: a report that repeats a sentence
+    # (a disclaimer, "Consult your doctor.") has it decided once.
+    decided: dict[str, _Decided] = field(default_factory=dict)
+    # The same for each unit's layout, by its text and links: list items, table rows and
+    # boilerplate paragraphs come back in a report.
+    layouts: dict[tuple[str, tuple[Link, ...]], _Layout] = field(default_factory=dict)
 
 
 def read_document(
     path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None = None
+) -> Document:
+    """One report's text (in chunks: text, the line it starts on) read into a Document.
+
+    The cyclic garbage collector rests meanwhile. A read allocates hundreds of thousands of
+    short-lived objects that hold no cycles (markdown-it's tokens with two dicts each, units,
+    spans): reference counting frees them, yet at the default threshold the collector ran
+    every 700 allocations, its older generations walking every live object again as the heap
+    grew, a fifth to a third of the read's time (the CLI's higher threshold saved part of it
+    already). It runs again after the read; a collector someone turned off stays off.
+    """
+    if not gc.isenabled():
+        return _read_document(path, chunks, markdown, known)
+    gc.disable()
+    try:
+        return _read_document(path, chunks, markdown, known)
+    finally:
+        gc.enable()
+
+
+def _read_document(
+    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None
 ) -> Document:
     reading = _Reading(corrections=known)
     state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
@@ -267,7 +319,11 @@ def read_document(
         parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
         state = parsed.state
         _read_units(parsed, reading)
-        reading.comments += [(parsed.index.position(c.offset + 4 + len(c.text))[0], c.text) for c in parsed.comments]
+        reading.comments += [  # only a "clinaudit-…" comment can be a directive: the others need no line
+            (parsed.index.position(c.offset + 4 + len(c.text))[0], c.text)
+            for c in parsed.comments
+            if "clinaudit-" in c.text
+        ]
     _link_references(reading)
     return Document(
         path=path,
@@ -444,25 +500,18 @@ def _read_prose(
     previous: tuple[str, str | None, int | None, str] | None = None,
 ) -> None:
     text = unit.text
-    bounds = sentences.split(text)
+    key = (text, unit.links)
+    layout = reading.layouts.get(key)
+    if layout is None:
+        if len(reading.layouts) >= _LAYOUTS_KEPT:
+            reading.layouts.clear()
+        layout = reading.layouts[key] = _layout(unit)
+        if layout.bounds:
+            _abbreviations(text, reading)  # a text seen before defined its abbreviations then
+    bounds, cites, per_sentence, prose, ends = layout
     if not bounds:
         return
     reading.prose = True
-    _abbreviations(text, reading)
-    cites = _unit_citations(unit)
-    starts = [a for a, _ in bounds]
-    per_sentence: list[list[_Cite]] = [[] for _ in bounds]
-    for cite in cites:
-        k = max(bisect_right(starts, cite.start) - 1, 0)
-        per_sentence[k].append(cite)
-    prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
-    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
-    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
-    for k in range(len(bounds) - 1, 0, -1):
-        if not prose[k]:
-            per_sentence[k - 1].extend(per_sentence[k])
-            per_sentence[k] = []
-            ends[k - 1] = ends[k]
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
     for k, (a, b) in enumerate(bounds):
@@ -482,10 +531,12 @@ def _read_prose(
                     _record(cite, unit, index, alone, None, reading, _context(unit, raw, alone, reading))
             continue
         reading.sentences += 1
-        display = _display(raw)
-        if rules.is_disclaimer(raw):
+        decided = reading.decided.get(raw)
+        if decided is None:
+            decided = reading.decided[raw] = _decide(raw, rules, reading.corrections)
+        display, disclaimer, found, weak_mentions, known = decided
+        if disclaimer:
             reading.has_disclaimer = True
-        found = rules.explain(raw)
         claim_type = found.type if found is not None else None
         name = claim_type.name if claim_type else None
         if found is not None:
@@ -504,7 +555,7 @@ def _read_prose(
             )
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
                 strongest = found.type
-        for weak, s, e in citations.find_weak(raw):
+        for weak, s, e in weak_mentions:
             reading.findings.append(
                 Finding(
                     rule="weak-citation",
@@ -516,10 +567,8 @@ def _read_prose(
                     suggestion="Add the PMID, DOI or NCT id of the work you mean.",
                 )
             )
-        if reading.corrections is not None:  # known failures fire whether or not the sentence is cited
-            reading.findings += reading.corrections.sentence_findings(
-                raw, display, name, lambda s, e, a=a: unit_span(unit, index, a + s, a + e)
-            )
+        for entry, s, e in known:  # known failures fire whether or not the sentence is cited
+            reading.findings.append(entry.finding(unit_span(unit, index, a + s, a + e), display, claim_type=name))
         if not row:
             full = text[a : ends[k]] if ends[k] != b else raw  # with the markers it took over
             context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
@@ -532,6 +581,39 @@ def _read_prose(
         context = _context(unit, text, "", reading)
         for cite in cites:
             _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
+
+
+def _decide(raw: str, rules: claims.ClaimRules, known: corrections.Corrections | None) -> _Decided:
+    return _Decided(
+        _display(raw),
+        rules.is_disclaimer(raw),
+        rules.explain(raw),
+        citations.find_weak(raw),
+        known.sentence_hits(raw) if known is not None else [],
+    )
+
+
+def _layout(unit: Unit) -> _Layout:
+    """A unit's sentences and citations, tied together: what its text and links alone decide."""
+    text = unit.text
+    bounds = sentences.split(text)
+    if not bounds:
+        return _Layout([], [], [], [], [])
+    cites = _unit_citations(unit)
+    starts = [a for a, _ in bounds]
+    per_sentence: list[list[_Cite]] = [[] for _ in bounds]
+    for cite in cites:
+        k = max(bisect_right(starts, cite.start) - 1, 0)
+        per_sentence[k].append(cite)
+    prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
+    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
+    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
+    for k in range(len(bounds) - 1, 0, -1):
+        if not prose[k]:
+            per_sentence[k - 1].extend(per_sentence[k])
+            per_sentence[k] = []
+            ends[k - 1] = ends[k]
+    return _Layout(bounds, cites, per_sentence, prose, ends)
 
 
 def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:
@@ -660,7 +742,7 @@ def _url_text(text: str, found: citations.Found) -> str:
 
 
 def _display(text: str) -> str:
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(text.split()))
+    text = _SPACE_BEFORE_PUNCT.sub("", " ".join(text.split()))
     return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
 
 

@@ -87,6 +87,21 @@ def _terms_regex(terms: tuple[str, ...], lowered: bool = False) -> re.Pattern[st
     return re.compile(rf"(?<!\w)(?:{body})(?!\w)", 0 if lowered else re.IGNORECASE)
 
 
+def _any_term_regex(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """Does a lower-cased text name any of the terms? `_terms_regex(terms, lowered=True)`, grouped by first letter.
+
+    For a yes or no only: which term matches at a place may differ, whether one does cannot.
+    The regex engine tries a branch's alternatives one by one at every position; grouped,
+    a position is one test per first letter, not one per term.
+    """
+    groups: dict[str, list[str]] = {}
+    for term in sorted({t.lower().strip() for t in terms if t.strip()}, key=len, reverse=True):
+        first, *rest = term.split()
+        groups.setdefault(first[0], []).append(r"\s+".join([re.escape(first[1:]), *map(re.escape, rest)]))
+    body = "|".join(f"{re.escape(c)}(?:{'|'.join(tails)})" for c, tails in groups.items())
+    return re.compile(rf"(?<!\w)(?:{body})(?!\w)")
+
+
 @dataclass(frozen=True, slots=True)
 class _Withdrawn:
     """A withdrawn_approval or discontinued entry; its name regexes are compiled on the first sentence naming it."""
@@ -103,6 +118,27 @@ class _Pattern:
     entry: Entry
     regex: re.Pattern[str]
     unless: re.Pattern[str] | None
+    needs: tuple[str, ...] | None = None  # lower-cased strings one of which any match holds; None: unknown
+
+
+def _needs(entry: Entry, source: str) -> tuple[str, ...] | None:
+    """What a match of a pattern entry must contain, lower-cased: a phrase's longest word, a regex's anchors.
+
+    Tested on the lower-cased sentence before the regex runs, and only for an ASCII sentence:
+    under re.IGNORECASE "ı", "ſ" and "K" match i, s and k, but do not lower-case to them.
+    """
+    phrase = entry.get("phrase") if not entry.get("pattern") else None
+    if phrase is not None:
+        words = phrase.split()
+        word = max(words, key=len).lower() if words else ""
+        return (word,) if word and word.isascii() else None
+    from clinaudit.read import anchors
+
+    try:
+        found = anchors.anchors(source)
+    except Exception:  # a construct the anchor walker does not know: always search
+        return None
+    return tuple(sorted(a.removeprefix("=") for a in found)) if found else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +169,7 @@ class Corrections:
     _patterns: list[_Pattern] = field(default_factory=list)
     _synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _confusables: list[_Confusable] = field(default_factory=list)
-    _names: re.Pattern[str] | None = None  # every withdrawn drug name, lower-cased: one search per sentence
+    _names: re.Pattern[str] | None = None  # does a lower-cased sentence name a withdrawn drug? One search each
     _confusable_names: re.Pattern[str] | None = None  # every confusable name, lower-cased: the same
 
     @classmethod
@@ -146,7 +182,7 @@ class Corrections:
         for entry in merged.values():
             self._add(entry)
         names = tuple(n for w in self._withdrawn for n in w.names)
-        self._names = _terms_regex(names, lowered=True) if names else None
+        self._names = _any_term_regex(names) if any(n.strip() for n in names) else None
         either = tuple(n for c in merged.values() if c.kind == "confusable" for side in c.get("pair") for n in side)
         self._confusable_names = _terms_regex(either, lowered=True) if either else None
         return self
@@ -175,8 +211,14 @@ class Corrections:
         elif kind == "pattern":
             flags = re.IGNORECASE if entry.get("ignore_case", True) else 0
             unless = entry.get("unless")
+            source = pattern_source(entry)
             self._patterns.append(
-                _Pattern(entry, re.compile(pattern_source(entry), flags), re.compile(unless, flags) if unless else None)
+                _Pattern(
+                    entry,
+                    re.compile(source, flags),
+                    re.compile(unless, flags) if unless else None,
+                    _needs(entry, source),
+                )
             )
         elif kind == "synonym":
             group = tuple(entry.get("names"))
@@ -221,19 +263,29 @@ class Corrections:
         self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
     ) -> list[Finding]:
         """withdrawn_approval, discontinued and pattern entries, for one prose sentence (cited or not)."""
-        out: list[Finding] = []
-        if self._names is not None and self._names.search(raw.lower()):
-            out += self._withdrawn_findings(raw, display, claim_type, span_of)
+        return [entry.finding(span_of(s, e), display, claim_type=claim_type) for entry, s, e in self.sentence_hits(raw)]
+
+    def sentence_hits(self, raw: str) -> list[tuple[Entry, int, int]]:
+        """The entries that fire on a sentence and where: a pure function of its text, so a reader may keep it."""
+        out: list[tuple[Entry, int, int]] = []
+        lowered = raw.lower()
+        if self._names is not None and self._names.search(lowered):
+            out += self._withdrawn_hits(raw)
+        ascii = raw.isascii()
         for item in self._patterns:
+            if ascii and item.needs is not None:
+                for word in item.needs:
+                    if word in lowered:
+                        break
+                else:
+                    continue  # a word every match needs is missing
             m = item.regex.search(raw)
             if m is None or (item.unless is not None and item.unless.search(raw)):
                 continue
-            out.append(item.entry.finding(span_of(m.start(), m.end()), display, claim_type=claim_type))
+            out.append((item.entry, m.start(), m.end()))
         return out
 
-    def _withdrawn_findings(
-        self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
-    ) -> list[Finding]:
+    def _withdrawn_hits(self, raw: str) -> list[tuple[Entry, int, int]]:
         text = raw.rstrip()
         if text.endswith("?") or _ACKNOWLEDGED.search(text) or _DENIED.search(text):
             return []
@@ -259,7 +311,7 @@ class Corrections:
                 continue
             if item.unless is not None and item.unless.search(text):
                 continue
-            out.append(item.entry.finding(span_of(m.start(), m.end()), display, claim_type=claim_type))
+            out.append((item.entry, m.start(), m.end()))
         return out
 
     def confusable(self, sentence: str, record: Record) -> list[ConfusableHit]:

@@ -37,6 +37,43 @@ def anchors(pattern: str) -> frozenset[str] | None:
     return frozenset(a.lower() for a in found) if found else None
 
 
+DIGIT = "\\d"  # what `required` says of a pattern every match of which holds a decimal digit
+
+
+def required(pattern: str) -> str | None:
+    """A character every match of `pattern` holds, if one can be proved: a literal that is no letter
+    or digit and has no case ("%", "/"), else DIGIT for any decimal digit; None when neither is sure.
+
+    A second prefilter for the patterns a common anchor ("=of") or none at all lets through
+    to most sentences: `\\d{1,3}\\s?%\\s+of` needs a "%", which most sentences lack. Only
+    what the pattern's top-level sequence must match counts (groups, and repeats of at least
+    one): a branch, an optional part or a lookaround proves nothing.
+    """
+    found = _required(_parser.parse(pattern))
+    chars = [c for c in found if c != DIGIT]
+    return chars[0] if chars else (DIGIT if found else None)
+
+
+def _required(items) -> list[str]:
+    out: list[str] = []
+    for op, av in _nodes(items):
+        if op is C.LITERAL:
+            c = chr(av)
+            if c.isdecimal():
+                out.append(DIGIT)
+            elif not c.isalnum() and not c.isspace() and c.lower() == c == c.upper():
+                out.append(c)
+        elif op is C.IN and _nodes(av) == [(C.CATEGORY, C.CATEGORY_DIGIT)]:
+            out.append(DIGIT)
+        elif op in _REPEATS and av[0] >= 1:
+            out += _required(av[2])
+        elif op is C.SUBPATTERN:
+            out += _required(av[3])
+        elif op is C.ATOMIC_GROUP:
+            out += _required(av)
+    return out
+
+
 def keys(anchor_set: Iterable[str]) -> frozenset[str]:
     """What a sentence's words are looked up by: "=word" for a whole word, else the first KEY letters."""
     return frozenset(a if a.startswith("=") else a[:KEY] for a in anchor_set)

@@ -502,6 +502,8 @@ def without_citations(text: str) -> str:
 
 def expand_marker(body: str) -> list[str]:
     """ "1, 3-5" → ["1", "3", "4", "5"]; a backwards or huge range stays as its ends."""
+    if body.isdigit():  # "[3]", most markers: no separators to split on
+        return [str(int(body))]
     labels: list[str] = []
     for part in re.split(r"\s*[,;]\s*", body.replace("&ndash;", "-")):
         bits = re.split(r"\s*[\u2013\u2014-]\s*", part)

@@ -33,6 +33,10 @@ HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approva
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
 _WHY_TERMS = 3  # medical terms quoted in a finding's `why`
 _WHY_MATCH = 60  # characters of a matched phrase quoted in `why`
+_WORDS_KEPT = 100_000  # tokens (or words) whose answers are remembered before a table starts again
+_PLAIN_WORD = 42  # the longest run of letters that is one WORD (and one anchor word: those run to 100)
+_NO_PARTS: frozenset[int] = frozenset()
+_DIGIT = re.compile(r"\d")  # what a part that needs a digit asks of a sentence first
 
 
 def stem(word: str) -> str:
@@ -76,11 +80,20 @@ class Part(LazyRegex):
     compiled pattern itself, not the attribute relay.
     """
 
-    __slots__ = ("keys",)
+    __slots__ = ("_need", "keys")
 
-    def __init__(self, pattern: str, keys: frozenset[str] | None) -> None:
+    def __init__(self, pattern: str, keys: frozenset[str] | None, need: object = None) -> None:
         super().__init__(pattern)
         self.keys = keys  # None: no anchor could be proved, always tried
+        self._need = need  # str | None, or _UNKNOWN: derived on first use
+
+    @property
+    def need(self) -> str | None:
+        """A character every match holds (`anchors.required`): derived on first use, as the regex is compiled."""
+        need = self._need
+        if need is _UNKNOWN:
+            need = self._need = anchors.required(self.pattern)
+        return need  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,17 +134,31 @@ class MedicalContent:
     words: frozenset[str]  # stemmed
     signals: LazyRegex  # endings, quantities, findings: on lower-cased text
     entity: LazyRegex | None  # gene- and protein-like names: on the text as written
+    known: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word → is_term: words repeat
 
     def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
         """The medical terms of a sentence: vocabulary words first; the regex signals only when there are none."""
-        words = self.words
-        found = [w for w in tokens if w in words or (w[-1] == "s" and stem(w) in words)]
+        known = self.known
+        if len(known) > _WORDS_KEPT:
+            known.clear()
+        found = []
+        for w in tokens:
+            term = known.get(w)
+            if term is None:
+                term = known[w] = self.is_term(w)
+            if term:
+                found.append(w)
         if found:
             return found
         found = [m.group(0) for m in self.signals.finditer(lowered)]
         if not found and self.entity is not None:
             found = self.entity.findall(text)
         return found
+
+    def is_term(self, word: str) -> bool:
+        """Is a lower-cased word in the vocabulary, as written or without its plural ending?"""
+        words = self.words
+        return word in words or (word[-1] == "s" and stem(word) in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +188,11 @@ class ClaimRules:
     min_words: int = 3
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: LazyRegex | None = None
-    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)  # [(text, live parts)]: the last
+    group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
+    # [(text, live, by group, words)]: the last text `_read_words` read
+    memo: list = field(default_factory=lambda: [None], compare=False, repr=False)
+    # token → (the parts its words let match, its WORDs): see `_read_words`
+    tokens: dict[str, tuple[frozenset[int], list[str]]] = field(default_factory=dict, compare=False, repr=False)
 
     def classify(self, sentence: str) -> ClaimType | None:
         """The most specific, most dangerous claim type the sentence makes, if any."""
@@ -175,16 +206,16 @@ class ClaimRules:
             return None
         lowered = text.lower()
         unblanked = lowered
-        live = self._live(lowered)  # from the text before blanking: a superset, fine for every step
+        _, live, tokens = self._read_words(lowered)  # from the text before blanking: a superset, fine for every step
         if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
             lowered = self.ignore.sub(_blank, lowered)
+            tokens = self._words(lowered)
         for claim_type in self.typed:
             m = self._first(claim_type.parts, lowered, live) or self._first(claim_type.sensitive_parts, text, live)
             if m is not None:
                 return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
         if self.general is None or self.medical is None:
             return None
-        tokens = WORD.findall(lowered)
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
         terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
@@ -206,35 +237,104 @@ class ClaimRules:
         if text.endswith("?"):
             return "question"
         lowered = text.lower()
-        return self._shape(text, lowered, len(WORD.findall(lowered)), self._live(lowered))
+        return self._shape(text, lowered, len(WORD.findall(lowered)), self._live_groups(lowered))
+
+    def _words(self, lowered: str) -> list[str]:
+        """`WORD.findall(lowered)`, read token by token (see `_read_words`)."""
+        words: list[str] = []
+        known = self.tokens
+        for token in lowered.split():
+            found = known.get(token)
+            if found is None:
+                found = self._token(token)
+            words += found[1]
+        return words
 
     def _live(self, lowered: str) -> set[int]:
-        """The parts a text may match: those anchored by one of its words, and those with no anchor.
+        """The parts a text may match: those anchored by one of its words, and those with no anchor."""
+        return self._read_words(lowered)[0]
+
+    def _live_groups(self, lowered: str) -> dict[int, list[int]]:
+        """The live parts by group, in order: a group with none is one dict miss, not a set test."""
+        return self._read_words(lowered)[1]
+
+    def _read_words(self, lowered: str) -> tuple[set[int], dict[int, list[int]], list[str]]:
+        """The live parts of a text, as a set and by group, and its words (`WORD.findall(lowered)`).
 
         The last answer is kept: the pipeline asks about each sentence twice (disclaimer, claim).
+        Each token's answers are kept too (`tokens`): tokens repeat far more than sentences do.
+        A token is what `str.split` gives, in C; no letter run and no WORD crosses one, so what
+        the tokens give, joined, is what the whole text gives.
         """
         last = self.memo[0]  # one read of one tuple: safe with the guard's two threads
         if last is not None and last[0] == lowered:
-            return last[1]
+            return last[1], last[2], last[3]
         live = set(self.always)
-        by_key = self.by_key
-        for key in anchors.word_keys(lowered, self.prefix_lengths) & self.key_set:
-            live.update(by_key[key])
-        self.memo[0] = (lowered, live)
-        return live
+        words: list[str] = []
+        known = self.tokens
+        for token in lowered.split():
+            found = known.get(token)
+            if found is None:
+                found = self._token(token)
+            if found[0]:
+                live |= found[0]
+            words += found[1]
+        groups: dict[int, list[int]] = {}
+        group_of = self.group_of
+        for i in sorted(live):
+            group = groups.get(group_of[i])
+            if group is None:
+                groups[group_of[i]] = [i]
+            else:
+                group.append(i)
+        self.memo[0] = (lowered, live, groups, words)
+        return live, groups, words
 
-    def _first(self, ids: tuple[int, ...], text: str, live: set[int], start: bool = False) -> re.Match[str] | None:
-        if not ids or live.isdisjoint(ids):  # most rule groups: none of their parts is live
+    def _token(self, token: str) -> tuple[frozenset[int], list[str]]:
+        """A token's live parts (keyed by one of its words whole or by a prefix) and its WORDs, kept.
+
+        Most tokens are one lower-case ASCII word: that is its only letter run and its only WORD,
+        so neither regex is run for it (new text is mostly new tokens: this is the cold path).
+        """
+        known = self.tokens
+        if len(known) > _WORDS_KEPT:  # a bound for a long run over text of endless new tokens
+            known.clear()
+        by_key = self.by_key
+        if len(token) <= _PLAIN_WORD and token.isascii() and token.isalpha() and token.islower():
+            parts = []
+            for key in ("=" + token, *[token[:n] for n in self.prefix_lengths]):
+                ids = by_key.get(key)
+                if ids is not None:
+                    parts += ids
+            found = known[token] = (frozenset(parts) if parts else _NO_PARTS, [token])
+            return found
+        keys = anchors.word_keys(token, self.prefix_lengths) & self.key_set
+        parts_ = frozenset(i for key in keys for i in by_key[key])
+        found = known[token] = (parts_ if parts_ else _NO_PARTS, WORD.findall(token))
+        return found
+
+    def _first(
+        self, ids: tuple[int, ...], text: str, live: dict[int, list[int]], start: bool = False
+    ) -> re.Match[str] | None:
+        """The first of `ids` (one group) that matches, trying only its live parts."""
+        if not ids:
             return None
-        for i in ids:
-            if i in live:
-                regex = self.parts[i].regex
-                m = regex.match(text) if start else regex.search(text)
-                if m is not None:
-                    return m
+        found = live.get(self.group_of[ids[0]])
+        if found is None:  # most groups: none of their parts is live
+            return None
+        parts = self.parts
+        for i in found:
+            part = parts[i]
+            need = part.need
+            if need is not None and not (_DIGIT.search(text) if need == anchors.DIGIT else need in text):
+                continue  # a character every match holds is not there
+            regex = part.regex
+            m = regex.match(text) if start else regex.search(text)
+            if m is not None:
+                return m
         return None
 
-    def _shape(self, text: str, lowered: str, words: int, live: set[int]) -> str | None:
+    def _shape(self, text: str, lowered: str, words: int, live: dict[int, list[int]]) -> str | None:
         end = lowered.rstrip(" *_\"')]\u201d\u2019")
         if end.endswith("?"):
             return "question"
@@ -267,7 +367,7 @@ class ClaimRules:
 
     def is_disclaimer(self, text: str) -> bool:
         lowered = text.lower()
-        return self._first(self.disclaimers, lowered, self._live(lowered)) is not None
+        return self._first(self.disclaimers, lowered, self._live_groups(lowered)) is not None
 
     # The rules as single regexes: for the tests' pathological inputs and for tools; never in the hot loop.
 
@@ -345,27 +445,37 @@ _ESCAPE = re.compile(r"(\\.)", re.DOTALL)
 class _Parts:
     """Collects the patterns of the rules into parts with their anchor keys."""
 
-    def __init__(self, known: dict[str, frozenset[str] | None] | None = None) -> None:
+    def __init__(
+        self, known: dict[str, frozenset[str] | None] | None = None, needs: dict[str, str] | None = None
+    ) -> None:
         self.parts: list[Part] = []
         self.by_key: dict[str, list[int]] = {}
         self.always: set[int] = set()
+        self.group_of: list[int] = []  # part -> the number of the `add` call that made it
+        self.groups = 0
         self.known = known  # anchors derived before (data/claim-anchors.json), by pattern
+        self.needs = needs  # the same for needed characters: a pattern in `known` and not here needs none
 
     def add(self, patterns: list[str], lower: bool = True) -> tuple[int, ...]:
         ids = []
         for raw in patterns:
             pattern = _lower_pattern(raw) if lower else raw
             found = self.known.get(pattern, _UNKNOWN) if self.known else _UNKNOWN
+            need: object = _UNKNOWN  # derived on the part's first search
             if found is _UNKNOWN:
                 found = anchors.anchors(pattern)
+            elif self.needs is not None:
+                need = self.needs.get(pattern)
             i = len(self.parts)
-            self.parts.append(Part(pattern, anchors.keys(found) if found is not None else None))
+            self.parts.append(Part(pattern, anchors.keys(found) if found is not None else None, need))
+            self.group_of.append(self.groups)
             if found is None:
                 self.always.add(i)
             else:
                 for key in anchors.keys(found):
                     self.by_key.setdefault(key, []).append(i)
             ids.append(i)
+        self.groups += 1
         return tuple(ids)
 
 
@@ -386,9 +496,12 @@ def _claim_type(name: str, spec: dict, parts: _Parts) -> ClaimType:
 
 
 def compile_rules(
-    data: dict, vocabulary: frozenset[str] = frozenset(), known: dict[str, frozenset[str] | None] | None = None
+    data: dict,
+    vocabulary: frozenset[str] = frozenset(),
+    known: dict[str, frozenset[str] | None] | None = None,
+    needs: dict[str, str] | None = None,
 ) -> ClaimRules:
-    parts = _Parts(known)
+    parts = _Parts(known, needs)
     typed: list[ClaimType] = []
     gated: list[ClaimType] = []
     for name, spec in data["types"].items():
@@ -418,6 +531,7 @@ def compile_rules(
         parts=tuple(parts.parts),
         by_key={key: tuple(ids) for key, ids in parts.by_key.items()},
         always=frozenset(parts.always),
+        group_of=tuple(parts.group_of),
         key_set=frozenset(parts.by_key),
         prefix_lengths=anchors.prefix_lengths(parts.by_key),
         typed=tuple(typed),
@@ -453,7 +567,7 @@ def rules() -> ClaimRules:
 
     data = yamlfiles.load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
-    return compile_rules(data, vocabulary, known_anchors())
+    return compile_rules(data, vocabulary, known_anchors(), known_needs())
 
 
 def known_anchors() -> dict[str, frozenset[str] | None]:
@@ -463,13 +577,32 @@ def known_anchors() -> dict[str, frozenset[str] | None]:
     missing from the table (an edited claims.yaml) is derived at load as before, and a test
     keeps the table equal to what `anchors.anchors` derives today.
     """
+    table = _anchor_file().get("anchors")
+    if not isinstance(table, dict):
+        return {}
+    return {pattern: None if found is None else frozenset(found) for pattern, found in table.items()}
+
+
+def known_needs() -> dict[str, str] | None:
+    """The character each packaged pattern needs (`anchors.required`), derived ahead of time as the anchors are."""
+    table = _anchor_file().get("needs")
+    return table if isinstance(table, dict) else None
+
+
+@lru_cache(maxsize=1)
+def _anchor_file() -> dict:
     import json
 
     try:
-        table = json.loads(ANCHOR_TABLE.read_text(encoding="utf-8"))["anchors"]
-    except (OSError, ValueError, KeyError):
+        body = json.loads(ANCHOR_TABLE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return {}
-    return {pattern: None if found is None else frozenset(found) for pattern, found in table.items()}
+    return body if isinstance(body, dict) else {}
+
+
+def need_table(data: dict) -> dict[str, str]:
+    """Every pattern of the rules (as compiled) that needs a character → that character: what the table holds."""
+    return {part.pattern: need for part in compile_rules(data).parts if (need := anchors.required(part.pattern))}
 
 
 def anchor_table(data: dict) -> dict[str, list[str] | None]:
@@ -488,6 +621,6 @@ if __name__ == "__main__":  # python -m clinaudit.read.claims: rewrite data/clai
     import yaml
 
     rules_data = yaml.safe_load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
-    body = {"version": 1, "anchors": anchor_table(rules_data)}
+    body = {"version": 1, "anchors": anchor_table(rules_data), "needs": need_table(rules_data)}
     ANCHOR_TABLE.write_text(json.dumps(body, indent=0, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(body['anchors'])} patterns to {ANCHOR_TABLE}")

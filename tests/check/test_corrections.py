@@ -422,6 +422,10 @@ def test_phrase_and_case_sensitive_patterns():
     assert fired("Antibiotics cure the common colds of the mind.") == []
     assert fired("The FDA said so.") == ["correction/us-spelling"]
     assert fired("The fda said so.") == []
+    # the word prefilter reads lower-cased ASCII only: under re.IGNORECASE "ſ" is an s, yet lower() keeps it
+    assert fired("Many think antibiotics cure the common cold.") == ["correction/cold-antibiotics"]
+    assert fired("Many think antibiotic\u017f cure the common cold.") == ["correction/cold-antibiotics"]
+    assert known.sentence_hits("The FDA said so.")[0][1:] == (4, 7)
 
 
 # ---------------------------------------------------------------- validation, with lines
@@ -661,3 +665,13 @@ def test_append_to_an_empty_file_or_a_file_without_entries():
         assert problems == [] and [e.id for e in entries] == ["x"]
     with pytest.raises(ValueError, match="block list"):
         append_entries("version: 1\nentries: [{id: a}]\n", [entry])
+
+
+def test_the_grouped_names_regex_finds_a_name_where_the_plain_one_does():
+    from clinaudit.check.corrections import _any_term_regex, _terms_regex
+
+    names = ("Rosiglitazone", "rosiglitazone maleate", "17-OHPC", "drotrecogin alfa", "Xigris", "x")
+    grouped, plain = _any_term_regex(names), _terms_regex(names, lowered=True)
+    for name in (n.lower() for n in names):
+        for text in (name, f"({name})", f"{name}s", f"a{name}", name.replace(" ", "\n  "), name[:-1], f"the {name}."):
+            assert bool(grouped.search(text)) == bool(plain.search(text)), text

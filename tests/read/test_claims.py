@@ -239,6 +239,47 @@ def test_the_prefilter_never_changes_a_decision():
     assert checked > 200
 
 
+@pytest.mark.parametrize(
+    "pattern, expected",
+    [
+        (r"\b\d{1,3}(?:[.,]\d+)?\s?%\s+of\b", "%"),  # a mark beats a digit: fewer sentences hold one
+        (r"\b(?:a?HR|RR)\s?(?:[=:]|of)?\s?\d", anchors.DIGIT),  # the optional "=" or ":" proves nothing
+        (r"\bp\s?[<=≤]\s?0?\.\d{1,4}\b", "."),
+        (r"(?:\d|x)y", None),  # a branch proves nothing
+        (r"(?=%)x", None),  # nor a lookahead
+        (r"x{0,2}/", "/"),
+        (r"\bcontra-?indicat", None),  # "-" is optional
+        (r"ⓐ", None),  # a mark with a case: lower() changes it
+    ],
+)
+def test_a_needed_character_is_derived_from_the_regex(pattern, expected):
+    assert anchors.required(pattern) == expected
+
+
+def test_a_needed_character_never_skips_a_match():
+    """Every part with a needed character, on the fixtures and samples: wherever it matches, that character is there."""
+    r = rules()
+    root = Path(__file__).resolve().parents[2]
+    texts = [item["sentence"] for item in SENTENCES]
+    for path in [
+        *sorted((root / "samples").glob("*.md")),
+        *sorted((root / "benchmarks" / "data" / "reports").glob("*.md")),
+    ]:
+        texts += path.read_text(encoding="utf-8").splitlines()
+    texts += ["The HR was 0.7 (95% CI 0.6-0.8).", "RR 2", "10 mg/kg", "p < 0.05", "20% of patients", "aHR=0.5"]
+    needing = [part for part in r.parts if part.need is not None]
+    assert len(needing) >= 5
+    checked = 0
+    for text in texts:
+        for string in (text, text.lower()):
+            for part in needing:
+                if part.regex.search(string):
+                    holds = re.search(r"\d", string) if part.need == anchors.DIGIT else part.need in string
+                    assert holds, (part.pattern, string)
+                    checked += 1
+    assert checked > 50
+
+
 def test_the_packaged_anchor_table_is_what_the_patterns_give_today():
     """data/claim-anchors.json saves start-up the regex parsing; it must never drift from claims.yaml."""
     import json
@@ -248,6 +289,12 @@ def test_the_packaged_anchor_table_is_what_the_patterns_give_today():
     data = yaml.safe_load((claims.PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
     shipped = json.loads(claims.ANCHOR_TABLE.read_text(encoding="utf-8"))["anchors"]
     assert shipped == claims.anchor_table(data), "run: python -m clinaudit.read.claims"
+    needs = json.loads(claims.ANCHOR_TABLE.read_text(encoding="utf-8"))["needs"]
+    assert needs == claims.need_table(data), "run: python -m clinaudit.read.claims"
+    assert all(
+        part._need == needs.get(part.pattern)
+        for part in claims.compile_rules(data, frozenset(), claims.known_anchors(), claims.known_needs()).parts
+    )  # read from the table, never derived at load
     assert {part.pattern for part in claims.rules().parts} == set(shipped)  # every part was in the table
 
 

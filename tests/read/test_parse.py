@@ -141,3 +141,35 @@ def test_a_citation_standing_alone_is_still_reported():
     report = audit("Aspirin reduces the risk of stroke.\n\nPMID: 12345678\n\n- [src:guide-1]\n")
     assert [c.id for c in report.citations] == ["pmid:12345678", "source:src:guide-1"]
     assert report.sentences == 1  # a bare citation is not a sentence
+
+
+def test_reading_pauses_the_collector_and_leaves_it_as_it_was():
+    import gc
+
+    import pytest
+
+    from clinaudit.pipeline import read_document
+
+    assert gc.isenabled()
+    seen = []
+
+    def chunks():
+        seen.append(gc.isenabled())
+        yield "The dose is 5 mg daily. [1]\n\n## References\n\n1. PMID: 123\n", 0
+
+    document = read_document("r.md", chunks(), True)
+    assert seen == [False] and gc.isenabled() and document.sentences == 1
+
+    def broken():
+        raise OSError("gone")
+        yield "", 0
+
+    with pytest.raises(OSError):
+        read_document("r.md", broken(), True)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        read_document("r.md", [("Text.", 0)], True)
+        assert not gc.isenabled()  # one that was off stays off
+    finally:
+        gc.enable()
