@@ -325,6 +325,7 @@ class Document:
     directives: tuple[Directive, ...] = ()  # in-file suppression comments
     title: str = ""  # the document's first heading: its subject, for the topic check
     abbreviations: tuple[tuple[str, str], ...] = ()  # (short, long) forms the document defines: "CKD", "…"
+    digest: str = ""  # the name its reading is kept under (clinaudit/read/kept.py); "" when not kept
 
 
 @dataclass(frozen=True, slots=True)

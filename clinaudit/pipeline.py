@@ -45,7 +45,7 @@ from clinaudit.models import (
     Severity,
     Unit,
 )
-from clinaudit.read import citations, claims, inputs, sentences
+from clinaudit.read import citations, claims, inputs, kept, sentences
 from clinaudit.read.knowledge import KnowledgeBase
 from clinaudit.read.parse import (
     ParsedDocument,
@@ -95,9 +95,25 @@ def read_source(source: inputs.Source, options: Options) -> Document | FileRepor
     """One report file read into a Document; an unreadable one is an error report, never dropped."""
     try:
         known = corrections.for_report(source.name, options)
-        return read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown, known)
+        if source.path is None or _size(source.path) > kept.MAX_BYTES:  # stdin, or a report read as a stream
+            return read_document(source.name, inputs.read_chunks(source, options.max_bytes), source.markdown, known)
+        chunks = list(inputs.read_chunks(source, options.max_bytes))
+        folder = kept.folder()
+        name = kept.key(source.name, source.markdown, chunks, corrections.stamps(source.name, options))
+        document = kept.load(folder, name)
+        if document is None:  # not read before in this form: read it, and keep what was read
+            document = replace(read_document(source.name, chunks, source.markdown, known), digest=name)
+            kept.keep(folder, name, document)
+        return document
     except InputError as exc:
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # read_chunks says what is wrong with it
 
 
 def audit_corpus(

@@ -418,24 +418,28 @@ def files_for(report: str | None, options: Options) -> tuple[str, ...]:
 
 def for_report(report: str | None, options: Options | None = None) -> Corrections:
     """The corrections that apply to one report, in loading order, merged by id."""
+    return _merged(*stamps(report, options))
+
+
+def stamps(report: str | None, options: Options | None = None) -> tuple[bool, tuple[tuple[str, int, int], ...]]:
+    """Whether the packaged set applies, and each file's (path, size, mtime): what names the merged set."""
     options = options or Options()
     default = not getattr(options, "no_default_corrections", False)
-    files = files_for(report, options)
-    stamps = tuple((f, _mtime(f)) for f in files)
-    return _merged(default, stamps)
+    return default, tuple((f, *_stat(f)) for f in files_for(report, options))
 
 
-def _mtime(path: str) -> float:
+def _stat(path: str) -> tuple[int, int]:
     try:
-        return Path(path).stat().st_mtime
+        stat = Path(path).stat()
     except OSError:
-        return -1.0
+        return -1, -1
+    return stat.st_size, stat.st_mtime_ns
 
 
 @lru_cache(maxsize=32)
-def _merged(default: bool, stamps: tuple[tuple[str, float], ...]) -> Corrections:
+def _merged(default: bool, files: tuple[tuple[str, int, int], ...]) -> Corrections:
     entries: list[Entry] = list(packaged()) if default else []
-    for path, _ in stamps:
+    for path, _, _ in files:
         entries += load_file(path)
     return Corrections.build(entries)
 

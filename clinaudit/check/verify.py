@@ -31,7 +31,7 @@ from clinaudit.models import (
     Span,
     Status,
 )
-from clinaudit.read import claims
+from clinaudit.read import claims, kept
 
 if TYPE_CHECKING:
     from clinaudit.lookup.cache import ResolutionCache
@@ -68,6 +68,7 @@ def check(
         result, findings = context.check(result)
         results.append(result)
         found += findings
+    context.keep_terms()
     return tuple(results), tuple(found)
 
 
@@ -97,6 +98,9 @@ class _Context:
         self._matcher: topic.Matcher | None = None
         self._citing: dict[tuple[str, tuple[str, ...]], citing.Citing] = {}  # each citing text read once
         self._terms: dict[str, list[topic.Term]] = {}  # each claim's terms extracted once
+        self.digest = document.digest  # a kept report keeps its claims' terms too (clinaudit/read/kept.py)
+        self._kept: dict[str, list] | None = None
+        self._new_terms = False
         self._sections: dict[tuple[str, ...], str] = {}
 
     @property
@@ -228,7 +232,7 @@ class _Context:
             claim = self._read(mention.context, mention.sentence).claim
             claim_terms = self._terms.get(claim)
             if claim_terms is None:
-                claim_terms = self.matcher.terms(claim, self.abbreviations)
+                claim_terms = self._claim_terms(claim)
                 self._terms[claim] = claim_terms
             headings = mention.context.headings if mention.context is not None else ()
             context = topic.Context(self._section(headings), self.title, self.abbreviations, claim_terms)
@@ -243,6 +247,24 @@ class _Context:
             if worst is None or _rank(match) < _rank(worst[0]):
                 worst = (match, mention)
         return (worst[0], worst[1]) if worst else (None, None)
+
+    def _claim_terms(self, claim: str) -> list[topic.Term]:
+        """A claim's terms: kept from an earlier run of this very report and matcher, else extracted."""
+        if self._kept is None:
+            self._kept = kept.load_terms(kept.folder(), self.digest, self.matcher.version) if self.digest else {}
+        stored = self._kept.get(claim)
+        if stored is not None:
+            try:
+                return [topic.Term(text, tuple(keys), kind, float(weight)) for text, keys, kind, weight in stored]
+            except (TypeError, ValueError):
+                pass  # not a list of terms: extract them again
+        self._new_terms = True
+        return self.matcher.terms(claim, self.abbreviations)
+
+    def keep_terms(self) -> None:
+        if self._new_terms and self.digest:
+            terms = {claim: [[t.text, t.keys, t.kind, t.weight] for t in found] for claim, found in self._terms.items()}
+            kept.keep_terms(kept.folder(), self.digest, self.matcher.version, terms)
 
     def _section(self, headings: tuple[str, ...]) -> str:
         """The heading path under the document's title: "Treatment › Anticoagulation"."""

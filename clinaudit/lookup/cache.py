@@ -43,6 +43,7 @@ _DATABASE_FILES = (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-
 _HEX2 = re.compile(r"^[0-9a-f]{2}$")
 _HEX28_VAL = re.compile(r"^[0-9a-f]{28}\.val$")
 PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/yamlfiles.py)
+READS = "reads"  # JSON copies of reports as read, and their claims' topic terms (clinaudit/read/kept.py)
 _PARSED_FILE = re.compile(r"^[0-9a-f]{64}\.json$")
 _MODE_PICKLE = 4  # diskcache.core.MODE_PICKLE, without importing diskcache
 
@@ -400,8 +401,8 @@ def repair_store(directory: Path | None = None) -> Repair:
                 removed += 1
             elif _HEX2.match(entry.name) and entry.is_dir() and not entry.is_symlink():
                 removed += _remove_value_files(entry, left)
-            elif entry.name == PARSED and entry.is_dir() and not entry.is_symlink():
-                removed += _remove_parsed(entry, left)  # clinaudit/yamlfiles.py's copies: ours too
+            elif entry.name in (PARSED, READS) and entry.is_dir() and not entry.is_symlink():
+                removed += _remove_parsed(entry, left)  # yamlfiles.py's and kept.py's copies: ours too
             else:
                 left.append(entry.name)
     cache = ResolutionCache(directory)
@@ -414,9 +415,12 @@ def repair_store(directory: Path | None = None) -> Repair:
 
 
 def clear_parsed(directory: Path) -> int:
-    """Remove yamlfiles' JSON copies (they are made again on the next run): `cache clear` leaves nothing of ours."""
-    folder = directory / PARSED
-    return _remove_parsed(folder, []) if folder.is_dir() and not folder.is_symlink() else 0
+    """Remove the JSON copies of rules and reports (made again on the next run): `cache clear` leaves nothing of ours."""
+    removed = 0
+    for folder in (directory / PARSED, directory / READS):
+        if folder.is_dir() and not folder.is_symlink():
+            removed += _remove_parsed(folder, [])
+    return removed
 
 
 def _remove_parsed(folder: Path, left: list[str]) -> int:

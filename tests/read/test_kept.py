@@ -1,0 +1,147 @@
+"""A report's reading, and its claims' topic terms, kept by content (clinaudit/read/kept.py).
+
+An unchanged report is not read again; any change to what its reading depends on
+(the text, its corrections, clinaudit itself) reads it afresh; a copy that is damaged
+or not ours is never trusted; every copy is JSON that gives back exactly what was read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from resolve_helpers import check, write
+
+from clinaudit import pipeline
+from clinaudit.check import topic
+from clinaudit.models import Options
+from clinaudit.read import inputs, kept
+
+from conftest import FIXTURES, SAMPLES, run_cli
+
+REPORT = (
+    "# Chronic Kidney Disease (CKD)\n\n"
+    "ACE inhibitors are contraindicated in pregnancy (PMID: 22663011).\n\n"
+    "| Claim | Source |\n|---|---|\n| CKD raises cardiovascular risk | Smith J et al. Lancet 2019 [1] |\n\n"
+    "- The usual dose of metformin is 500 mg twice daily.\n\n"
+    "<!-- clinaudit-disable-next-line uncited-claim -- reviewed -->\n"
+    "Statins lower LDL cholesterol.\n\n"
+    "## References\n\n1. Smith J, Doe A. A trial. Lancet. 2019;393:1-10. doi:10.1016/S0140-6736(19)30001-1\n"
+)
+
+
+def read(path: Path, options: Options | None = None):
+    return pipeline.read_source(inputs.Source(str(path), path, True), options or Options())
+
+
+def counting_reads(monkeypatch) -> list[str]:
+    calls: list[str] = []
+    real = pipeline.read_document
+
+    def spy(path, chunks, markdown, known=None):
+        calls.append(path)
+        return real(path, chunks, markdown, known)
+
+    monkeypatch.setattr(pipeline, "read_document", spy)
+    return calls
+
+
+def copies() -> list[Path]:
+    folder = kept.folder()
+    return sorted(folder.glob("*.json")) if folder and folder.is_dir() else []
+
+
+def real_reports(folder: Path) -> list[Path]:
+    """The samples, and real LLM answers (ExpertQA, with their reference lists) as report files."""
+    paths = sorted(SAMPLES.glob("*.md"))
+    lines = (FIXTURES / "expertqa" / "medical_dev_answers_sample.jsonl").read_text(encoding="utf-8").splitlines()
+    for k, line in enumerate(lines):
+        for system, answer in json.loads(line)["answers"].items():
+            paths.append(write(folder, answer["answer_string"], f"{k}-{system}.md"))
+    return paths
+
+
+def test_a_kept_copy_gives_back_exactly_the_document_read(tmp_path, monkeypatch):
+    paths = real_reports(tmp_path)
+    assert len(paths) > 12
+    firsts = [read(path) for path in paths]
+    calls = counting_reads(monkeypatch)
+    for path, first in zip(paths, firsts, strict=True):
+        value = json.loads(json.dumps(kept.encode(first)))
+        assert kept._decoder(type(first))(value) == first
+        assert read(path) == first  # and the second read, from the copy, is the same
+    assert calls == []
+
+
+def test_an_unchanged_report_is_read_once_and_any_change_reads_it_again(tmp_path, monkeypatch):
+    report = write(tmp_path, REPORT)
+    calls = counting_reads(monkeypatch)
+    first = read(report)
+    assert calls == [str(report)] and first.digest and len(copies()) == 1
+    assert read(report) == first and calls == [str(report)]  # from the copy: not read again
+
+    report.write_text(REPORT.replace("500 mg", "850 mg"), encoding="utf-8")
+    edited = read(report)
+    assert len(calls) == 2 and edited.digest != first.digest
+    assert any("850 mg" in c.sentence.text for c in edited.claims)
+
+    (tmp_path / "corrections.yaml").write_text("version: 1\nentries: []\n", encoding="utf-8")
+    read(report)  # a corrections file now applies to it: its reading may differ
+    assert len(calls) == 3
+
+    monkeypatch.setattr(kept, "package_stamp", lambda: "another build of clinaudit")
+    read(report)
+    assert len(calls) == 4
+
+
+def test_a_damaged_or_foreign_copy_is_never_trusted(tmp_path, monkeypatch):
+    report = write(tmp_path, REPORT)
+    first = read(report)
+    (copy,) = copies()
+    calls = counting_reads(monkeypatch)
+    good = json.loads(copy.read_bytes())
+    wrong_type = [*good[:1], str(good[1]), *good[2:]]  # the sentence count as a string
+    wrong_shape = [*good[:2], "claims as a string", *good[3:]]
+    bodies = [b"", b"\x80\x81 not json", b"{}", b"[1, 2, 3]", json.dumps(wrong_type), json.dumps(wrong_shape)]
+    for body in bodies:
+        copy.write_bytes(body if isinstance(body, bytes) else body.encode())
+        assert read(report) == first
+    assert len(calls) == len(bodies)
+
+
+def test_stdin_and_reports_too_big_to_hold_are_not_kept(tmp_path, monkeypatch):
+    report = write(tmp_path, REPORT)
+    monkeypatch.setattr(kept, "MAX_BYTES", 10)
+    assert read(report).digest == "" and copies() == []
+
+
+def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, monkeypatch):
+    """The second run takes every claim's terms from the copy, and gives the same verdicts."""
+    report = write(
+        tmp_path,
+        "MEK inhibition prolonged survival in BRAF-mutant metastatic melanoma (PMID 22663011).\n\n"
+        "Metformin 500 mg twice daily lowers HbA1c in type 2 diabetes (PMID 29768149).\n",
+    )
+    options = Options(timeout=30)
+    first = pipeline.audit_paths([str(report)], options)
+    assert len(copies()) == 2  # the reading and its claims' terms
+
+    def refuse(self, text, abbreviations=None):
+        raise AssertionError(f"terms extracted again: {text!r}")
+
+    monkeypatch.setattr(topic.Matcher, "terms", refuse)
+    second = pipeline.audit_paths([str(report)], options)
+    statuses = [(c.id, c.status, c.topic) for c in second.files[0].citations]
+    assert statuses == [(c.id, c.status, c.topic) for c in first.files[0].citations]
+    assert ("pmid:29768149", "off_topic", "no") in [(i, str(s), t) for i, s, t in statuses]
+
+
+def test_cache_clear_removes_the_kept_copies_and_the_next_run_is_the_same(tmp_path):
+    report = write(tmp_path, REPORT)
+    _, before, _ = check(report, "--offline")
+    assert copies()
+    cleared = run_cli("cache", "clear")
+    assert cleared.returncode == 0, cleared.stderr
+    assert copies() == []
+    _, after, _ = check(report, "--offline")
+    assert after == before
