@@ -62,6 +62,19 @@ def test_table_without_a_terminal_has_no_colour_codes():
     assert proc.stdout.rstrip().splitlines()[-1].startswith("FAIL")
 
 
+def test_table_shows_a_reports_brackets_as_written_never_as_markup(tmp_path):
+    """Rich reads "[/b]" as a closing tag and raised MarkupError (a traceback); "[bold]…[/]" vanished."""
+    report = tmp_path / "brackets.md"
+    report.write_text(
+        "# Plan\n\nThe recommended dose is 10 mg [/b] daily for adults [bold red]always[/] :pill: here.\n", "utf-8"
+    )
+    proc = run_cli("check", "--offline", str(report), env={"FORCE_COLOR": "", "NO_COLOR": "1", "COLUMNS": "400"})
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    shown = " ".join(proc.stdout.split())
+    assert "10 mg [/b] daily for adults [bold red]always[/] :pill: here" in shown
+
+
 def test_table_colour_when_forced_and_never_with_no_color():
     forced = run_cli("check", str(SAMPLES / "uncited_dosing.md"), env={"NO_COLOR": "", "FORCE_COLOR": "1"})
     assert "\x1b[" in forced.stdout

@@ -38,7 +38,14 @@ LINES_SHOWN = 30  # line numbers listed in one compact row of low claims
 
 
 def render(result: AuditResult, out: TextIO, show_suppressed: bool = False, show_all: bool = False) -> None:
-    console = Console(file=out, width=None if out.isatty() else 140, soft_wrap=False)
+    console = Console(
+        file=out,
+        width=None if out.isatty() else 140,
+        soft_wrap=False,
+        markup=False,  # a report's own text ("[/b]", "[bold]") is shown as written, never read as markup
+        emoji=False,
+        highlight=False,
+    )
     console.on_broken_pipe = _broken_pipe  # let the CLI finish (summary, exit code) instead of rich's exit(1)
     for report in result.files:
         _file(console, report, show_suppressed, show_all)
