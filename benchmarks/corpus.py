@@ -11,7 +11,7 @@ three, a dose sentence, cycled to 10,000 answers. Then:
 - `clinaudit.corpus.audit_jsonl` on a dask.distributed LocalCluster with 2 worker
   processes against the CLI's `--format jsonl`: byte-identical (when dask is installed).
 
-    python benchmarks/corpus.py [--answers 10000] [--dask-answers 2000]
+    python benchmarks/corpus.py [--answers 10000] [--dask-answers 2000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -139,6 +139,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--answers", type=int, default=10_000)
     parser.add_argument("--dask-answers", type=int, default=2_000)
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of jobs 1 against jobs 2; the median is the figure"
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="clinaudit-corpus-bench-"))
     os.environ["CLINAUDIT_CACHE_DIR"] = str(folder / "cache")
@@ -147,16 +150,24 @@ def main() -> int:
         corpus = folder / "answers.jsonl"
         size = build_corpus(corpus, args.answers)
         print(f"corpus: {args.answers} answers, {size / 1e6:.1f} MB, {os.cpu_count()} cores")
-        print(f"reference: pure CPU work, 2 processes against 1 on this machine now: {reference():.2f}×")
         read_part(corpus, 1)  # warm the rules and the page cache
-        one = min(read_part(corpus, 1) for _ in range(2))
-        two = min(read_part(corpus, 2) for _ in range(2))
-        ratio = one / two
+        # Two cores of a shared VM are not always two free cores: each round measures what the
+        # machine gives pure CPU work right then (the ceiling) beside jobs 1 and jobs 2, in turn.
+        rounds = []
+        for k in range(args.rounds):
+            ceiling = reference()
+            seconds = {jobs: read_part(corpus, jobs) for jobs in ((1, 2) if k % 2 == 0 else (2, 1))}
+            rounds.append((seconds[1] / seconds[2], ceiling, seconds[1], seconds[2]))
+            print(
+                f"  round {k + 1}: --jobs 1 {seconds[1]:.2f} s, --jobs 2 {seconds[2]:.2f} s: "
+                f"{seconds[1] / seconds[2]:.2f}× (pure CPU work, 2 processes against 1, just before: {ceiling:.2f}×)"
+            )
+        ratio, ceiling, one, two = sorted(rounds)[len(rounds) // 2]  # the median round, not the luckiest
         failed |= ratio < 1.7
         print(
-            f"read/parse/detect: --jobs 1 {args.answers / one:,.0f} answers/s ({one:.2f} s), --jobs 2 "
-            f"{args.answers / two:,.0f} answers/s ({two:.2f} s): {ratio:.2f}×  "
-            f"[floor ≥ 1.7×: {'ok' if ratio >= 1.7 else 'MISSED'}]"
+            f"read/parse/detect, median of {args.rounds} rounds: --jobs 1 {args.answers / one:,.0f} answers/s "
+            f"({one:.2f} s), --jobs 2 {args.answers / two:,.0f} answers/s ({two:.2f} s): {ratio:.2f}× with the "
+            f"machine giving {ceiling:.2f}× to pure CPU work  [floor ≥ 1.7×: {'ok' if ratio >= 1.7 else 'MISSED'}]"
         )
         _, cpu_one, _ = min(read_part_cpu(corpus, 1) for _ in range(2))
         _, parent, workers = min(read_part_cpu(corpus, 2) for _ in range(2))
