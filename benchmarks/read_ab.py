@@ -6,7 +6,8 @@ Each round runs this checkout, then the other one, each in a fresh interpreter
 (`PYTHONPATH=<checkout> python -P`), on the corpora of `benchmarks/claims.py --speed`:
 the synthetic claim-dense Markdown and PubMedQA abstracts as Markdown, 2 MB each; and, as
 a check that a gain is not only what repeated text gives (those two repeat units and
-sentences), the PubMed claim abstracts of ../shared/data/claims, each once (about 1 MB). A
+sentences), each PubMedQA record once (`once`, 1.8 MB) and the PubMed claim abstracts of
+../shared/data/claims, each once (`unique`, about 1 MB). A
 run prints the best of 3 reads in MB/s of CPU time (`time.process_time`), and the first
 read alone (caches still cold: what one `clinaudit check` of one report pays); alternating
 the checkouts keeps a shared machine's swings out of the comparison. Make the base with
@@ -28,14 +29,18 @@ HERE = Path(__file__).resolve().parent
 def measure() -> None:
     """In the child: read both corpora with the checkout on PYTHONPATH and print MB/s per corpus."""
     sys.path.insert(0, str(HERE))  # the corpora come from this checkout's throughput.py (it finds ../shared)
-    from throughput import corpus, realistic_corpus
+    from throughput import corpus, realistic_corpus, unique_corpus
 
     from clinaudit.check import corrections
     from clinaudit.models import Options
     from clinaudit.pipeline import read_document
 
     known = corrections.for_report("corpus.md", Options())
-    texts = [("synthetic", corpus(2 * 1024 * 1024)), ("pubmedqa", realistic_corpus(2 * 1024 * 1024))]
+    texts = [
+        ("synthetic", corpus(2 * 1024 * 1024)),
+        ("pubmedqa", realistic_corpus(2 * 1024 * 1024)),
+        ("once", unique_corpus()),  # each PubMedQA record once: no repeat for the memo to save
+    ]
     abstracts = HERE.parent.parent / "shared" / "data" / "claims" / "pubmed_claims_train.jsonl"
     if abstracts.exists():
         import json

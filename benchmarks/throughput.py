@@ -79,6 +79,31 @@ def realistic_corpus(size: int, seed: int = 1) -> str | None:
     return "\n\n".join(parts) + REFERENCES + "\n"
 
 
+def unique_corpus(seed: int = 1) -> str | None:
+    """Each PubMedQA record once, laid out as in `realistic_corpus` but with no synthetic paragraph.
+
+    The other corpora repeat: the synthetic one is 9 paragraphs over and over, the realistic one
+    draws records with replacement. A report's repeated sentences are decided once (pipeline.py),
+    so on those corpora part of the figure is that memo. Here no unit comes twice: the figure is
+    what new text costs.
+    """
+    path = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
+    if not path.exists():
+        return None
+    import json
+
+    items = list(json.loads(path.read_text()).items())
+    random.Random(seed).shuffle(items)
+    parts = []
+    for pmid, item in items:
+        doc = [f"## {item['QUESTION']}"]
+        doc += [f"**{label.title()}.** {text}" for label, text in zip(item["LABELS"], item["CONTEXTS"], strict=False)]
+        doc.append(f"{item['LONG_ANSWER']} (PMID: {pmid})")
+        doc.append("\n".join(f"- {term}" for term in item["MESHES"][:4]))
+        parts.append("\n\n".join(doc))
+    return "\n\n".join(parts) + "\n"
+
+
 def measure(label: str, text: str) -> None:
     from clinaudit.check import corrections
     from clinaudit.models import Options
