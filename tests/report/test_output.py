@@ -75,6 +75,17 @@ def test_table_shows_a_reports_brackets_as_written_never_as_markup(tmp_path):
     assert "10 mg [/b] daily for adults [bold red]always[/] :pill: here" in shown
 
 
+@pytest.mark.parametrize("fmt", ["table", "github", "markdown"])
+def test_a_reports_control_characters_never_reach_the_terminal(tmp_path, fmt):
+    """ESC sequences in a report ("clear the screen", "set the title") are written out, not obeyed."""
+    report = tmp_path / "esc.md"
+    report.write_text("# T\n\nThe recommended dose is 10 mg daily \x1b[2J\x1b]0;pwned\x07 for adults.\n", "utf-8")
+    proc = run_cli("check", "--offline", str(report), "-f", fmt, env={"FORCE_COLOR": "", "NO_COLOR": "1"})
+    assert proc.returncode == 1, proc.stderr
+    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
+    assert "\\x1b[2J\\x1b]0;pwned\\x07" in proc.stdout
+
+
 def test_table_colour_when_forced_and_never_with_no_color():
     forced = run_cli("check", str(SAMPLES / "uncited_dosing.md"), env={"NO_COLOR": "", "FORCE_COLOR": "1"})
     assert "\x1b[" in forced.stdout

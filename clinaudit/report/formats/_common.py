@@ -1,4 +1,4 @@
-"""What the CI formats share: repo-relative paths and one text for a finding."""
+"""What the formats share: repo-relative paths, one text for a finding, and text safe to print."""
 
 from __future__ import annotations
 
@@ -7,6 +7,15 @@ from functools import cache
 from pathlib import Path
 
 from clinaudit.models import Finding
+
+# C0 controls but tab and newline, DEL and C1 controls, shown as \xNN: a report's own ESC
+# sequences ("\x1b[2J") would otherwise clear or restyle the reader's terminal or CI log.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in (0x09, 0x0A)}
+
+
+def printable(text: str) -> str:
+    """The text with its control characters written out, so printing it cannot drive a terminal."""
+    return text.translate(_CONTROLS) if not text.isprintable() else text
 
 
 @cache

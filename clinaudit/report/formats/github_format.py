@@ -10,13 +10,13 @@ from __future__ import annotations
 from typing import TextIO
 
 from clinaudit.models import AuditResult, Finding
-from clinaudit.report.formats._common import describe, shown_path
+from clinaudit.report.formats._common import describe, printable, shown_path
 
 COMMAND = {"high": "error", "medium": "warning", "low": "notice", "info": "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

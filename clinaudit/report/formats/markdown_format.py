@@ -9,7 +9,7 @@ from collections import Counter
 from typing import TextIO
 
 from clinaudit.models import AuditResult, Finding, Severity, distinct_works
-from clinaudit.report.formats._common import shown_path
+from clinaudit.report.formats._common import printable, shown_path
 
 MAX_ROWS = 100
 MAX_IDS = 8
@@ -29,7 +29,7 @@ def code(text: str) -> str:
 
 
 def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
-    out.write("\n".join(_lines(result, show_suppressed)) + "\n")
+    out.write(printable("\n".join(_lines(result, show_suppressed))) + "\n")  # a report's ESC never reaches a reader
 
 
 def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:

@@ -21,6 +21,7 @@ from clinaudit.models import (
     Status,
     distinct_works,
 )
+from clinaudit.report.formats._common import printable
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -106,14 +107,14 @@ def _broken_pipe() -> None:
 
 def _file(console: Console, report: FileReport, show_suppressed: bool = False, show_all: bool = False) -> None:
     head = Text.assemble(
-        (report.path, "bold"),
+        (printable(report.path), "bold"),
         "  ",
         _verdict_text(report),
         (_coverage_note(report.coverage, report.grounded_claims, report.claims), "dim"),
     )
     console.print(head, soft_wrap=True)
     if report.error:
-        console.print(Text(f"  error: {report.error}", style="red"))
+        console.print(Text(f"  error: {printable(report.error)}", style="red"))
         return
     if report.note:
         console.print(Text(f"  {report.note}", style="dim"))
@@ -135,7 +136,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                 f"{f.span.line}:{f.span.column}",
                 Text(f.severity.value, style=SEVERITY_STYLE.get(f.severity.value, "")),
                 f.rule,
-                summary or _message(f),
+                printable(summary or _message(f)),
             )
         console.print(table)
     if show_suppressed and report.suppressed:
@@ -145,7 +146,11 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
         for s in report.suppressed:
             f = s.finding
             table.add_row(
-                f"{f.span.line}:{f.span.column}", f.severity.value, f.rule, f.message, f"{s.kind}: {s.reason}"
+                f"{f.span.line}:{f.span.column}",
+                f.severity.value,
+                f.rule,
+                printable(f.message),
+                printable(f"{s.kind}: {s.reason}"),
             )
         console.print(table)
     if report.citations:
@@ -163,7 +168,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
             table.add_column("judge", overflow="fold")
         for c in report.citations:
             table.add_row(
-                c.id,
+                printable(c.id),
                 Text(c.status.value + _link_mark(c), style=STATUS_STYLE.get(c.status, "red")),
                 f"{c.span.line}:{c.span.column}",
                 str(len(c.claims)),
@@ -227,7 +232,7 @@ def _judge_text(c: CitationResult) -> Text:
     """The model judge's verdict and one-line reason; blank when it was not asked about this citation."""
     if c.judge is None:
         return Text("")
-    reason = f": {c.judge.reason}" if c.judge.reason else ""
+    reason = f": {printable(c.judge.reason)}" if c.judge.reason else ""
     return Text.assemble((c.judge.verdict, JUDGE_STYLE.get(c.judge.verdict, "red")), reason)
 
 
@@ -243,7 +248,7 @@ def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:
         title = title if len(title) <= RECORD_TITLE else title[: RECORD_TITLE - 1] + "…"
         where = ", ".join(str(x) for x in (record.journal_iso or record.journal, record.year) if x)
         what = f"{title} ({where})" if where else title
-    return topic, credibility, c.evidence_level or "", what
+    return topic, credibility, c.evidence_level or "", printable(what)
 
 
 def _verdict_text(report: FileReport) -> Text:
