@@ -1,14 +1,19 @@
 """The terminal table: findings grouped by file, a citations table, a verdict line.
 
-Rich drops colour by itself when NO_COLOR is set or the output is not a terminal.
+Rich decides the colours (none when NO_COLOR is set or the output is not a terminal,
+FORCE_COLOR forces them) and the width; the tables are laid out here (`_grid`): every
+column but the last as wide as its widest cell, the last wrapped to what is left. Rich's
+own Table measured and wrapped every cell of every row, about 1.5 ms a row: a report with
+5,000 findings took 8 s to print, against 2.4 s for its whole JSON run.
 """
 
 from __future__ import annotations
 
-from typing import TextIO
+from collections.abc import Sequence
+from typing import NamedTuple, TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from clinaudit.models import (
@@ -119,11 +124,6 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
     if report.note:
         console.print(Text(f"  {report.note}", style="dim"))
     if report.findings:
-        table = Table(show_header=True, header_style="bold", box=None, pad_edge=False, expand=False)
-        table.add_column("line:col", no_wrap=True)
-        table.add_column("severity", no_wrap=True)
-        table.add_column("rule", no_wrap=True)
-        table.add_column("finding", overflow="fold")
         listed, grouped = _compact(report.findings, show_all)
         rows = [(f.span.line, f.span.column, f, "") for f in listed]
         rows += [
@@ -131,52 +131,209 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
             for section, group in grouped
         ]
         rows.sort(key=lambda r: (r[0], r[1]))
-        for _, _, f, summary in rows:
-            table.add_row(
-                f"{f.span.line}:{f.span.column}",
-                Text(f.severity.value, style=SEVERITY_STYLE.get(f.severity.value, "")),
-                f.rule,
-                printable(summary or _message(f)),
-            )
-        console.print(table)
+        _print_grid(
+            console,
+            FINDING_COLUMNS,
+            [
+                (
+                    f"{f.span.line}:{f.span.column}",
+                    (f.severity.value, SEVERITY_STYLE.get(f.severity.value, "")),
+                    f.rule,
+                    printable(summary or _message(f)),
+                )
+                for _, _, f, summary in rows
+            ],
+        )
     if show_suppressed and report.suppressed:
-        table = Table(show_header=True, header_style="bold dim", box=None, pad_edge=False, expand=False)
-        for column in ("line:col", "severity", "rule", "suppressed finding", "by"):
-            table.add_column(column, overflow="fold", style="dim")
-        for s in report.suppressed:
-            f = s.finding
-            table.add_row(
-                f"{f.span.line}:{f.span.column}",
-                f.severity.value,
-                f.rule,
-                printable(f.message),
-                printable(f"{s.kind}: {s.reason}"),
-            )
-        console.print(table)
+        _print_grid(
+            console,
+            SUPPRESSED_COLUMNS,
+            [
+                (
+                    f"{s.finding.span.line}:{s.finding.span.column}",
+                    s.finding.severity.value,
+                    s.finding.rule,
+                    printable(s.finding.message),
+                    printable(f"{s.kind}: {s.reason}"),
+                )
+                for s in report.suppressed
+            ],
+            style="dim",
+        )
     if report.citations:
-        table = Table(title=None, show_header=True, header_style="bold", box=None, pad_edge=False)
-        table.add_column("citation", overflow="fold")
-        table.add_column("status", no_wrap=True)
-        table.add_column("line:col", no_wrap=True)
-        table.add_column("cited by", justify="right")
-        table.add_column("topic", no_wrap=True)
-        table.add_column("cred.", justify="right")
-        table.add_column("level", no_wrap=True)
-        table.add_column("record", overflow="fold", max_width=60)
         judged = any(c.judge is not None for c in report.citations)  # a judge column only when a judge ran
-        if judged:
-            table.add_column("judge", overflow="fold")
-        for c in report.citations:
-            table.add_row(
-                printable(c.id),
-                Text(c.status.value + _link_mark(c), style=STATUS_STYLE.get(c.status, "red")),
-                f"{c.span.line}:{c.span.column}",
-                str(len(c.claims)),
-                *_check_cells(c),
-                *([_judge_text(c)] if judged else []),
-            )
-        console.print(table)
+        _print_grid(
+            console,
+            CITATION_COLUMNS + ((Column("judge"),) if judged else ()),
+            [
+                (
+                    printable(c.id),
+                    (c.status.value + _link_mark(c), STATUS_STYLE.get(c.status, "red")),
+                    f"{c.span.line}:{c.span.column}",
+                    str(len(c.claims)),
+                    *_check_cells(c),
+                    *([_judge_text(c)] if judged else []),
+                )
+                for c in report.citations
+            ],
+        )
     console.print()
+
+
+# ---------------------------------------------------------------- the grid
+
+Cell = str | tuple[str, str] | Text  # plain text, (text, style), or text with styled parts
+
+
+class Column(NamedTuple):
+    header: str
+    right: bool = False  # right-justified (numbers)
+    max_width: int | None = None  # folded past this width; the last column is wrapped to what is left
+
+
+FINDING_COLUMNS = (Column("line:col"), Column("severity"), Column("rule"), Column("finding"))
+SUPPRESSED_COLUMNS = (
+    Column("line:col"),
+    Column("severity"),
+    Column("rule"),
+    Column("suppressed finding", max_width=60),
+    Column("by"),
+)
+CITATION_COLUMNS = (
+    Column("citation", max_width=60),
+    Column("status"),
+    Column("line:col"),
+    Column("cited by", right=True),
+    Column("topic"),
+    Column("cred.", right=True),
+    Column("level"),
+    Column("record", max_width=60),
+)
+GAP = 2  # spaces between columns, as rich's Table left them
+LAST_MIN = 20  # the last column is never narrower than this, however wide the others
+
+
+def _print_grid(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], style: str = "") -> None:
+    """One table, header in bold, written in one print: plain lines when no colour is wanted."""
+    lines = _grid(columns, rows, console.width)
+    if console.color_system is None:
+        console.file.write("".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines))
+        return
+    out = Text(style=style)
+    for k, line in enumerate(lines):
+        while line and not line[-1][0].strip():  # no trailing spaces: the last cells may be empty
+            line = line[:-1]
+        if line:
+            line = [*line[:-1], (line[-1][0].rstrip(), line[-1][1])]
+        for text, cell_style in line:
+            out.append(text, "bold" if k == 0 else cell_style or None)
+        out.append("\n")
+    console.print(out, soft_wrap=True, end="")
+
+
+def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int) -> list[list[tuple[str, str]]]:
+    """The table's lines, each a list of (text, style) parts, padded into columns."""
+    cells = [[_parts(cell) for cell in row] for row in rows]
+    widths = []
+    for k, column in enumerate(columns):
+        widest = max([cell_len(column.header), *(_widest(row[k]) for row in cells)])
+        widths.append(min(widest, column.max_width) if column.max_width else widest)
+    used = sum(widths[:-1]) + GAP * (len(columns) - 1)
+    widths[-1] = max(min(widths[-1], width - used), LAST_MIN)
+    lines = _row([[(c.header, "")] for c in columns], columns, widths)
+    for row in cells:
+        lines += _row(row, columns, widths)
+    return lines
+
+
+def _row(row: list[list[tuple[str, str]]], columns: Sequence[Column], widths: list[int]) -> list:
+    """A row's lines: each cell wrapped to its column's width, the row as tall as its tallest cell."""
+    wrapped = [_wrap(parts, w) for parts, w in zip(row, widths, strict=True)]
+    lines = []
+    for n in range(max(len(w) for w in wrapped)):
+        line: list[tuple[str, str]] = []
+        for k, (cell, w) in enumerate(zip(wrapped, widths, strict=True)):
+            text, style = cell[n] if n < len(cell) else ("", "")
+            pad = " " * (w - cell_len(text))
+            last = k == len(widths) - 1
+            if columns[k].right:
+                line.append((pad, ""))
+                line.append((text, style))
+            else:
+                line.append((text, style))
+                if not last:
+                    line.append((pad, ""))
+            if not last:
+                line.append((" " * GAP, ""))
+        lines.append(line)
+    return lines
+
+
+def _parts(cell: Cell) -> list[tuple[str, str]]:
+    if isinstance(cell, Text):
+        return [(cell.plain[span.start : span.end], str(span.style)) for span in _spans(cell)]
+    if isinstance(cell, tuple):
+        return [cell]
+    return [(cell, "")]
+
+
+def _spans(text: Text):
+    """A Text as consecutive spans covering it all (our cells style whole runs, never overlapping)."""
+    from rich.text import Span
+
+    spans, at = [], 0
+    for span in sorted(text.spans, key=lambda s: s.start):
+        if span.start > at:
+            spans.append(Span(at, span.start, ""))
+        spans.append(span)
+        at = span.end
+    if at < len(text.plain) or not spans:
+        spans.append(Span(at, len(text.plain), ""))
+    return spans
+
+
+def _widest(parts: list[tuple[str, str]]) -> int:
+    text = "".join(t for t, _ in parts)
+    return max(cell_len(line) for line in text.split("\n"))
+
+
+def _wrap(parts: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
+    """A cell's lines, one style each: its own line breaks kept, words wrapped, a word too long folded."""
+    if len(parts) > 1:  # several styles on one line (the judge's verdict and reason): kept whole
+        return [("".join(t for t, _ in parts), parts[0][1])]
+    text, style = parts[0]
+    out: list[tuple[str, str]] = []
+    for paragraph in text.split("\n"):
+        if cell_len(paragraph) <= width:
+            out.append((paragraph, style))
+            continue
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if cell_len(candidate) <= width:
+                line = candidate
+                continue
+            if line:
+                out.append((line, style))
+            while cell_len(word) > width:  # fold a long word (a URL, an id) at the width
+                cut = _fit(word, width)
+                out.append((word[:cut], style))
+                word = word[cut:]
+            line = word
+        out.append((line, style))
+    return out
+
+
+def _fit(word: str, width: int) -> int:
+    """How many characters of the word fit in `width` cells (at least one)."""
+    if word.isascii():
+        return max(width, 1)
+    used = 0
+    for k, ch in enumerate(word):
+        used += cell_len(ch)
+        if used > width:
+            return max(k, 1)
+    return len(word)
 
 
 def _link_mark(c: CitationResult) -> str:
