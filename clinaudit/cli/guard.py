@@ -56,12 +56,26 @@ def guard(
         fail_on=fail_on.value, sources=sources, strict=strict, offline=offline, max_bytes=max_size * 1024 * 1024
     )
     options = _judge_options(options, judge, judge_timeout, judge_log)  # checked now, not after the stream
+    _check_sources(options)
     stops = None if stop_on is None else [t for t in stop_on if t != "none"]
     try:
         code = run_guard(options, events, verify_timeout, stops)
     except ValueError as exc:  # an unknown --stop-on type
         fail(str(exc))
     raise typer.Exit(code)
+
+
+def _check_sources(options) -> None:
+    """A --sources file that cannot be read is an error before the first byte is let through, not after."""
+    if not options.sources:
+        return
+    from clinaudit.errors import InputError
+    from clinaudit.read import knowledge
+
+    try:
+        knowledge.load(options.sources)
+    except InputError as exc:
+        fail(str(exc))
 
 
 def _judge_options(options, url: str | None, timeout: float, log: str | None):

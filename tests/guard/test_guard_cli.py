@@ -119,6 +119,14 @@ def test_input_errors_exit_2():
     assert proc.returncode == 2 and "unknown claim type" in proc.stderr
 
 
+def test_a_sources_file_that_cannot_be_read_stops_the_guard_before_any_text_leaves(tmp_path):
+    proc = run_cli("guard", "--offline", "--sources", str(tmp_path / "missing.jsonl"), input="Metformin is used.")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        f"clinaudit: error: {tmp_path / 'missing.jsonl'}: sources file not found"
+    ]
+
+
 def test_after_a_stop_the_verdict_comes_at_once_and_the_writer_still_finishes():
     proc = subprocess.Popen(
         [*clinaudit_exe(), "guard", "--events", "--verify-timeout", "5"],
