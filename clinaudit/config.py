@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import re
 import tomllib
@@ -60,7 +61,7 @@ KEYS: dict[str, Key] = {
     "disable": Key("rules", "disable", "disable"),
     "severity": Key("severities", "severity"),
     "baseline": Key("path", "baseline", "baseline"),
-    "timeout": Key("number", "timeout", "timeout", low=0),
+    "timeout": Key("number", "timeout", "timeout", low=0.1, high=3600),  # the CLI's bounds
     "max-size": Key("int", "max_bytes", "max_size", low=1),
     "email": Key("email", "email", "email", env="CLINAUDIT_EMAIL"),
     "eutils-url": Key("url", env="CLINAUDIT_EUTILS_URL"),
@@ -68,7 +69,7 @@ KEYS: dict[str, Key] = {
     "crossref-url": Key("url", env="CLINAUDIT_CROSSREF_URL"),
     "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
     "judge-url": Key("url", "judge_url", "judge", env="CLINAUDIT_JUDGE_URL"),
-    "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0),
+    "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0.1, high=3600),
     "check-urls": Key("bool", "check_urls", "check_urls"),
     "url-allow-hosts": Key("hosts", "url_allow_hosts"),
     "idconv-url": Key("url", env="CLINAUDIT_IDCONV_URL"),
@@ -148,6 +149,7 @@ def configure(
     """The CLI's one call: find and check the file, export its service URLs, merge it under the flags."""
     check_rules(enable, "--enable")
     check_rules(disable, "--disable")
+    check_numbers(ctx)
     both = set(enable) & set(disable)
     if both:
         raise ConfigError(f"--enable and --disable both name {', '.join(sorted(both))}")
@@ -165,29 +167,48 @@ def start_folder(paths: Iterable[str]) -> Path:
         if raw == "-":
             continue
         path = Path(raw)
-        return (path if path.is_dir() else path.parent).resolve()
+        try:  # Path.is_dir raises on a folder we may not search (Python < 3.14)
+            is_dir = path.is_dir()
+        except OSError as exc:
+            raise InputError(f"{raw}: cannot read ({_reason(exc)})") from None
+        return (path if is_dir else path.parent).resolve()
     return Path.cwd()
 
 
 def find(start: Path) -> Path | None:
     for folder in (start, *start.parents):
         dotfile = folder / DOTFILE
-        if dotfile.is_file():
+        if _is_file(dotfile):
             return dotfile
         pyproject = folder / PYPROJECT
-        if pyproject.is_file() and _mentions_us(pyproject):
+        if _is_file(pyproject) and _mentions_us(pyproject):
             return pyproject
     return None
 
 
-def _mentions_us(pyproject: Path) -> bool:
-    """Cheap test before a parse: an unrelated (even broken) pyproject.toml is passed over."""
+def _is_file(path: Path) -> bool:
+    """Path.is_file, but a folder we cannot search is an error: a config there would be missed unseen."""
     try:
-        text = pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return path.is_file()
+    except OSError as exc:
+        raise ConfigError(
+            f"{_shown(path.parent)}: cannot look for a config file in this folder ({_reason(exc)})"
+        ) from None
+
+
+def _mentions_us(pyproject: Path) -> bool:
+    """Cheap test before a parse: an unrelated (even broken) pyproject.toml is passed over.
+
+    One we cannot read is an error, as in ruff: it may hold our table, and walking on to a
+    parent's settings (or none) would give a wrong verdict without a word.
+    """
+    try:
+        raw = pyproject.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{_shown(pyproject)}: cannot read ({_reason(exc)})") from None
+    if b"clinaudit" not in raw:
         return False
-    if "clinaudit" not in text:
-        return False
+    text = raw.decode("utf-8", "replace")  # not UTF-8 but ours: load() reports the bad byte's line
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:  # ours if it has our table: then load() reports the error with its line
@@ -201,7 +222,11 @@ def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool =
         return Config()
     if explicit is not None:
         path = Path(explicit)
-        if not path.is_file():
+        try:
+            is_file = path.is_file()
+        except OSError as exc:  # in a folder we may not search
+            raise ConfigError(f"{explicit}: cannot read the config ({_reason(exc)})") from None
+        if not is_file:
             raise ConfigError(f"{explicit}: no such config file")
         return load(path)
     found = find(start_folder(paths))
@@ -211,9 +236,14 @@ def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool =
 def load(path: Path) -> Config:
     shown = _shown(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{shown}: cannot read the config ({exc})") from None
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{shown}: cannot read the config ({_reason(exc)})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{shown}:{line}: not UTF-8 (byte {raw[exc.start]:#04x}); TOML files are UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -222,16 +252,23 @@ def load(path: Path) -> Config:
         where = f":{m.group(1)}" if m else ""
         message = message[: m.start()].strip() if m else message
         raise ConfigError(f"{shown}{where}: invalid TOML: {message}") from None
+    lines = _key_lines(text)
     if path.name == PYPROJECT:
-        table, prefix = data.get("tool", {}).get("clinaudit", {}), ("tool", "clinaudit")
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):  # `tool = 5`: valid TOML, but no table to look in
+            raise _Checker(shown, "", (), lines, path.parent).error(("tool",), f"must be a table, not {_repr(tool)}")
+        table, prefix = tool.get("clinaudit", {}), ("tool", "clinaudit")
         title = "[tool.clinaudit]"
     else:
         table, prefix, title = data, (), ""
-    lines = _key_lines(text)
     checker = _Checker(shown, title, prefix, lines, path.parent)
     if not isinstance(table, dict):
-        raise checker.error((), "must be a table")
+        raise checker.error((), f"must be a table, not {_repr(table)}")
     return Config(path, checker.check(table))
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or exc.__class__.__name__  # "Permission denied", without the path said already
 
 
 def _shown(path: Path) -> str:
@@ -283,9 +320,9 @@ class _Checker:
             ok = isinstance(value, int if kind == "int" else (int, float)) and not isinstance(value, bool)
             if not ok:
                 raise self.error(at, f"must be {'an integer' if kind == 'int' else 'a number'}, not {_repr(value)}")
-            if (key.low is not None and value < key.low) or (key.high is not None and value > key.high):
-                bounds = f"at least {key.low:g}" if key.high is None else f"from {key.low:g} to {key.high:g}"
-                raise self.error(at, f"must be {bounds}, not {value}")
+            problem = _range_problem(key, value)
+            if problem:
+                raise self.error(at, problem)
             return value
         if kind == "email":
             text = self._type(at, value, str, "a string")
@@ -344,6 +381,32 @@ class _Checker:
 
         if not catalogue.known(name):
             raise self.error(at, f"unknown rule '{name}'{catalogue.suggest(name)} (clinaudit rules lists them)")
+
+
+def _range_problem(key: Key, value: float) -> str:
+    """Why a number is out of the key's range, or ''. NaN compares false with every bound, so it is named."""
+    inside = (key.low is None or value >= key.low) and (key.high is None or value <= key.high)
+    if inside and math.isfinite(value):
+        return ""
+    if key.low is not None and key.high is not None:
+        bounds = f"from {key.low:g} to {key.high:g}"
+    elif key.low is not None or key.high is not None:
+        bounds = f"at least {key.low:g}" if key.low is not None else f"at most {key.high:g}"
+    else:
+        bounds = "a finite number"
+    return f"must be {bounds}, not {value}"
+
+
+def check_numbers(ctx: Any) -> None:
+    """The file's range check for the numbers on the command line too: click's ranges let NaN through."""
+    params = getattr(ctx, "params", None) or {}
+    given = given_params(ctx) if params else set()
+    for name, key in KEYS.items():
+        value = params.get(key.param) if key.param in given else None
+        if key.kind in ("number", "int") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            problem = _range_problem(key, value)
+            if problem:
+                raise ConfigError(f"--{name}: {problem}")
 
 
 def check_rules(names: Iterable[str], flag: str) -> None:

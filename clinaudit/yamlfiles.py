@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,39 @@ _DATE = "$date"
 
 
 def safe_load(text: str) -> Any:
-    """PyYAML's safe loader, libyaml's when present (8 times faster; both are safe)."""
+    """PyYAML's safe loader, libyaml's when present (8 times faster; both are safe); see `loader`."""
     import yaml
 
-    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return yaml.load(text, Loader=loader())
+
+
+# what a scalar of these tags must be, for the error when it is not
+_TAG_MEANS = {"timestamp": "a valid date", "int": "an integer", "float": "a number", "bool": "true or false"}
+
+
+@lru_cache(maxsize=1)
+def loader() -> type:
+    """The safe loader, with a bad scalar a YAMLError at its line instead of a bare ValueError.
+
+    PyYAML builds `2020-13-45` (date-shaped, so a timestamp) with datetime, whose ValueError
+    carries no position and escaped every `except yaml.YAMLError` as a traceback.
+    """
+    import yaml
+
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc,valid-type]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            try:
+                return super().construct_object(node, deep)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                if not isinstance(node, yaml.ScalarNode):
+                    raise
+                means = _TAG_MEANS.get(str(node.tag).rpartition(":")[2], f"a {node.tag} value")
+                reason = f": {exc}" if isinstance(exc, ValueError) and str(exc) else ""
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"{node.value} is not {means}{reason}", node.start_mark
+                ) from None
+
+    return Loader
 
 
 def load(text: str, parse: Callable[[str], Any] = safe_load, kind: str = "yaml") -> Any:

@@ -26,6 +26,7 @@ from clinaudit.check.corrections_schema import (
     packaged,
     pattern_source,
 )
+from clinaudit.errors import InputError
 from clinaudit.models import (
     CitationResult,
     Document,
@@ -391,7 +392,11 @@ def project_file(start: Path) -> Path | None:
         return None
     for directory in (here, *here.parents):
         candidate = directory / FILENAME
-        if candidate.is_file():
+        try:
+            found = candidate.is_file()
+        except OSError as exc:  # a folder we may not search: its corrections would be missed unseen
+            raise InputError(f"{directory}: cannot look for {FILENAME} in this folder ({exc.strerror})") from None
+        if found:
             return candidate
     return None
 
@@ -403,10 +408,13 @@ def _start_dir(report: str | None) -> Path | None:
     if report == "-":
         return Path.cwd()
     path = Path(report)
-    if path.is_file():
-        return path.parent
-    if path.is_dir():
-        return path
+    try:
+        if path.is_file():
+            return path.parent
+        if path.is_dir():
+            return path
+    except OSError as exc:  # in a folder we may not search (Python < 3.14 raises)
+        raise InputError(f"{report}: cannot read ({exc.strerror})") from None
     return None
 
 

@@ -120,10 +120,9 @@ def canonical_id(text: str) -> str | None:
 
 def _load(text: str):
     """The data and its node tree from one parse (libyaml when present): lines come from the nodes."""
-    import yaml
+    from clinaudit import yamlfiles
 
-    loader_class = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader = loader_class(text)
+    loader = yamlfiles.loader()(text)  # a bad date is a YAMLError at its line, as any other mistake
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None

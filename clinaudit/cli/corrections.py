@@ -118,17 +118,21 @@ def add_command(
     """Append entries to FILE, keeping its comments and the order of what is there."""
     import yaml
 
+    from clinaudit import yamlfiles
     from clinaudit.check import corrections_schema
 
     entries: list[dict[str, Any]] = []
     if entry_file is not None:
-        try:
-            raw = sys.stdin.read() if entry_file == "-" else Path(entry_file).read_text(encoding="utf-8")
-            loaded = yaml.safe_load(raw)
+        try:  # bytes, decoded here: stdin's own decoding would turn a bad byte into a surrogate YAML rejects
+            data = sys.stdin.buffer.read() if entry_file == "-" else Path(entry_file).read_bytes()
+            loaded = yamlfiles.safe_load(data.decode("utf-8-sig"))
         except OSError as exc:
             fail(f"{entry_file}: cannot read ({exc.strerror})")
+        except UnicodeDecodeError as exc:
+            fail(f"{entry_file}: not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
         except yaml.YAMLError as exc:
-            fail(f"{entry_file}: invalid YAML ({getattr(exc, 'problem', None) or exc})")
+            line = _yaml_line(exc)
+            fail(f"{entry_file}{f':{line}' if line else ''}: invalid YAML ({_yaml_problem(exc)})")
         if isinstance(loaded, dict) and "entries" in loaded:
             loaded = loaded["entries"]
         if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
@@ -145,9 +149,9 @@ def add_command(
         if not sep or not key.strip():
             fail(f"--set {item!r}: expected KEY=VALUE")
         try:
-            extra[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            fail(f"--set {item!r}: the value is not valid YAML")
+            extra[key.strip()] = yamlfiles.safe_load(value)
+        except yaml.YAMLError as exc:
+            fail(f"--set {item!r}: the value is not valid YAML ({_yaml_problem(exc)})")
     if not entries:
         entries = [{}]
     if len(entries) > 1 and (any(v is not None for v in flags.values()) or extra):
@@ -158,8 +162,10 @@ def add_command(
         entry.setdefault("added", _dt.date.today())
     try:
         old = file.read_text(encoding="utf-8") if file.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        fail(f"{file}: cannot read ({exc.__class__.__name__})")
+    except UnicodeDecodeError:
+        fail(f"{file}: cannot read (not UTF-8)")
+    except OSError as exc:
+        fail(f"{file}: cannot read ({exc.strerror or exc.__class__.__name__})")
     try:
         new = append_entries(old, entries)
     except ValueError as exc:
@@ -180,6 +186,16 @@ def add_command(
     print(f"{file}: added {ids}", file=sys.stderr)
 
 
+def _yaml_problem(exc: Exception) -> str:
+    """A YAMLError in one line: its `problem`, else the first line of its text (a ReaderError has no problem)."""
+    return getattr(exc, "problem", None) or str(exc).splitlines()[0]
+
+
+def _yaml_line(exc: Exception) -> int | None:
+    mark = getattr(exc, "problem_mark", None)
+    return mark.line + 1 if mark is not None else None
+
+
 def dump_entries(entries: list[dict[str, Any]], indent: int) -> str:
     """Entries as a block sequence indented by `indent` spaces; short lists stay on one line."""
     import yaml
@@ -193,15 +209,19 @@ def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
     """The file's text with `entries` added at the end of its `entries:` list, byte-for-byte elsewhere."""
     import yaml
 
+    from clinaudit import yamlfiles
+
     if not text.strip():
         text = (text + "\n" if text else "") + "version: 1\nentries:\n"
     if not text.endswith("\n"):
         text += "\n"
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
-        before = yaml.safe_load(text)
+        before = yamlfiles.safe_load(text)  # a bad date is a YAMLError here, not a bare ValueError
     except yaml.YAMLError as exc:
-        raise ValueError(f"invalid YAML ({getattr(exc, 'problem', None) or exc}); fix it first") from None
+        line = _yaml_line(exc)
+        where = f" at line {line}" if line else ""
+        raise ValueError(f"invalid YAML{where} ({_yaml_problem(exc)}); fix it first") from None
     if not isinstance(root, yaml.MappingNode):
         raise ValueError("expected a mapping with `version: 1` and `entries:`")
     key_node = value_node = None
@@ -223,10 +243,10 @@ def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
     else:
         raise ValueError("`entries` is not a block list (`- id: …` lines); edit it by hand")
     new = text[:offset] + prefix + dump_entries(entries, indent) + text[offset:]
-    after = yaml.safe_load(new)
+    after = yamlfiles.safe_load(new)
     if (before or {}).get("entries") is None:
         before = {**(before or {}), "entries": []}
-    expected = {**before, "entries": list(before["entries"]) + yaml.safe_load(yaml.safe_dump(entries))}
+    expected = {**before, "entries": list(before["entries"]) + yamlfiles.safe_load(yaml.safe_dump(entries))}
     if after != expected:  # never write a file whose meaning changed beyond the new entries
         raise ValueError("could not append without changing the rest of the file; add the entry by hand")
     return new
