@@ -195,6 +195,9 @@ def check(
         jobs=jobs,
     )
     warnings_to_stderr()
+    if output is None and sys.stdout is None:  # started with `>&-`: the report would be lost
+        fail("stdout is closed; write the report to a file with -o FILE")
+    _refuse_overwriting(output, paths)  # before the audit, for a report named on the command line
     try:
         from dataclasses import replace
 
@@ -213,6 +216,7 @@ def check(
             result = audit_paths(paths, options)
     except InputError as exc:
         fail(str(exc))
+    _refuse_overwriting(output, [report.path for report in result.files])  # one found in a folder
     errors = [report.error for report in result.files if report.error]
     try:
         if output is None:
@@ -238,6 +242,30 @@ def check(
     if errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
+
+
+def _refuse_overwriting(output: Path | None, inputs: list[str]) -> None:
+    """`check r.md -o r.md` would replace the report with its audit: refuse an output that is an input."""
+    import os
+    import stat
+
+    if output is None:
+        return
+    try:
+        target = os.stat(output)
+    except (OSError, ValueError):
+        return  # not there yet, so it is none of the inputs
+    if not stat.S_ISREG(target.st_mode):
+        return  # /dev/null, a terminal or a pipe: writing there loses no report
+    for name in inputs:
+        if name == "-":
+            continue
+        try:
+            found = os.stat(name)
+        except (OSError, ValueError):
+            continue
+        if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+            fail(f"{output}: is also an input ({name}); write the report to another file")
 
 
 def _one_terminal() -> bool:

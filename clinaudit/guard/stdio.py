@@ -78,6 +78,10 @@ class _Writer:
 
 def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable[str] | None) -> int:
     """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error."""
+    for stream, name in ((sys.stdin, "stdin"), (sys.stdout, "stdout")):
+        if stream is None:  # started with `<&-` or `>&-`: Python gives None, not a stream
+            print(f"clinaudit: error: {name} is closed; guard reads stdin and writes stdout", file=sys.stderr)
+            return 2
     threading.Thread(target=warm_up, name="clinaudit-warm-up", daemon=True).start()
     writer = _Writer(events)
     guard = StreamGuard(writer, options=options, stop_on=stop_on, verify_timeout=verify_timeout, path="<stdin>")

@@ -7,7 +7,10 @@ proportional to the chunk, not the file.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +23,10 @@ from clinaudit.models import CorpusRecord
 REPORT_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
 CHUNK_BYTES = 1 << 20
+PIECE_BYTES = 1 << 16  # read at most this much at once, so a file without newlines never outgrows --max-size
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
 _BOMS = {b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16", b"\xff\xfe\x00\x00": "UTF-32"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,32 +34,110 @@ class Source:
     name: str  # as shown in findings
     path: Path | None  # None for stdin
     markdown: bool
+    error: str | None = None  # found but unreadable (a folder that cannot be listed): reported when read
 
 
 def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
-    """Expand the command line into report sources; missing paths are an InputError."""
+    """Expand the command line into report sources, each file once; missing paths are an InputError.
+
+    An unreadable file or folder becomes a Source that fails when read, so it is
+    reported as an error for its path and never skipped.
+    """
     sources: list[Source] = []
+    seen: set[str] = set()  # resolved paths: `r.md r.md` or `docs docs/r.md` audits r.md once
+
+    def add(source: Source, key: str) -> None:
+        if key not in seen:
+            seen.add(key)
+            sources.append(source)
+
     for raw in paths:
         if raw == "-":
-            sources.append(Source("-", None, True))
+            if sys.stdin is None:
+                raise InputError("-: stdin is closed (nothing to read)")
+            add(Source("-", None, True), "-")
             continue
         path = Path(raw)
-        if path.is_dir():
-            found = sorted(
-                p
-                for p in path.rglob("*")
-                if p.suffix.lower() in REPORT_SUFFIXES and p.is_file() and not _excluded(p, exclude)
-            )
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+                raise InputError(f"{shown(raw)}: no such file or directory") from None
+            if not _excluded(path, exclude):
+                add(Source(shown(raw), path, True, _problem(shown(raw), exc)), _resolved(raw))
+            continue
+        if stat.S_ISDIR(mode):
+            found = _walk(path, exclude)
             if not found:
-                raise InputError(f"{raw}: no reports (*.md, *.markdown, *.txt) in this directory")
-            sources.extend(Source(str(p), p, p.suffix.lower() in MARKDOWN_SUFFIXES) for p in found)
-        elif path.exists():
-            if _excluded(path, exclude):  # named files too: pre-commit names every staged file
-                continue
-            sources.append(Source(raw, path, path.suffix.lower() != ".txt"))
-        else:
-            raise InputError(f"{raw}: no such file or directory")
+                raise InputError(f"{shown(raw)}: no reports (*.md, *.markdown, *.txt) in this directory")
+            for source, key in found:
+                add(source, key)
+        elif not _excluded(path, exclude):  # named files too: pre-commit names every staged file
+            add(Source(shown(raw), path, path.suffix.lower() != ".txt"), _resolved(raw))
     return sources
+
+
+def _walk(top: Path, exclude: tuple[str, ...]) -> list[tuple[Source, str]]:
+    """The reports under a folder, sorted, each with its resolved path; an unreadable folder is one of them.
+
+    Not Path.rglob: it silently stops at a folder it cannot list.
+    """
+    found: list[tuple[Path, Source, str]] = []
+    folders = [top]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+            real = os.path.realpath(folder)
+        except OSError as exc:
+            if not _excluded(folder / "*", exclude):  # a glob that skips all it holds skips the folder too
+                name = shown(str(folder))
+                found.append((folder, Source(name, folder, True, _problem(name, exc, "this folder")), ""))
+            continue
+        for entry in entries:
+            path = folder / entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):  # as rglob: a linked folder is not followed
+                    folders.append(path)
+                    continue
+                suffix = path.suffix.lower()
+                if suffix not in REPORT_SUFFIXES or _excluded(path, exclude) or not entry.is_file():
+                    continue
+                name = shown(str(path))
+                key = os.path.realpath(path) if entry.is_symlink() else os.path.join(real, entry.name)
+                found.append((path, Source(name, path, suffix in MARKDOWN_SUFFIXES), key))
+            except OSError as exc:
+                found.append((path, Source(shown(str(path)), path, True, _problem(shown(str(path)), exc)), ""))
+    found.sort(key=lambda item: item[0])
+    return [(source, key or _resolved(str(path))) for path, source, key in found]
+
+
+def _resolved(raw: str) -> str:
+    try:
+        return os.path.realpath(raw)
+    except (OSError, ValueError):
+        return os.path.abspath(raw)
+
+
+def _problem(name: str, exc: OSError, what: str = "") -> str:
+    """The error for an input that cannot be read, worded as _open words it for a file."""
+    if isinstance(exc, PermissionError):
+        return f"{name}: cannot read {what} (permission denied)" if what else f"{name}: permission denied"
+    return f"{name}: cannot read {what + ' ' if what else ''}({exc.strerror or exc})"
+
+
+def shown(name: str) -> str:
+    """A path as printed in reports: bytes that are not UTF-8 in a file name become U+FFFD, not a crash."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        pass
+    try:
+        return os.fsencode(name).decode("utf-8", "replace")
+    except UnicodeError:
+        return _SURROGATE.sub("\ufffd", name)
 
 
 def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
@@ -72,7 +155,7 @@ def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
 
 def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
     """Yield (text, lines before it) for each chunk; raise InputError on bad bytes."""
-    stream = sys.stdin.buffer if source.path is None else _open(source)
+    stream = _stdin(source) if source.path is None else _open(source)
     try:
         yield from _chunks(stream, source.name, max_bytes)
     finally:
@@ -80,7 +163,15 @@ def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
             stream.close()
 
 
+def _stdin(source: Source):
+    if sys.stdin is None:  # started with stdin closed (`<&-`)
+        raise InputError(f"{source.name}: stdin is closed (nothing to read)")
+    return sys.stdin.buffer
+
+
 def _open(source: Source):
+    if source.error is not None:
+        raise InputError(source.error)
     try:
         return open(source.path, "rb")
     except IsADirectoryError:
@@ -91,31 +182,57 @@ def _open(source: Source):
         raise InputError(f"{source.name}: cannot read ({exc.strerror})") from None
 
 
+def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
+    """The stream's lines, read in pieces of PIECE_BYTES and checked piece by piece.
+
+    A line without a newline (`/dev/zero`, a minified blob) is then refused for a
+    NUL byte or for its size as soon as it shows them, not once it is all in memory.
+    """
+    total = 0
+    number = 0  # whole lines before this piece
+    pieces: list[bytes] = []
+    first = True
+    while True:
+        try:
+            piece = stream.readline(PIECE_BYTES)
+        except OSError as exc:
+            raise InputError(f"{name}: cannot read ({exc.strerror or exc})") from None
+        if not piece:
+            break
+        if first:
+            first = False
+            for bom, encoding in _BOMS.items():
+                if piece.startswith(bom):
+                    raise InputError(f"{name}: is {encoding} text; clinaudit reads UTF-8")
+            if piece.startswith(b"\xef\xbb\xbf"):
+                piece = piece[3:]
+        total += len(piece)
+        if total > max_bytes:
+            raise InputError(
+                f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
+            )
+        if b"\x00" in piece:
+            raise InputError(f"{name}: binary file (NUL byte on line {number + 1})")
+        pieces.append(piece)
+        if piece.endswith(b"\n"):
+            number += 1
+            yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            pieces = []
+    if pieces:
+        yield b"".join(pieces)
+
+
 def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
     buffer: list[bytes] = []
     size = 0
-    total = 0
     line_base = 0  # lines before the current chunk
     lines_in_buffer = 0
     in_fence: bytes | None = None
     in_comment = False
     previous_blank = False
     first = True
-    for line in stream:
-        if first:
-            first = False
-            for bom, encoding in _BOMS.items():
-                if line.startswith(bom):
-                    raise InputError(f"{name}: is {encoding} text; clinaudit reads UTF-8")
-            if line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]
-        total += len(line)
-        if total > max_bytes:
-            raise InputError(
-                f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
-            )
-        if b"\x00" in line:
-            raise InputError(f"{name}: binary file (NUL byte on line {line_base + lines_in_buffer + 1})")
+    for line in _lines(stream, name, max_bytes):
+        first = False
         stripped = line.strip()
         blank = not stripped
         # Cut before a line that starts a new top-level block after a blank line.
@@ -172,7 +289,7 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
     `max_bytes` bounds one record's line, not the corpus: a million answers are
     one file, each of them a report.
     """
-    stream = sys.stdin.buffer if source.path is None else _open(source)
+    stream = _stdin(source) if source.path is None else _open(source)
     try:
         number = 0
         while True:
@@ -182,6 +299,8 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
             number += 1
             if len(raw) > max_bytes and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):  # skip the rest of the oversized line
+                    if b"\x00" in raw:  # binary (`cat /dev/zero`): its "line" may never end
+                        raise InputError(f"{shown(source.name)}: binary data (NUL byte on line {number})")
                     raw = stream.readline(1 << 20)
                 raw = b"x" * (max_bytes + 1)  # what parse_line needs to know: it is too long
             record = parse_line(source.name, number, raw, text_field, id_field, max_bytes)
@@ -202,6 +321,7 @@ def parse_line(
     """
     import json
 
+    name = shown(name)
     content = raw.removesuffix(b"\n" if isinstance(raw, bytes) else "\n")
     if len(content) > max_bytes:
         return _bad(name, number, f"longer than the {max_bytes // (1024 * 1024)} MB limit (--max-size)")
@@ -232,13 +352,22 @@ def _record(name: str, line: int, data, text_field: str, id_field: str | None) -
         return _bad(name, line, f"{text_field!r} is not a string")
     if "\x00" in text:
         return _bad(name, line, f"{text_field!r} holds a NUL character")
-    text = text.replace("\r\n", "\n").replace("\r", " ")
+    text = _no_surrogates(text.replace("\r\n", "\n").replace("\r", " "))
     if id_field is None:
         return CorpusRecord(f"{name}:{line}", line, text, source=name)
     value = data.get(id_field)
     if id_field not in data or value is None or isinstance(value, (dict, list, bool)) or str(value) == "":
         return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
-    return CorpusRecord(f"{name}#{value}", line, text, str(value), source=name)
+    value = _no_surrogates(str(value))
+    return CorpusRecord(f"{name}#{value}", line, text, value, source=name)
+
+
+def _no_surrogates(text: str) -> str:
+    """A lone surrogate from a JSON escape (`\\ud800`) → U+FFFD, one for one so columns stay right.
+
+    json.loads joins a valid pair; one left alone cannot be written as UTF-8 by any output format.
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def line_ranges(path: Path, lines_per_range: int) -> list[tuple[int, int, int]]:
