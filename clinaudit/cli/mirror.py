@@ -113,7 +113,8 @@ def add_retractions(
     from clinaudit.lookup.mirror import retractions
 
     path, info = _import(mirror, retractions.load, csv_file)
-    print(f"{info.name}: {info.records} rows (newest notice {info.date or '?'}) into {path}")
+    bad = f"; {info.bad_dates} invalid date{'s' if info.bad_dates != 1 else ''} read as none" if info.bad_dates else ""
+    print(f"{info.name}: {info.records} rows (newest notice {info.date or '?'}{bad}) into {path}")
 
 
 @mirror_app.command("add-trials", cls=Command)

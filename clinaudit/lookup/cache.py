@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -25,7 +26,10 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clinaudit.models import Resolution
 
 log = logging.getLogger("clinaudit")
 
@@ -46,10 +50,13 @@ PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/yamlfiles.py)
 READS = "reads"  # JSON copies of reports as read, and their claims' topic terms (clinaudit/read/kept.py)
 _PARSED_FILE = re.compile(r"^[0-9a-f]{64}\.json$")
 _MODE_PICKLE = 4  # diskcache.core.MODE_PICKLE, without importing diskcache
+_VALUE_GLOB = "[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*.val"  # _VALUE_FILE, roughly, in SQL
+_MODE_RAW = 1  # diskcache.core.MODE_RAW: the value is in the database row
+_ABSENT = object()  # no row: apart from a row whose JSON is null
 
 
 class RefusedEntry(Exception):
-    """A row that is not ours: pickled, or naming a file outside the cache."""
+    """A row that is not ours: pickled, naming a file outside the cache, or not a resolution clinaudit wrote."""
 
 
 def default_dir() -> Path:
@@ -90,6 +97,8 @@ def _json_disk():
                 raise RefusedEntry("pickled value")
             if filename is not None and not _VALUE_FILE.match(filename):
                 raise RefusedEntry("value file outside the cache")
+            if mode != diskcache.core.MODE_RAW and filename is None:  # diskcache would join None into a path
+                raise RefusedEntry("no value file")
             data = super().fetch(mode, filename, value, False)
             if isinstance(data, bytes | str):
                 return json.loads(data)
@@ -108,6 +117,7 @@ class Entry:
 
     value: dict[str, Any]
     fetched: float
+    resolution: Resolution | None = None  # `value` read back, its every field of the type Record declares
 
     @property
     def age(self) -> float:
@@ -121,7 +131,8 @@ class ResolutionCache:
         self.directory = directory or default_dir()
         self._cache = None
         self._broken = False
-        self.refused = 0
+        self.refused = 0  # entries ignored as not ours, over this cache's life
+        self._warned = False
         self.failure = ""  # why the cache could not be used, once it could not
         self.locked = False  # … because another process holds it
         self._opener: threading.Thread | None = None
@@ -193,17 +204,20 @@ class ResolutionCache:
         try:
             for cid in ids:
                 try:
-                    raw = cache.get(self.key(service, cid))
-                except (RefusedEntry, ValueError, UnicodeDecodeError, OSError):
+                    raw = cache.get(self.key(service, cid), default=_ABSENT)
+                    entry = None if raw is _ABSENT else read_entry(raw, cid)
+                except (RefusedEntry, ValueError, TypeError, UnicodeDecodeError, OSError, RecursionError):
                     self.refused += 1  # someone else's row: ignore it, ask the service
                     continue
-                if isinstance(raw, dict) and raw.get("schema") == SCHEMA and isinstance(raw.get("fetched"), float):
-                    found[cid] = Entry(raw, raw["fetched"])
+                if entry is not None:
+                    found[cid] = entry
         except Exception as exc:
             self._fail(exc)
-        if self.refused > refused:
+        if self.refused > refused and not self._warned:
+            self._warned = True  # once a run: the count says how many, `cache check` lists the rest
             log.warning(
-                "ignored %d cache entries in %s that clinaudit did not write (pickled or pointing outside it)",
+                "ignored %d cache entries in %s that clinaudit did not write (pickled, pointing outside it,"
+                " or not a resolution of the expected types); `clinaudit cache clear` removes them",
                 self.refused - refused,
                 self.directory,
             )
@@ -256,6 +270,21 @@ class ResolutionCache:
             with contextlib.suppress(Exception):
                 self._cache.close()
             self._cache = None
+
+
+def read_entry(raw: Any, cid: str) -> Entry:
+    """A stored value as an Entry; RefusedEntry when it is not what `put_many` stores for a resolution."""
+    from clinaudit.lookup.resolve import from_json
+
+    if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
+        raise RefusedEntry("not a cached resolution")
+    fetched = raw.get("fetched")
+    if type(fetched) is not float or not math.isfinite(fetched):  # its age decides when to ask again
+        raise RefusedEntry("no time it was fetched")
+    resolution = from_json(raw, cid)
+    if resolution is None:
+        raise RefusedEntry("not a resolution of the expected types")
+    return Entry(raw, fetched, resolution)
 
 
 @contextlib.contextmanager
@@ -338,10 +367,16 @@ def check_store(directory: Path | None = None) -> Health:
                 entries, foreign = db.execute(
                     "SELECT count(*), coalesce(sum(raw = 0 OR mode = ? OR typeof(key) != 'text'"
                     " OR key NOT LIKE ? OR (filename IS NOT NULL AND filename NOT GLOB ?)), 0) FROM Cache",
-                    (_MODE_PICKLE, f"v{SCHEMA}|%", "[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*.val"),
+                    (_MODE_PICKLE, f"v{SCHEMA}|%", _VALUE_GLOB),
                 ).fetchone()
                 if foreign:
                     problems.append(f"{foreign} entries clinaudit did not write (pickled, or pointing outside it)")
+                unreadable = _unreadable_values(db, directory)
+                if unreadable:
+                    problems.append(
+                        f"{unreadable} entries clinaudit did not write (not JSON, or not a resolution of the"
+                        " expected types)"
+                    )
     except sqlite3.OperationalError as exc:
         if _is_lock(exc):
             return Health(directory, "in use", problems=("locked by another process",))
@@ -358,6 +393,30 @@ def check_store(directory: Path | None = None) -> Health:
     finally:
         cache.close()
     return Health(directory, "healthy", entries)
+
+
+def _unreadable_values(db: Any, directory: Path) -> int:
+    """Entries that look like ours whose value a run would refuse (`read_entry`): a run ignores them, so say so."""
+    bad = 0
+    rows = db.execute(
+        "SELECT key, mode, filename, value FROM Cache WHERE raw = 1 AND mode != ? AND typeof(key) = 'text'"
+        " AND key LIKE ? AND (filename IS NULL OR filename GLOB ?)",  # the rest are counted as foreign already
+        (_MODE_PICKLE, f"v{SCHEMA}|%", _VALUE_GLOB),
+    )
+    for key, mode, filename, value in rows:
+        try:  # as JSONDisk.fetch reads it
+            if mode == _MODE_RAW:
+                data = value
+            elif filename is not None and _VALUE_FILE.match(filename):  # never a file outside the cache
+                data = (directory / filename).read_bytes()
+            else:
+                raise RefusedEntry("no value of ours")
+            if not isinstance(data, bytes | str):
+                raise RefusedEntry("not JSON")
+            read_entry(json.loads(data), key.split("|", 2)[2])
+        except (RefusedEntry, ValueError, UnicodeDecodeError, OSError, RecursionError, IndexError):
+            bad += 1
+    return bad
 
 
 def _settings_problems(found: dict[str, Any]) -> list[str]:

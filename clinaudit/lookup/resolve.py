@@ -164,7 +164,7 @@ class Resolver:
             entries = {} if self.options.refresh else cache.get_many(service, ids)
             for cid in ids:
                 entry = entries.get(cid)
-                cached = from_json(entry.value, cid) if entry else None
+                cached = entry.resolution if entry else None  # checked by the cache: a wrong-typed entry is a miss
                 if cached is not None and (self.options.offline or entry.age < RETRACTION_TTL):
                     out[cid] = cached
                 elif self.options.offline:
@@ -367,31 +367,91 @@ def _record_json(record: Record) -> dict[str, Any]:
     return out
 
 
-def from_json(value: dict[str, Any], cid: str) -> Resolution | None:
-    """A cached value back into a Resolution; anything unexpected is a miss, not an error."""
+def from_json(value: Any, cid: str) -> Resolution | None:
+    """A cached value back into a Resolution; None (a miss) for anything clinaudit would not have written.
+
+    Every field must have the type Record declares: a title that is a number or a year
+    that is text would otherwise fail far from here, in the checks that read it.
+    """
+    if not isinstance(value, dict):
+        return None
     try:
         status = Status(value["status"])
-        reason = value.get("reason") or ""
-        record = value.get("record")
-        return Resolution(cid, status, _record_from(record) if record else None, str(reason))
     except (KeyError, TypeError, ValueError):
+        return None
+    reason = value.get("reason", "")
+    data = value.get("record")
+    if type(reason) is not str:
+        return None
+    record = None if data is None else _record_from(data)
+    if data is not None and record is None:
+        return None
+    return Resolution(cid, status, record, reason)
+
+
+def _record_from(data: Any) -> Record | None:
+    """A Record from its JSON, or None when a field is missing or not of its declared type."""
+    if not isinstance(data, dict):
+        return None
+    kwargs: dict[str, Any] = {}
+    for name, read in _RECORD_FIELDS.items():
+        if name in data:
+            value = read(data[name])
+            if value is _WRONG:
+                return None
+            kwargs[name] = value
+    try:
+        return Record(**kwargs)
+    except TypeError:  # id, database or exists missing
         return None
 
 
-def _record_from(data: dict[str, Any]) -> Record:
-    if not isinstance(data, dict):
-        raise TypeError("record")
-    kwargs: dict[str, Any] = {}
-    for name in _RECORD_FIELDS:
-        if name not in data:
-            continue
-        value = data[name]
-        if name == "extra":
-            value = tuple((str(k), tuple(v) if isinstance(v, list) else v) for k, v in value)
-        elif isinstance(value, list):
-            value = tuple(map(str, value))  # a cached record's topic terms run to hundreds
-        kwargs[name] = value
-    return Record(**kwargs)
+_WRONG = object()  # what a field reader returns for a value of another type
+_SCALAR = (str, int, float, bool, type(None))  # JSON's scalars: hashable, as a frozen Record must be
+_ARRAY = (list, tuple)  # a JSON array; a tuple when the value comes straight from to_json, not through the cache
 
 
-_RECORD_FIELDS = tuple(f.name for f in fields(Record))
+def _text(value: Any) -> Any:
+    return value if type(value) is str else _WRONG
+
+
+def _flag(value: Any) -> Any:
+    return value if type(value) is bool else _WRONG
+
+
+def _year(value: Any) -> Any:
+    return value if value is None or type(value) is int else _WRONG  # not a bool, not a float
+
+
+def _texts(value: Any) -> Any:
+    if type(value) not in _ARRAY or not all(type(v) is str for v in value):
+        return _WRONG
+    return tuple(value)  # a cached record's topic terms run to hundreds
+
+
+def _pairs(value: Any) -> Any:
+    """`extra`: [name, value] pairs; a value is a scalar or a list of them (a tuple in the Record)."""
+    if type(value) not in _ARRAY:
+        return _WRONG
+    out = []
+    for pair in value:
+        if type(pair) not in _ARRAY or len(pair) != 2 or type(pair[0]) is not str:
+            return _WRONG
+        item = pair[1]
+        if type(item) in _ARRAY and all(type(v) in _SCALAR for v in item):
+            item = tuple(item)
+        elif type(item) not in _SCALAR:
+            return _WRONG
+        out.append((pair[0], item))
+    return tuple(out)
+
+
+# each Record field's reader, by the type the dataclass declares; a new field of a new type fails here, at import
+_READERS = {
+    "str": _text,
+    "bool": _flag,
+    "int | None": _year,
+    "tuple[str, ...]": _texts,
+    "tuple[tuple[str, Any], ...]": _pairs,
+}
+_RECORD_FIELDS = {f.name: _READERS[str(f.type)] for f in fields(Record)}

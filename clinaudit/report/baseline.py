@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import reprlib  # bounded: an entry may be nested 900 deep
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
@@ -82,19 +83,38 @@ def load(path: str) -> Baseline:
         data = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(f"{path}: no such baseline file (write one with --write-baseline)") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a clinaudit baseline ({exc})") from None
-    if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("findings"), list):
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: also an integer of 5,000 digits
+        raise InputError(f"{path}: not a clinaudit baseline ({_one_line(str(exc))})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not a clinaudit baseline (JSON nested too deeply)") from None
+    version = data.get("version") if isinstance(data, dict) else None
+    if type(version) is not int or version != VERSION or not isinstance(data.get("findings"), list):
         raise InputError(f"{path}: not a clinaudit baseline (version {VERSION} with a findings list)")
     counts: dict[str, dict[str, int]] = {}
     for entry in data["findings"]:
-        try:
-            per_file = counts.setdefault(str(entry["path"]), {})
-            fp = str(entry["fingerprint"])
-            per_file[fp] = per_file.get(fp, 0) + int(entry.get("count", 1))
-        except (KeyError, TypeError, ValueError, AttributeError):
-            raise InputError(f"{path}: a baseline entry lacks path or fingerprint: {entry!r}") from None
+        problem = _entry_problem(entry)
+        if problem:
+            raise InputError(f"{path}: a baseline entry {problem}: {_one_line(reprlib.repr(entry))}")
+        per_file = counts.setdefault(entry["path"], {})
+        per_file[entry["fingerprint"]] = per_file.get(entry["fingerprint"], 0) + entry.get("count", 1)
     return Baseline(file.parent, counts)
+
+
+def _entry_problem(entry: object) -> str:
+    """What is wrong with one entry of the findings list, as `write` writes them; "" when nothing is."""
+    if not isinstance(entry, dict):
+        return "is not an object"
+    if not isinstance(entry.get("path"), str) or not isinstance(entry.get("fingerprint"), str):
+        return "lacks path or fingerprint"
+    count = entry.get("count", 1)
+    if type(count) is not int or count < 1:  # not 1e400, 2.5, "3", true or 0
+        return "has a count that is not a whole number of at least 1"
+    return ""
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def write(path: str, result: AuditResult) -> int:

@@ -9,12 +9,14 @@ of its kind, because a mirror is as old as its last update.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import replace
 
 from clinaudit.lookup.mirror.store import SEP, Store
 from clinaudit.models import Record, Resolution, Status
 
+log = logging.getLogger("clinaudit")
 _PMID = re.compile(r"^pmid:([1-9]\d{0,8})$")
 _NCT = re.compile(r"^nct:(NCT\d{8})$")
 _DOI = re.compile(r"^doi:(10\.\S+)$")
@@ -32,6 +34,8 @@ class Mirror:
         self.store = store
         self.dates = store.newest_dates()
         self.has_retractions = store.db.execute("SELECT 1 FROM retractions LIMIT 1").fetchone() is not None
+        self.refused = 0  # rows of types clinaudit never writes: left to the cache and the network
+        self._warned = False
 
     @classmethod
     def open(cls, path: str) -> Mirror:
@@ -43,9 +47,20 @@ class Mirror:
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
         """The PubMed and ClinicalTrials.gov ids the mirror can answer; the rest go on to the cache and network."""
         out: dict[str, Resolution] = {}
+        refused = self.refused
         out.update(self._pubmed([cid for cid in pending.get("pubmed", ()) if _PMID.match(cid)]))
         out.update(self._trials([cid for cid in pending.get("ctgov", ()) if _NCT.match(cid)]))
+        self._warn(refused)
         return out
+
+    def _warn(self, before: int) -> None:
+        if self.refused > before and not self._warned:
+            self._warned = True  # once a run, like the cache's
+            log.warning(
+                "ignored %d rows of the mirror %s that clinaudit did not write (values of the wrong type); rebuild it",
+                self.refused - before,
+                self.store.path,
+            )
 
     def overlay(self, resolutions: dict[str, Resolution]) -> dict[str, Resolution]:
         """Retraction Watch over every PMID and DOI of the run, whatever answered for it."""
@@ -65,7 +80,10 @@ class Mirror:
             record_doi = resolution.record.doi if resolution.record is not None else ""
             if record_doi and not doi:
                 dois.setdefault(record_doi.lower(), []).append(cid)
-        found = retractions.notices(self.store, list(pmids), list(dois))
+        before = self.refused
+        found, refused = retractions.notices(self.store, list(pmids), list(dois))
+        self.refused += refused
+        self._warn(before)
         if not found:
             return resolutions
         by_cid: dict[str, list] = {}
@@ -94,7 +112,11 @@ class Mirror:
             marks = ",".join("?" * len(batch))
             for row in self.store.db.execute(f"SELECT {_PUBMED_COLUMNS} FROM pubmed WHERE pmid IN ({marks})", batch):
                 cid = wanted[row[0]]
-                out[cid] = judge(cid, _pubmed_record(cid, row, as_of))
+                record = _pubmed_record(cid, row, as_of)
+                if record is None:
+                    self.refused += 1
+                    continue
+                out[cid] = judge(cid, record)
             gone = self.store.db.execute(f"SELECT pmid FROM pubmed_deleted WHERE pmid IN ({marks})", batch)
             for (pmid,) in gone:
                 cid = wanted[pmid]
@@ -123,6 +145,7 @@ class Mirror:
             for asked, study in rows:
                 record = study_record(study)
                 if record is None:
+                    self.refused += 1
                     continue
                 record = replace(record, extra=(*record.extra, *_provenance(as_of)))
                 out[wanted[asked]] = judge(wanted[asked], record)
@@ -133,11 +156,19 @@ def _provenance(as_of: str) -> tuple[tuple[str, str], ...]:
     return (("source", "mirror"), ("mirror_date", as_of)) if as_of else (("source", "mirror"),)
 
 
+def _texts(row: tuple) -> tuple:
+    """The row's text columns: every one but the PMID and the year."""
+    return row[1:5] + row[6:]
+
+
 def _split(text: str | None) -> tuple[str, ...]:
     return tuple(text.split(SEP)) if text else ()
 
 
-def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record:
+def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record | None:
+    """The row as the Record efetch would give; None when a column holds what the mirror never writes."""
+    if not (row[5] is None or type(row[5]) is int) or not all(v is None or type(v) is str for v in _texts(row)):
+        return None
     (_, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, types, mesh) = row[:12]
     retracted_by, concern, errata, retraction_of = row[12:]
     return Record(

@@ -11,12 +11,13 @@ wherever its record came from.
 from __future__ import annotations
 
 import csv
+import datetime
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clinaudit.errors import InputError
-from clinaudit.lookup.mirror.store import FileInfo, Store
+from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date
 from clinaudit.models import Record, Resolution, Status
 
 REQUIRED = (
@@ -32,7 +33,9 @@ REQUIRED = (
     "RetractionNature",
 )
 KIND_OF = {"retraction": "retraction", "expression of concern": "concern", "correction": "correction"}
-_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})/(\d{4})")
+_DATE = re.compile(
+    r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AP]M)?)?$", re.I
+)  # 9/22/2021 0:00
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
 _PMID = re.compile(r"^[1-9]\d{0,8}$")
 _INSERT = (
@@ -64,6 +67,7 @@ def load(store: Store, path: Path) -> FileInfo:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     count = 0
     newest = ""
+    bad_dates = 0  # dates that are not calendar dates (13/45/2020): the row is kept without that date
     src = store.next_src("retractions")
     try:
         with handle, store.transaction() as db:
@@ -75,8 +79,9 @@ def load(store: Store, path: Path) -> FileInfo:
                 record_id = (row.get("Record ID") or "").strip()
                 if not record_id.isdigit():
                     raise InputError(f"{path}:{line}: Record ID {record_id!r} is not a number")
-                date = _date(row["RetractionDate"])
-                newest = max(newest, date)
+                date, original = _date(row["RetractionDate"]), _date(row["OriginalPaperDate"])
+                bad_dates += (date is None) + (original is None)
+                newest = max(newest, date or "")
                 nature = (row["RetractionNature"] or "").strip()
                 db.execute(
                     _INSERT,
@@ -91,12 +96,12 @@ def load(store: Store, path: Path) -> FileInfo:
                         date or None,
                         (row.get("Title") or "").strip(),
                         (row.get("Journal") or "").strip(),
-                        _date(row["OriginalPaperDate"]) or None,
+                        original or None,
                         (row.get("Reason") or "").strip(),
                     ),
                 )
                 count += 1
-            info = FileInfo(path.name, "retractions", newest or None, count, 0)
+            info = FileInfo(path.name, "retractions", newest or None, count, 0, bad_dates)
             store.record_file(info, src)
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
@@ -105,9 +110,18 @@ def load(store: Store, path: Path) -> FileInfo:
     return info
 
 
-def _date(text: str | None) -> str:
-    m = _DATE.match((text or "").strip())
-    return f"{m.group(3)}-{int(m.group(1)):02d}-{int(m.group(2)):02d}" if m else ""
+def _date(text: str | None) -> str | None:
+    """Retraction Watch's M/D/YYYY as YYYY-MM-DD; "" when there is none, None when it is not a date."""
+    text = (text or "").strip()
+    if not text:
+        return ""
+    m = _DATE.match(text)
+    if m is None:
+        return None
+    try:
+        return datetime.date(int(m.group(3)), int(m.group(1)), int(m.group(2))).isoformat()
+    except ValueError:  # 13/45/2020, 2/30/2001
+        return None
 
 
 def _pmid(text: str | None) -> int | None:
@@ -123,9 +137,14 @@ def _doi(text: str | None) -> str | None:
 # ---------------------------------------------------------------- reading
 
 
-def notices(store: Store, pmids: list[int], dois: list[str]) -> dict[str, list[Notice]]:
-    """Canonical id of the original paper (pmid:… / doi:…) → its rows, oldest first."""
+def notices(store: Store, pmids: list[int], dois: list[str]) -> tuple[dict[str, list[Notice]], int]:
+    """Canonical id of the original paper (pmid:… / doi:…) → its rows, oldest first; and how many rows were refused.
+
+    A row with a column of a type `load` never writes (a foreign or hand-edited mirror) is
+    left out, and a date that is not a calendar date is read as none.
+    """
     out: dict[str, list[Notice]] = {}
+    refused = 0
     columns = (
         "original_pmid, original_doi, record_id, kind, notice_pmid, notice_doi, date, title, journal, original_date"
     )
@@ -136,15 +155,35 @@ def notices(store: Store, pmids: list[int], dois: list[str]) -> dict[str, list[N
             rows = store.db.execute(
                 f"SELECT {columns} FROM retractions WHERE {column} IN ({marks}) ORDER BY date, record_id", batch
             )
-            for pmid, doi, record_id, kind, n_pmid, n_doi, date, title, journal, original_date in rows:
+            for row in rows:
+                if not _typed(row):
+                    refused += 1
+                    continue
+                pmid, doi, record_id, kind, n_pmid, n_doi, date, title, journal, original_date = row
                 key = f"pmid:{pmid}" if column == "original_pmid" else f"doi:{doi}"
                 notice = f"pmid:{n_pmid}" if n_pmid else (f"doi:{n_doi}" if n_doi else "")
                 out.setdefault(key, []).append(
                     Notice(
-                        record_id, kind, notice, date or "", title or "", journal or "", doi or "", original_date or ""
+                        record_id,
+                        kind,
+                        notice,
+                        checked_date(date) or "",
+                        title or "",
+                        journal or "",
+                        doi or "",
+                        checked_date(original_date) or "",
                     )
                 )
-    return out
+    return out, refused
+
+
+# the SQLite type of each column `notices` reads, as `load` writes them
+_ID, _TEXT = int | None, str | None  # a PMID or NULL; text or NULL
+_COLUMN_TYPES = (_ID, _TEXT, int, str, _ID, _TEXT, _TEXT, _TEXT, _TEXT, _TEXT)
+
+
+def _typed(row: tuple) -> bool:
+    return all(isinstance(v, t) for v, t in zip(row, _COLUMN_TYPES, strict=True))
 
 
 def apply(resolution: Resolution, found: list[Notice], as_of: str) -> Resolution:

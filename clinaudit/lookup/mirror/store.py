@@ -13,7 +13,9 @@ and the next run ingests it again.
 
 from __future__ import annotations
 
+import datetime
 import os
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,6 +56,21 @@ class FileInfo:
     date: str | None  # the newest record date inside the file: how current it is
     records: int
     deleted: int
+    bad_dates: int = 0  # dates in the file that are not calendar dates, read as none (not kept in `files`)
+
+
+_ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")  # PubMed, ClinicalTrials.gov: 2024, 2024-05, 2024-05-01
+
+
+def checked_date(value: object) -> str | None:
+    """`value` when it is a real YYYY, YYYY-MM or YYYY-MM-DD date, else None."""
+    if not isinstance(value, str) or (m := _ISO_DATE.match(value)) is None:
+        return None
+    try:
+        datetime.date(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1))
+    except ValueError:
+        return None
+    return value
 
 
 def mirror_path(given: str | None) -> str | None:
@@ -156,12 +173,22 @@ class Store:
 
     def files(self) -> list[FileInfo]:
         rows = self.db.execute("SELECT name, kind, date, records, deleted FROM files ORDER BY kind, src, name")
-        return [FileInfo(*row) for row in rows]
+        return [
+            FileInfo(name, kind, checked_date(date), records, deleted) for name, kind, date, records, deleted in rows
+        ]
 
     def newest_dates(self) -> dict[str, str]:
-        """kind → the newest file date of that kind: how old that part of the mirror is."""
-        rows = self.db.execute("SELECT kind, MAX(date) FROM files WHERE date IS NOT NULL GROUP BY kind")
-        return {kind: date for kind, date in rows}
+        """kind → the newest file date of that kind: how old that part of the mirror is.
+
+        Only real dates count: a bogus one (9999-99-99, from a mirror filled before dates were
+        checked) would otherwise be every later run's "as of".
+        """
+        newest: dict[str, str] = {}
+        for kind, date in self.db.execute("SELECT kind, date FROM files WHERE date IS NOT NULL"):
+            date = checked_date(date)
+            if date is not None and isinstance(kind, str) and date > newest.get(kind, ""):
+                newest[kind] = date
+        return newest
 
     def counts(self) -> dict[str, int]:
         return {

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from clinaudit.errors import InputError
-from clinaudit.lookup.mirror.store import FileInfo, Store
+from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date
 from clinaudit.lookup.services import ctgov
+from clinaudit.models import Record
 
 NCT = re.compile(r"^NCT\d{8}$")
 _KEEP: dict[str, Any] = {  # the FIELDS of services/ctgov.py, as a tree of kept keys (True: the whole value)
@@ -35,18 +36,27 @@ _UPSERT = "INSERT OR REPLACE INTO trials(nct, title, status, why_stopped, last_u
 
 
 def load(store: Store, path: Path) -> FileInfo:
-    """Upsert every study of the download in one transaction."""
+    """Upsert every study of the download in one transaction: a bad file leaves nothing of it in."""
+    try:
+        return _load(store, path)
+    except RecursionError:  # json.dumps of a study nested just under json.loads's limit
+        raise InputError(f"{path}: JSON nested too deeply to be a ClinicalTrials.gov study") from None
+
+
+def _load(store: Store, path: Path) -> FileInfo:
     count = 0
     newest = ""
     src = store.next_src("trials")
     with store.transaction() as db:
         for where, study in _studies(path):
-            record = ctgov.parse_study(study) if isinstance(study, dict) else None
+            record = _parse(study)
             if record is None or not NCT.match(record.id.split(":", 1)[1]):
-                raise InputError(f"{where}: not a ClinicalTrials.gov v2 study (no valid nctId)")
+                raise InputError(
+                    f"{where}: not a ClinicalTrials.gov v2 study (no valid nctId, or a field of the wrong type)"
+                )
             nct = record.id.split(":", 1)[1]
             kept = _trim(study, _KEEP)
-            updated = dict(record.extra).get("last_update", "")
+            updated = checked_date(dict(record.extra).get("last_update")) or ""  # a bogus date is no date
             newest = max(newest, updated)
             db.execute(
                 _UPSERT,
@@ -105,6 +115,8 @@ def _json_studies(where: str, handle) -> Iterator[tuple[str, Any]]:
         data = json.loads(head + handle.read())
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: malformed JSON ({exc})") from None
+    except RecursionError:
+        raise InputError(f"{where}: JSON nested too deeply to be a ClinicalTrials.gov study") from None
     if isinstance(data, dict) and isinstance(data.get("studies"), list):
         for k, study in enumerate(data["studies"]):
             yield f"{where}: studies[{k}]", study
@@ -127,6 +139,8 @@ def _array(where: str, head: bytes, handle) -> Iterator[tuple[str, Any]]:
                 return
             try:
                 study, end = json_decoder.raw_decode(buffer)
+            except RecursionError:
+                raise InputError(f"{where}[{index}]: JSON nested too deeply to be a ClinicalTrials.gov study") from None
             except ValueError:
                 more = handle.read(1 << 20)
                 if not more:
@@ -140,6 +154,22 @@ def _array(where: str, head: bytes, handle) -> Iterator[tuple[str, Any]]:
         raise InputError(f"{where}: not UTF-8 text") from None
 
 
-def study_record(row_study: str):
-    """The mirror's stored subset → the same Record the API's answer gives."""
-    return ctgov.parse_study(json.loads(row_study))
+def study_record(row_study: Any) -> Record | None:
+    """The mirror's stored subset → the same Record the API's answer gives; None for a row clinaudit did not write."""
+    if not isinstance(row_study, str):
+        return None
+    try:
+        study = json.loads(row_study)
+    except (ValueError, RecursionError):
+        return None
+    return _parse(study)
+
+
+def _parse(study: Any) -> Record | None:
+    """`parse_study`, or None for what is not a study, down to a field of an unexpected type (interventions: 5)."""
+    if not isinstance(study, dict):
+        return None
+    try:
+        return ctgov.parse_study(study)
+    except (TypeError, AttributeError, ValueError):
+        return None
