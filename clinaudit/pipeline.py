@@ -543,8 +543,9 @@ def _read_prose(
                     _record(cite, unit, index, display, name, reading, context)
             elif k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
                 alone = _display(raw)
+                context = _context(unit, raw, alone, reading)  # one for all its citations: a paragraph of 1,000 ids
                 for cite in per_sentence[0]:
-                    _record(cite, unit, index, alone, None, reading, _context(unit, raw, alone, reading))
+                    _record(cite, unit, index, alone, None, reading, context)
             continue
         reading.sentences += 1
         decided = reading.decided.get(raw)

@@ -373,30 +373,59 @@ def _block_unit(
 def _table_row_unit(
     text: str, index: LineIndex, map_: list[int] | None, cells: list[str], kind: str, section: str
 ) -> Unit:
-    """A whole table row is one unit: its pipes become spaces, its cells stay in place."""
+    """A whole table row is one unit: its pipes become spaces, its cells stay in place.
+
+    markdown-it gives a cell with `\\|` unescaped to `|` (its only change besides trimming), so the
+    cell is found in the line as written with each `|` escaped again. Whatever of the line no cell
+    was found for (a cell not found, or cells past the header's count, which markdown-it drops) is
+    split on the line's own unescaped pipes: no cell's text is ever left out.
+    """
     ls, le = index.line_bounds(map_[0] if map_ else 0)
     line = text[ls:le]
     bounds: list[tuple[int, int]] = []
     pos = 0
     for cell in cells:
-        cell = cell.strip()
+        cell = cell.strip().replace("|", "\\|")
         if not cell:
             continue
         found = line.find(cell, pos)
         if found < 0:
-            continue
+            break  # the rest of the line is split below
         bounds.append((found, found + len(cell)))
         pos = found + len(cell)
+    bounds += _raw_cells(line, pos)
     return Unit(kind, _keep_cells(line, bounds), ((0, ls),), (), section, "", cells=tuple(bounds))
 
 
+def _raw_cells(line: str, pos: int) -> list[tuple[int, int]]:
+    """The non-blank cells of `line[pos:]`, split on unescaped pipes as markdown-it splits a row."""
+    out = []
+    start = pos
+    n = len(line)
+    while start <= n:
+        end = line.find("|", start)
+        while end > 0 and line[end - 1] == "\\":  # an escaped pipe is in the cell, not between cells
+            end = line.find("|", end + 1)
+        end = n if end < 0 else end
+        a, b = start, end
+        while a < b and line[a].isspace():
+            a += 1
+        while b > a and line[b - 1].isspace():
+            b -= 1
+        if b > a:
+            out.append((a, b))
+        start = end + 1
+    return out
+
+
 def _keep_cells(line: str, bounds: list[tuple[int, int]]) -> str:
-    """The line with every character outside the cells (in order, apart) a space."""
+    """The line with every character outside the cells (in order, apart) a space, and the `\\` of each `\\|`."""
     pieces = []
     pos = 0
     for a, b in bounds:
         pieces.append(" " * (a - pos))
-        pieces.append(line[a:b])
+        cell = line[a:b]
+        pieces.append(cell.replace("\\|", " |") if "\\|" in cell else cell)  # as a reader sees it: same length
         pos = b
     pieces.append(" " * (len(line) - pos))
     return "".join(pieces)
