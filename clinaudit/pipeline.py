@@ -123,10 +123,14 @@ def audit_corpus(
     options = options or Options()
     corrections.check_options(options)
     sources = []
+    seen = set()
     for raw in paths:
         if raw != "-" and not Path(raw).is_file():
             raise InputError(f"{raw}: no such file" if not Path(raw).exists() else f"{raw}: not a JSONL file")
-        sources.append(inputs.Source(raw, None if raw == "-" else Path(raw), True))
+        key = "-" if raw == "-" else str(Path(raw).resolve())
+        if key not in seen:  # a corpus named twice is audited once, as a report is
+            seen.add(key)
+            sources.append(inputs.Source(inputs.shown(raw), None if raw == "-" else Path(raw), True))
     if options.jobs != 1:
         from clinaudit import parallel
 

@@ -50,6 +50,14 @@ def test_format_jsonl_writes_one_result_per_record(tmp_path):
     assert rows[1]["citations"][0]["status"] == "unverifiable"
 
 
+def test_a_corpus_named_twice_is_audited_once(tmp_path):
+    corpus = write_corpus(tmp_path / "answers.jsonl", ANSWERS)
+    again = tmp_path / "sub" / ".." / "answers.jsonl"
+    (tmp_path / "sub").mkdir()
+    proc = run_cli("check", str(corpus), str(again), "--jsonl-text", "answer", "--offline", "-f", "jsonl")
+    assert [json.loads(line)["line"] for line in proc.stdout.splitlines()] == [1, 2, 3], proc.stderr
+
+
 def test_without_an_id_field_records_are_named_by_line(tmp_path):
     corpus = write_corpus(tmp_path / "a.jsonl", [{"text": "Take 5 mg of drug X twice daily."}, {"text": "Hello."}])
     proc = run_cli("check", str(corpus), "--jsonl-text", "text", "--offline", "-f", "jsonl")
