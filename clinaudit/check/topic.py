@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any
 
 from clinaudit.models import Record
+from clinaudit.read.claims import LazyRegex
 
 YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
@@ -240,18 +241,19 @@ class Matcher:
                 if " " in name.strip():
                     phrases.append(name.strip())
         phrases.sort(key=len, reverse=True)
+        # Compiled on first use: a warm run finds its claims' and records' terms kept, and compiling
+        # these (the synonym phrases run to hundreds) was a tenth of its topic checks.
         self._phrases = (
-            re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in phrases) + r")(?![\w-])", re.IGNORECASE)
+            LazyRegex(r"(?i)(?<![\w-])(?:" + "|".join(re.escape(p) for p in phrases) + r")(?![\w-])")
             if phrases
             else None
         )
         units = sorted(self.settings.units, key=len, reverse=True)
-        self._number = re.compile(
-            r"(?<![\w.])(\d+(?:[.,]\d+)?)\s?(" + "|".join(re.escape(u) for u in units) + r")(?![\w/])",
-            re.IGNORECASE,
+        self._number = LazyRegex(
+            r"(?i)(?<![\w.])(\d+(?:[.,]\d+)?)\s?(" + "|".join(re.escape(u) for u in units) + r")(?![\w/])"
         )
-        self._drug = re.compile(r"(?:" + "|".join(sorted(self.settings.drug_suffixes, key=len, reverse=True)) + r")$")
-        self._condition = re.compile(
+        self._drug = LazyRegex(r"(?:" + "|".join(sorted(self.settings.drug_suffixes, key=len, reverse=True)) + r")$")
+        self._condition = LazyRegex(
             r"(?:" + "|".join(sorted(self.settings.condition_suffixes, key=len, reverse=True)) + r")$"
         )
         from clinaudit.check import synonyms

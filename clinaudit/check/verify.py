@@ -72,6 +72,37 @@ def check(
     return tuple(results), tuple(found)
 
 
+_FIELD_TYPES = (str, str, str, str, str, (int, type(None)), str, str)  # metadata.EntryFields, in order
+
+
+def _fields_json(fields: metadata.EntryFields) -> list:
+    return [getattr(fields, name) for name in metadata.EntryFields.__slots__]
+
+
+def _citing_from(value: object) -> dict[tuple[str, tuple[str, ...]], citing.Citing]:
+    """Citing readings kept by an earlier run of the same report; {} for anything that is not exactly that."""
+    if not isinstance(value, list):
+        return {}
+    out = {}
+    try:
+        for text, cells, claim, references in value:
+            if not (isinstance(text, str) and isinstance(claim, str) and isinstance(cells, list)):
+                return {}
+            if not all(type(c) is str for c in cells):
+                return {}
+            found = []
+            for fields in references:
+                if len(fields) != len(_FIELD_TYPES) or not all(
+                    isinstance(v, t) and type(v) is not bool for v, t in zip(fields, _FIELD_TYPES, strict=True)
+                ):
+                    return {}
+                found.append(metadata.EntryFields(*fields))
+            out[text, tuple(cells)] = citing.Citing(claim, tuple(found))
+    except (TypeError, ValueError):
+        return {}
+    return out
+
+
 def merge(findings: tuple[Finding, ...], extra: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """The verdict's findings and these, in report order."""
     out = list(findings) + list(extra)
@@ -101,6 +132,8 @@ class _Context:
         self.digest = document.digest  # a kept report keeps its claims' terms too (clinaudit/read/kept.py)
         self._kept: dict[str, list] | None = None
         self._new_terms = False
+        self._kept_citing: dict[tuple[str, tuple[str, ...]], citing.Citing] | None = None
+        self._new_citing = False
         self._sections: dict[tuple[str, ...], str] = {}
 
     @property
@@ -216,7 +249,12 @@ class _Context:
             key = (" ".join(context.text.split()), context.cells)
         cached = self._citing.get(key)
         if cached is None:
-            cached = citing.read(key[0] or sentence, key[1])
+            if self._kept_citing is None:
+                self._kept_citing = _citing_from(kept.load_aside(kept.folder(), self.digest, "citing"))
+            cached = self._kept_citing.get(key)
+            if cached is None:  # not read in an earlier run of this very report
+                cached = citing.read(key[0] or sentence, key[1])
+                self._new_citing = True
             self._citing[key] = cached
         return cached
 
@@ -251,7 +289,8 @@ class _Context:
     def _claim_terms(self, claim: str) -> list[topic.Term]:
         """A claim's terms: kept from an earlier run of this very report and matcher, else extracted."""
         if self._kept is None:
-            self._kept = kept.load_terms(kept.folder(), self.digest, self.matcher.version) if self.digest else {}
+            stored = kept.load_aside(kept.folder(), self.digest, f"terms {self.matcher.version}")
+            self._kept = stored if isinstance(stored, dict) else {}
         stored = self._kept.get(claim)
         if stored is not None:
             try:
@@ -262,9 +301,18 @@ class _Context:
         return self.matcher.terms(claim, self.abbreviations)
 
     def keep_terms(self) -> None:
-        if self._new_terms and self.digest:
+        """Keep what was worked out from the report's text alone (claim terms, citing readings) for its next run."""
+        if not self.digest:
+            return
+        if self._new_terms:
             terms = {claim: [[t.text, t.keys, t.kind, t.weight] for t in found] for claim, found in self._terms.items()}
-            kept.keep_terms(kept.folder(), self.digest, self.matcher.version, terms)
+            kept.keep_aside(kept.folder(), self.digest, f"terms {self.matcher.version}", terms)
+        if self._new_citing:
+            readings = [
+                [text, list(cells), found.claim, [_fields_json(f) for f in found.references]]
+                for (text, cells), found in self._citing.items()
+            ]
+            kept.keep_aside(kept.folder(), self.digest, "citing", readings)
 
     def _section(self, headings: tuple[str, ...]) -> str:
         """The heading path under the document's title: "Treatment › Anticoagulation"."""

@@ -80,25 +80,27 @@ def keep(folder: Path | None, name: str, document: Document) -> None:
         pass
 
 
-def load_terms(folder: Path | None, digest: str, version: str) -> dict[str, list]:
-    """The topic terms kept for a kept report's sentences by a matcher of `version` (JSON lists); {} if none."""
+def load_aside(folder: Path | None, digest: str, part: str) -> Any:
+    """What the checks kept beside a kept report (`part`: "terms <matcher version>", "citing"); None if none.
+
+    The JSON as written: the caller checks its shape, and anything else means working it out again.
+    """
     if folder is None or not digest:
-        return {}
+        return None
     try:
-        value = json.loads(_read(folder / f"{_terms_name(digest, version)}.json"))
+        return json.loads(_read(folder / f"{_aside_name(digest, part)}.json"))
     except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+        return None
 
 
-def keep_terms(folder: Path | None, digest: str, version: str, terms: dict[str, list]) -> None:
-    """Keep a kept report's sentence terms: the topic check's one costly step a warm run would repeat."""
+def keep_aside(folder: Path | None, digest: str, part: str, value: Any) -> None:
+    """Keep what the checks of a kept report worked out from its text alone, so a warm run does not repeat it."""
     if digest:
-        _write(folder, _terms_name(digest, version), terms)
+        _write(folder, _aside_name(digest, part), value)
 
 
-def _terms_name(digest: str, version: str) -> str:
-    return hashlib.sha256(f"{VERSION}\0terms\0{digest}\0{version}".encode()).hexdigest()
+def _aside_name(digest: str, part: str) -> str:
+    return hashlib.sha256(f"{VERSION}\0{part}\0{digest}".encode()).hexdigest()
 
 
 def _read(path: Path) -> bytes:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from resolve_helpers import check, write
 
 from clinaudit import pipeline
-from clinaudit.check import topic
+from clinaudit.check import citing, topic
 from clinaudit.models import Options
 from clinaudit.read import inputs, kept
 
@@ -116,7 +117,7 @@ def test_stdin_and_reports_too_big_to_hold_are_not_kept(tmp_path, monkeypatch):
 
 
 def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, monkeypatch):
-    """The second run takes every claim's terms from the copy, and gives the same verdicts."""
+    """The second run takes every claim's terms and citing reading from the copies, and gives the same verdicts."""
     report = write(
         tmp_path,
         "MEK inhibition prolonged survival in BRAF-mutant metastatic melanoma (PMID 22663011).\n\n"
@@ -124,16 +125,48 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
     )
     options = Options(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
-    assert len(copies()) == 2  # the reading and its claims' terms
+    assert len(copies()) == 3  # the reading, its claims' terms and its citing sentences as read
 
     def refuse(self, text, abbreviations=None):
         raise AssertionError(f"terms extracted again: {text!r}")
 
+    def reread(text, cells=()):
+        raise AssertionError(f"citing text read again: {text!r}")
+
     monkeypatch.setattr(topic.Matcher, "terms", refuse)
+    monkeypatch.setattr(citing, "read", reread)
     second = pipeline.audit_paths([str(report)], options)
     statuses = [(c.id, c.status, c.topic) for c in second.files[0].citations]
     assert statuses == [(c.id, c.status, c.topic) for c in first.files[0].citations]
     assert ("pmid:29768149", "off_topic", "no") in [(i, str(s), t) for i, s, t in statuses]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"not json",
+        b'{"a": 1}',
+        b'[["text", "cells not a list", "claim", []]]',
+        b'[["text", [], "claim", [["t", "a", "s", "title", "j", "1999", "v", "p"]]]]',
+        b'[["text", [], 5, []]]',
+        b"[[1, 2]]",
+    ],
+)
+def test_a_damaged_copy_of_the_checks_is_worked_out_again(tmp_path, services, damage):
+    """Kept terms and citing readings that are not exactly what a run writes are ignored, not trusted."""
+    report = write(
+        tmp_path,
+        "| Claim | Reference | Source |\n|---|---|---|\n"
+        "| MEK inhibition prolonged survival in melanoma | Flaherty KT et al. N Engl J Med 2012 | PMID 22663011 |\n",
+    )
+    options = Options(timeout=30)
+    first = pipeline.audit_paths([str(report)], options)
+    assert len(copies()) == 3
+    for path in copies():  # the reading too: read again, it has the same name, and its checks' copies are damaged
+        path.write_bytes(damage)
+    second = pipeline.audit_paths([str(report)], options)
+    assert second.files[0].citations == first.files[0].citations
+    assert second.files[0].findings == first.files[0].findings
 
 
 def test_cache_clear_removes_the_kept_copies_and_the_next_run_is_the_same(tmp_path):
@@ -145,3 +178,26 @@ def test_cache_clear_removes_the_kept_copies_and_the_next_run_is_the_same(tmp_pa
     assert copies() == []
     _, after, _ = check(report, "--offline")
     assert after == before
+
+
+def test_kept_citing_readings_round_trip_and_anything_else_is_nothing():
+    from clinaudit.check import metadata, verify
+
+    fields = metadata.EntryFields(
+        "Flaherty KT et al. N Engl J Med 2012", "Flaherty KT", "Flaherty", "", "N Engl J Med", 2012
+    )
+    reading = citing.Citing("MEK inhibition prolonged survival", (fields,))
+    stored = [["row text", ["a", "b"], reading.claim, [verify._fields_json(fields)]]]
+    assert verify._citing_from(json.loads(json.dumps(stored))) == {("row text", ("a", "b")): reading}
+    good = stored[0]
+    for bad in (
+        "text",
+        {"row text": 1},
+        [[*good[:3]]],
+        [["row text", "ab", good[2], good[3]]],
+        [["row text", good[1], None, good[3]]],
+        [["row text", good[1], good[2], [["x"] * 8]]],  # a year that is text
+        [["row text", good[1], good[2], [[*good[3][0][:5], True, "", ""]]]],  # a year that is a boolean
+        [["row text", good[1], good[2], [good[3][0][:7]]]],
+    ):
+        assert verify._citing_from(bad) == {}, bad
