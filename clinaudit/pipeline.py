@@ -155,7 +155,8 @@ def audit_records(records: Iterable[CorpusRecord], options: Options) -> list[Fil
 def _corpus_result(
     read: list[Document | FileReport], kept: list[tuple[str, int, str | None]], options: Options
 ) -> AuditResult:
-    reports = _finish(read, options)  # keyed by file:line inside the run, so repeated ids never mix
+    # Keyed by file:line inside the run, so repeated ids never mix; a baseline names them as the output does.
+    reports = _finish(read, options, shown={doc.path: name for doc, (name, _, _) in zip(read, kept, strict=True)})
     named = [
         replace(report, path=name, line=line, record=rid)
         for report, (name, line, rid) in zip(reports, kept, strict=True)
@@ -179,17 +180,25 @@ def _run_cache() -> ResolutionCache:
 
 
 def _finish(
-    documents: list[Document | FileReport], options: Options, cache: ResolutionCache | None = None
+    documents: list[Document | FileReport],
+    options: Options,
+    cache: ResolutionCache | None = None,
+    shown: dict[str, str] | None = None,
 ) -> list[FileReport]:
-    """resolve → verify → score → verdict, with every report's ids resolved together."""
+    """resolve → verify → score → verdict, with every report's ids resolved together.
+
+    `shown`: the name a report is given in the output, where it is not its path (a corpus record).
+    """
     cache = cache or ResolutionCache()  # shared by the id look-ups and the reference search
     try:
-        return _checked(documents, options, cache)
+        return _checked(documents, options, cache, shown or {})
     finally:
         cache.close()
 
 
-def _checked(documents: list[Document | FileReport], options: Options, cache: ResolutionCache) -> list[FileReport]:
+def _checked(
+    documents: list[Document | FileReport], options: Options, cache: ResolutionCache, shown: dict[str, str]
+) -> list[FileReport]:
     from clinaudit.check import verify
     from clinaudit.report import (
         baseline,  # here, not at the top: most runs need neither
@@ -218,7 +227,8 @@ def _checked(documents: list[Document | FileReport], options: Options, cache: Re
         found = corrections.refine_findings(
             item, cited, verify.merge(verdict.findings(item, cited, options), checked), options
         )
-        findings, suppressed = suppress.apply(item.path, found, item.directives, options, accepted)
+        name = shown.get(item.path, item.path)  # what --write-baseline wrote for it
+        findings, suppressed = suppress.apply(name, found, item.directives, options, accepted)
         reports.append(
             FileReport(
                 path=item.path,

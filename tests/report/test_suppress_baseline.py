@@ -211,3 +211,22 @@ def test_a_broken_or_missing_baseline_is_exit_2(tmp_path):
     proc = run_cli("check", str(report), "--baseline", str(tmp_path / "bad.json"))
     assert proc.returncode == 2 and "not a clinaudit baseline" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_corpus_baseline_written_by_record_id_is_matched_by_record_id(tmp_path):
+    """The records are audited under file:line keys; the baseline names them as the output does (file#id)."""
+    corpus = tmp_path / "c.jsonl"
+    rows = [{"id": "q1", "answer": "The recommended dose of warfarin is 5 mg daily."}]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    args = ("check", "c.jsonl", "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "--isolated")
+    written = run_cli(*args, "--write-baseline", "base.json", cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    assert {e["path"] for e in json.loads((tmp_path / "base.json").read_text())["findings"]} == {"c.jsonl#q1"}
+    proc = run_cli(*args, "--baseline", "base.json", "-f", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)["files"][0]
+    assert report["findings"] == [] and len(report["suppressed"]) >= 1
+    # a new record with the same finding is not covered by another record's entry
+    rows.append({"id": "q2", "answer": "The recommended dose of warfarin is 5 mg daily."})
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    assert run_cli(*args, "--baseline", "base.json", cwd=tmp_path).returncode == 1
