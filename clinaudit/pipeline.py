@@ -19,6 +19,7 @@ from collections import ChainMap
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from os import PathLike
 from pathlib import Path
 from typing import NamedTuple
 
@@ -74,10 +75,12 @@ def audit_text(text: str, path: str = "<text>", options: Options | None = None, 
     return _finish([document], options, cache)[0]
 
 
-def audit_paths(paths: Iterable[str], options: Options | None = None) -> AuditResult:
-    """Audit files, directories (recursively) and `-` for stdin."""
+def audit_paths(paths: Iterable[str] | str | PathLike[str], options: Options | None = None) -> AuditResult:
+    """Audit files, directories (recursively) and `-` for stdin; one path may be given alone."""
     options = options or Options()
-    sources = inputs.collect(list(paths), options.exclude)
+    if isinstance(paths, str | PathLike):  # not its characters, each a path ("/" is the whole disk)
+        paths = [paths]
+    sources = inputs.collect([str(p) for p in paths], options.exclude)
     corrections.check_options(options)  # a broken --corrections file stops the run, not one report
     if options.jobs != 1 and len(sources) > 1:
         from clinaudit import parallel

@@ -1,0 +1,39 @@
+"""The README's Python examples import what exists, and the library takes a path as readers write one."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from clinaudit import audit_paths
+
+from conftest import SAMPLES
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+IMPORT = re.compile(r"^from (clinaudit[\w.]*) import (.+)$", re.M)
+
+
+def _imports() -> list[tuple[str, str]]:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text("utf-8"), re.S)
+    return [
+        (module, name.strip())
+        for block in blocks
+        for module, names in IMPORT.findall(block)
+        for name in names.split(",")
+    ]
+
+
+@pytest.mark.parametrize(("module", "name"), _imports())
+def test_every_name_the_readme_imports_exists(module, name):
+    imported = __import__(module, fromlist=[name])
+    assert getattr(imported, name) is not None
+
+
+def test_the_readme_has_python_examples():
+    assert len(_imports()) >= 4
+
+
+def test_audit_paths_takes_one_path_as_a_string_or_a_path():
+    one = audit_paths(str(SAMPLES / "uncited_dosing.md"))
+    assert [r.path for r in one.files] == [str(SAMPLES / "uncited_dosing.md")]
+    assert [r.path for r in audit_paths(SAMPLES / "uncited_dosing.md").files] == [str(SAMPLES / "uncited_dosing.md")]
