@@ -58,6 +58,10 @@ def cache_clear() -> None:
             f"clinaudit: error: the cache at {directory} is in use by another process; nothing cleared", file=sys.stderr
         )
         raise typer.Exit(1)
+    if health.state == "no cache yet":  # nothing to clear, and opening one would create it
+        clear_parsed(directory)
+        print(f"cleared 0 entries ({directory} holds no cache)")
+        return
     if health.ok:
         cleared = ResolutionCache(directory).clear()
         clear_parsed(directory)  # the parsed rules are made again on the next run

@@ -187,7 +187,7 @@ class ResolutionCache:
             self._broken = True
             self.failure = _short(exc)
             self.locked = _is_lock(exc)
-            hint = "" if self.locked else " (`clinaudit cache clear` repairs it)"
+            hint = "" if self.locked else _repair_hint(self.directory)
             log.warning("cache at %s is unusable (%s); continuing without it%s", self.directory, self.failure, hint)
         self._cache = None
 
@@ -296,6 +296,15 @@ def borrowed(shared: ResolutionCache | None) -> Iterator[ResolutionCache]:
     finally:
         if cache is not shared:
             cache.close()
+
+
+def _repair_hint(directory: Path) -> str:
+    """What to do about a cache that cannot be used: `cache clear` only where it can rebuild one."""
+    if directory.exists() and not directory.is_dir():
+        return " (it is not a folder: remove it, or point CLINAUDIT_CACHE_DIR elsewhere)"
+    if (directory / DATABASE).is_dir():
+        return f" ({DATABASE} is a folder, not a cache: remove it, or point CLINAUDIT_CACHE_DIR elsewhere)"
+    return " (`clinaudit cache clear` repairs it)"
 
 
 def _short(exc: Exception) -> str:

@@ -159,3 +159,29 @@ def test_clear_removes_the_parsed_rule_copies_too_and_nothing_else_there(tmp_pat
     assert cleared.returncode == 0, cleared.stderr
     assert not copy.exists()
     assert stranger.read_text() == "someone else's"
+
+
+@pytest.mark.parametrize(
+    ("shape", "advice"),
+    [("file", "it is not a folder: remove it"), ("db-folder", "cache.db is a folder, not a cache: remove it")],
+)
+def test_a_cache_clear_cannot_repair_is_never_offered(tmp_path, shape, advice):
+    """The run's warning says what to do; it offered `cache clear`, which then failed."""
+    folder = tmp_path / "cache"
+    if shape == "file":
+        folder.write_text("x")
+    else:
+        (folder / "cache.db").mkdir(parents=True)
+    report = tmp_path / "r.md"
+    report.write_text("Metformin lowers HbA1c (PMID 29768149).\n", "utf-8")
+    proc = run_cli("check", "--offline", str(report), env={"CLINAUDIT_CACHE_DIR": str(folder)})
+    warning = [line for line in proc.stderr.splitlines() if "unusable" in line]
+    assert len(warning) == 1 and advice in warning[0] and "cache clear" not in warning[0], proc.stderr
+
+
+def test_cache_clear_on_a_folder_holding_no_cache_creates_none(tmp_path):
+    folder = tmp_path / "empty"
+    folder.mkdir()
+    proc = run_cli("cache", "clear", env={"CLINAUDIT_CACHE_DIR": str(folder)})
+    assert proc.returncode == 0 and "cleared 0 entries" in proc.stdout, proc.stderr
+    assert list(folder.iterdir()) == []
