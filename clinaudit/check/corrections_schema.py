@@ -218,7 +218,7 @@ def parse_text(
         regexes += tested
         if entry is not None:
             entries.append(entry)
-    if test_regexes and not problems:
+    if test_regexes:  # every regex that compiled, whatever else is wrong: each problem is said at once
         problems += _regex_problems(regexes, path, vetted)
     problems.sort(key=lambda p: p.line)
     return (entries if not problems else []), problems

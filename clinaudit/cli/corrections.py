@@ -174,7 +174,8 @@ def add_command(
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
-        fail(f"{file}: not changed: the new entry has {len(problems)} problem{'s' if len(problems) != 1 else ''}")
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        fail(f"{file}: not changed: {count} with the new entries (lines as in the file they would make)")
     temp = file.with_name(f".{file.name}.clinaudit-tmp")
     try:
         temp.write_text(new, encoding="utf-8")

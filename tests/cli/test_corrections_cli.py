@@ -67,6 +67,22 @@ def test_corrections_check_reports_every_problem_with_its_line(tmp_path):
     assert any(line.startswith(f"{path}:9: missing `source`") for line in lines)
 
 
+def test_a_bad_regex_does_not_hide_a_dangerous_one_in_another_entry(tmp_path):
+    path = tmp_path / "c.yaml"
+    entry = "  - id: {id}\n    kind: pattern\n    pattern: '{pattern}'\n    message: wrong\n    severity: high\n    source: 'Doe J. BMJ 2020.'\n"
+    path.write_text(
+        "version: 1\nentries:\n"
+        + entry.format(id="p-broken", pattern="foo[")
+        + entry.format(id="p-nested", pattern="(a+)+$"),
+        "utf-8",
+    )
+    proc = run_cli("corrections", "check", str(path))
+    assert proc.returncode == 2
+    lines = proc.stdout.strip().splitlines()
+    assert any(line.startswith(f"{path}:5: bad regex") for line in lines), proc.stderr
+    assert any(line.startswith(f"{path}:11: regex refused: nested quantifier") for line in lines), proc.stderr
+
+
 def test_corrections_check_broken_yaml_or_missing_file_is_one_clear_line(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text("version: 1\nentries:\n  - id: x\n    kind: [oops\n")
