@@ -8,6 +8,7 @@ proportional to the chunk, not the file.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import re
 import stat
@@ -356,7 +357,13 @@ def _record(name: str, line: int, data, text_field: str, id_field: str | None) -
     if id_field is None:
         return CorpusRecord(f"{name}:{line}", line, text, source=name)
     value = data.get(id_field)
-    if id_field not in data or value is None or isinstance(value, (dict, list, bool)) or str(value) == "":
+    if (
+        id_field not in data
+        or value is None
+        or isinstance(value, (dict, list, bool))
+        or str(value) == ""
+        or (isinstance(value, float) and not math.isfinite(value))  # 1e400 is read as inf
+    ):
         return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
     value = _no_surrogates(str(value))
     return CorpusRecord(f"{name}#{value}", line, text, value, source=name)

@@ -58,6 +58,15 @@ def test_a_corpus_named_twice_is_audited_once(tmp_path):
     assert [json.loads(line)["line"] for line in proc.stdout.splitlines()] == [1, 2, 3], proc.stderr
 
 
+def test_an_id_json_reads_as_infinity_is_a_bad_line_not_a_record_named_inf(tmp_path):
+    corpus = tmp_path / "a.jsonl"
+    corpus.write_text('{"id": 1e400, "answer": "Hello."}\n{"id": 7, "answer": "Hello."}\n', encoding="utf-8")
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [(r["record"], r["verdict"]) for r in rows] == [(None, "error"), ("7", "pass")], proc.stderr
+    assert proc.returncode == 2 and "no usable 'id' field" in proc.stderr
+
+
 def test_without_an_id_field_records_are_named_by_line(tmp_path):
     corpus = write_corpus(tmp_path / "a.jsonl", [{"text": "Take 5 mg of drug X twice daily."}, {"text": "Hello."}])
     proc = run_cli("check", str(corpus), "--jsonl-text", "text", "--offline", "-f", "jsonl")

@@ -84,6 +84,25 @@ def test_sarif_regions_and_repo_relative_uris(repo):
     assert dose["level"] == "error"
 
 
+@pytest.mark.parametrize("with_id", [True, False])
+def test_sarif_places_a_corpus_records_finding_on_its_line_of_the_jsonl_file(repo, with_id):
+    """`c.jsonl#q2` is no file code scanning can open: the file is c.jsonl, the place its line 2."""
+    rows = [{"id": "q1", "answer": "Hello."}, {"id": "q2", "answer": "# A\n\nThe recommended dose is 10 mg daily."}]
+    (repo / "docs" / "c.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    ids = ["--jsonl-id", "id"] if with_id else []
+    proc = run_cli("check", "docs/c.jsonl", "--jsonl-text", "answer", *ids, "--offline", "-f", "sarif", cwd=repo)
+    log = json.loads(proc.stdout)
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    dose = next(r for r in log["runs"][0]["results"] if r["ruleId"] == "uncited-claim")
+    location = dose["locations"][0]["physicalLocation"]
+    assert location == {
+        "artifactLocation": {"uri": "docs/c.jsonl", "uriBaseId": "%SRCROOT%"},
+        "region": {"startLine": 2},
+    }
+    assert (dose["properties"]["recordLine"], dose["properties"]["recordColumn"]) == (3, 1)
+    assert dose["properties"]["record"] == ("q2" if with_id else None)
+
+
 def test_sarif_uri_is_repo_relative_from_a_subfolder_and_percent_encoded(repo):
     (repo / "docs" / "my report.md").write_text(REPORT, encoding="utf-8")
     proc = run_cli("check", "my report.md", "--format", "sarif", cwd=repo / "docs")

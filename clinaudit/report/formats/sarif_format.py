@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from clinaudit import __version__
-from clinaudit.models import AuditResult, Finding, Span, Suppressed
+from clinaudit.models import AuditResult, FileReport, Finding, Span, Suppressed
 from clinaudit.report import catalogue
 from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats._common import describe, relative, repo_root
@@ -52,7 +52,7 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
         prints = fingerprints(f for f, _ in everything)
         judged = {c.id: judge_dict(c) for c in report.citations if c.judge is not None}  # the model judge
         for (finding, suppressed), fp in zip(everything, prints, strict=True):
-            results.append(_result(report.path, finding, suppressed, fp, rules, with_baseline))
+            results.append(_result(report, finding, suppressed, fp, rules, with_baseline))
             if finding.citation in judged:
                 results[-1]["properties"]["judge"] = judged[finding.citation]
     run: dict[str, Any] = {
@@ -76,17 +76,24 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
 
 
 def _result(
-    path: str, finding: Finding, suppressed: Suppressed | None, fp: str, rules: _Rules, with_baseline: bool
+    report: FileReport, finding: Finding, suppressed: Suppressed | None, fp: str, rules: _Rules, with_baseline: bool
 ) -> dict[str, Any]:
     index = rules.index(finding)
+    if report.line:  # a corpus record: its line of the JSONL file; where in its text, as properties
+        where = {"artifactLocation": _artifact(_corpus_file(report)), "region": {"startLine": report.line}}
+        record = {"record": report.record, "recordLine": finding.span.line, "recordColumn": finding.span.column}
+    else:
+        where = {"artifactLocation": _artifact(report.path), "region": _region(finding.span)}
+        record = {}
     out: dict[str, Any] = {
         "ruleId": finding.rule,
         "ruleIndex": index,
         "level": LEVEL.get(finding.severity.value, "warning"),
         "message": {"text": describe(finding)},
-        "locations": [{"physicalLocation": {"artifactLocation": _artifact(path), "region": _region(finding.span)}}],
+        "locations": [{"physicalLocation": where}],
         "partialFingerprints": {FINGERPRINT_KEY: fp},
         "properties": {
+            **record,
             "severity": finding.severity.value,
             **({"claimType": finding.claim_type} if finding.claim_type else {}),
             **({"citation": finding.citation} if finding.citation else {}),
@@ -117,6 +124,12 @@ def _region(span: Span) -> dict[str, int]:
     if (end_line, end_column) < (span.line, span.column):  # never emit a region that ends before it starts
         end_line, end_column = span.line, span.column
     return {"startLine": span.line, "startColumn": span.column, "endLine": end_line, "endColumn": end_column}
+
+
+def _corpus_file(report: FileReport) -> str:
+    """The JSONL file a record came from: its name without `#id` (or `:line`), as inputs.py named it."""
+    suffix = f"#{report.record}" if report.record is not None else f":{report.line}"
+    return report.path[: -len(suffix)] if report.path.endswith(suffix) else report.path
 
 
 def _artifact(path: str) -> dict[str, Any]:
