@@ -49,6 +49,7 @@ from clinaudit.models import (
 from clinaudit.read import citations, claims, inputs, kept, sentences
 from clinaudit.read.knowledge import KnowledgeBase
 from clinaudit.read.parse import (
+    REFERENCE_LINK,
     ParsedDocument,
     ReadState,
     is_reference_heading,
@@ -471,7 +472,7 @@ def _link_references(reading: _Reading) -> None:
     lists: dict[int, dict[str, int]] = {}  # group → label → first entry with it
     for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
         if entry.label:
-            lists.setdefault(group, {}).setdefault(entry.label, k)
+            lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
     parts = sorted(g for g in lists if g != DEFINITIONS)
     used: set[int] = set()
     for use, part in zip(reading.markers, reading.marker_parts, strict=True):
@@ -479,9 +480,10 @@ def _link_references(reading: _Reading) -> None:
         searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
         for label in use.labels:
             k = None
+            key = _label_key(label)
             for found in searched:
-                if label in found:
-                    k = found[label]
+                if key in found:
+                    k = found[key]
                     break
             if k is None:
                 reading.findings.append(
@@ -511,6 +513,13 @@ def _link_references(reading: _Reading) -> None:
         marker = f"[{entry.label}]" if entry.label else ""
         for cid, kind, value in entry.ids:
             reading.mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, marker, None))
+
+
+def _label_key(label: str) -> str:
+    """Numbers and footnotes match as written (already normalised); a name as CommonMark matches link labels."""
+    if label.isdigit() or label[:1] == "^":
+        return label
+    return citations.reference_key(label)
 
 
 @dataclass(slots=True)
@@ -752,6 +761,9 @@ def _links(links, cites: list[_Cite], offset: int = 0) -> list[_Cite]:
     repeated: set[int] = set()
     out = []
     for link in links:
+        if link.target[:1] == REFERENCE_LINK:  # `[text][label]`: a marker, tied to `[label]: …` like `[1]`
+            out.append(_Cite(link.start - offset, link.end - offset, labels=(link.target[1:],)))
+            continue
         inside = cites[bisect_left(starts, link.start) : bisect_left(starts, link.end)]
         targets = citations.find_ids(link.target)
         url = link.target.strip()

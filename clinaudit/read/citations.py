@@ -8,8 +8,9 @@ backtrack; ids are validated here, before anything could put them in a URL.
 
 from __future__ import annotations
 
+import html
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -115,7 +116,8 @@ _CITATION_LABEL = re.compile(r"\b(?:PMIDs?|PubMed(?:\s+IDs?)?|doi|NCT)\s*:?(?=\s
 
 # How a reference-list entry starts: "[3] ", "[3]: ", "[^3]: ", "3. ", "3) ", "(3) ", "3 - ".
 # `numbered` entries follow the list's order (so "1. 1. 1." is 1, 2, 3); bracketed labels are names.
-_ENTRY_BRACKET = re.compile(r"^\s{0,3}\[(\d{1,3})\][:.]?(?:\s+|$)")
+# "[3]Smith J. …" (no space) is an entry too; "[3](…" and "[3][…" are links, not labels.
+_ENTRY_BRACKET = re.compile(r"^\s{0,3}\[(\d{1,3})\][:.]?(?![(\[])\s*")
 _ENTRY_FOOTNOTE = re.compile(r"^\s{0,3}\[(\^[^\[\]\s^]{1,40})\]:(?:\s+|$)")
 _ENTRY_NUMBER = re.compile(r"^\s*(\d{1,3})[.)]\s+")
 _ENTRY_PAREN = re.compile(r"^\s*\((\d{1,3})\)\s+")
@@ -129,6 +131,12 @@ _ENTRY_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
 )
 # A definition line outside a reference section: "[3]: free text" or a footnote "[^3]: …".
 _DEFINITION = re.compile(r"^\s{0,3}\[(\d{1,3}|\^[^\[\]\s^]{1,40})\]:(?:[ \t]|$)")
+
+
+# What a reader sees in place of an HTML entity or a backslash escape ("PMID&nbsp;123" is
+# "PMID 123", "10.1002/sim\\_1" is "10.1002/sim_1"): ids are read from the text as rendered.
+_RENDERED = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|\\[!-/:-@\[-`{-~]")
+ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")  # what a backslash escapes
 
 
 # ---------------------------------------------------------------- ids
@@ -460,9 +468,71 @@ class _Taken:
 
 
 def find_ids(text: str) -> list[Found]:
-    """Every PMID, NCT id, DOI and URL in a piece of text, in order, without overlaps."""
+    """Every PMID, NCT id, DOI and URL in a piece of text, in order, without overlaps.
+
+    Entities and backslash escapes are read as rendered; offsets stay offsets into `text`.
+    """
     if not text:
         return []
+    if "&" in text or "\\" in text:
+        rendered = _rendered(text)
+        if rendered is not None:
+            return [_moved(f, rendered) for f in _find_ids(rendered.text)]
+    return _find_ids(text)
+
+
+class _Rendered(NamedTuple):
+    """A text with its entities and escapes decoded, and where each decoded piece came from."""
+
+    text: str
+    starts: list[int]  # per decoded piece: its start in `text`
+    ends: list[int]  # … its end there
+    sources: list[tuple[int, int]]  # … and the (start, end) it was written at
+
+
+def _rendered(text: str) -> _Rendered | None:
+    pieces: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    sources: list[tuple[int, int]] = []
+    pos = at = 0  # in the written text, in the decoded one
+    for m in _RENDERED.finditer(text):
+        written = m.group(0)
+        shown = written[1] if written[0] == "\\" else html.unescape(written)
+        if shown == written:  # an unknown name ("&foo;") stays as written, as a browser shows it
+            continue
+        if shown.isspace():
+            shown = " "  # &nbsp;, &thinsp;: a space to every id pattern
+        pieces.append(text[pos : m.start()])
+        at += m.start() - pos
+        starts.append(at)
+        pieces.append(shown)
+        at += len(shown)
+        ends.append(at)
+        sources.append((m.start(), m.end()))
+        pos = m.end()
+    if not sources:
+        return None
+    pieces.append(text[pos:])
+    return _Rendered("".join(pieces), starts, ends, sources)
+
+
+def _moved(found: Found, rendered: _Rendered) -> Found:
+    """A Found of the decoded text, its offsets put back into the text as written."""
+
+    def back(offset: int, end: bool) -> int:
+        # the last piece that starts before the offset (at it, for a start)
+        k = (bisect_left if end else bisect_right)(rendered.starts, offset) - 1
+        if k < 0:
+            return offset
+        if offset < rendered.ends[k] or (end and offset == rendered.ends[k]):
+            return rendered.sources[k][1] if end else rendered.sources[k][0]
+        return rendered.sources[k][1] + offset - rendered.ends[k]
+
+    return Found(found.kind, found.id, found.value, back(found.start, False), back(found.end, True), found.valid)
+
+
+def _find_ids(text: str) -> list[Found]:
     lowered = text.lower()
     found: list[Found] = []
     taken = _Taken()
@@ -519,14 +589,38 @@ def expand_marker(body: str) -> list[str]:
 
 
 def find_markers(text: str) -> list[tuple[list[str], int, int]]:
-    """`[n]` markers, and footnote references `[^n]` (label "^n": footnotes are a namespace of their own)."""
+    """`[n]` markers, and footnote references `[^n]` (label "^n": footnotes are a namespace of their own).
+
+    `\\[1]` is not one: the writer escaped the bracket to show it as text.
+    """
     if "[" not in text:
         return []
     out = [(expand_marker(m.group(1)), m.start(), m.end()) for m in _MARKER.finditer(text)]
     if "[^" in text:
         out += [([footnote_label(m.group(1))], m.start(), m.end()) for m in _FOOTNOTE.finditer(text)]
         out.sort(key=lambda m: m[1])
+    if "\\[" in text:
+        out = [m for m in out if not escaped(text, m[1])]
     return out
+
+
+def escaped(text: str, at: int) -> bool:
+    """Is the character at `at` escaped: after an odd run of backslashes?"""
+    k = at
+    while k and text[k - 1] == "\\":
+        k -= 1
+    return (at - k) % 2 == 1
+
+
+def is_marker_label(label: str) -> bool:
+    """Is `[label]` a numbered marker, a footnote or a source marker: read by the finders above, not as a name?"""
+    bracketed = f"[{label}]"
+    return bool(_MARKER.fullmatch(bracketed) or _FOOTNOTE.fullmatch(bracketed) or _SOURCE_MARKER.fullmatch(bracketed))
+
+
+def reference_key(label: str) -> str:
+    """A link label as CommonMark matches it: whitespace collapsed, case folded (markdown-it's own rule)."""
+    return " ".join(label.split()).lower().upper()
 
 
 def footnote_label(name: str) -> str:
@@ -540,7 +634,8 @@ def footnote_label(name: str) -> str:
 def find_source_markers(text: str) -> list[tuple[str, int, int]]:
     if "[" not in text:
         return []
-    return [(m.group(1), m.start(), m.end()) for m in _SOURCE_MARKER.finditer(text)]
+    out = [(m.group(1), m.start(), m.end()) for m in _SOURCE_MARKER.finditer(text)]
+    return [m for m in out if not escaped(text, m[1])] if out and "\\[" in text else out
 
 
 def find_weak(text: str) -> list[tuple[str, int, int]]:

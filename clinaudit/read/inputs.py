@@ -26,6 +26,7 @@ MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
 CHUNK_BYTES = 1 << 20
 PIECE_BYTES = 1 << 16  # read at most this much at once, so a file without newlines never outgrows --max-size
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
+_LONE_CR = re.compile(rb"\r(?!\n)")  # an old Mac line end: CommonMark ends a line there too
 _BOMS = {b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16", b"\xff\xfe\x00\x00": "UTF-32"}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -193,6 +194,7 @@ def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
     number = 0  # whole lines before this piece
     pieces: list[bytes] = []
     first = True
+    cr_pending = False  # the pieces held end in a CR: a CRLF or a lone CR, by what comes next
     while True:
         try:
             piece = stream.readline(PIECE_BYTES)
@@ -215,7 +217,19 @@ def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
         if b"\x00" in piece:
             raise InputError(f"{name}: binary file (NUL byte on line {number + 1})")
         pieces.append(piece)
-        if piece.endswith(b"\n"):
+        if b"\r" in piece or cr_pending:
+            data = b"".join(pieces)
+            start = 0
+            for m in _LONE_CR.finditer(data):
+                if m.end() == len(data):
+                    break  # maybe half a CRLF: the next piece says
+                number += 1
+                yield data[start : m.end()]
+                start = m.end()
+            rest = data[start:]
+            cr_pending = rest.endswith(b"\r")
+            pieces = [rest] if rest else []
+        if pieces and pieces[-1].endswith(b"\n"):
             number += 1
             yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
             pieces = []
@@ -272,12 +286,12 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = line_base + data.count(b"\n", 0, exc.start) + 1
+        line = line_base + data.count(b"\n", 0, exc.start) + len(_LONE_CR.findall(data, 0, exc.start)) + 1
         raise InputError(
             f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8"
         ) from None
-    if "\r" in text:  # CRLF → LF keeps columns right; a lone CR becomes a space, not a line
-        text = text.replace("\r\n", "\n").replace("\r", " ")
+    if "\r" in text:  # CRLF → LF keeps columns right; a lone CR ends a line too (_lines split there)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 
 
@@ -353,7 +367,7 @@ def _record(name: str, line: int, data, text_field: str, id_field: str | None) -
         return _bad(name, line, f"{text_field!r} is not a string")
     if "\x00" in text:
         return _bad(name, line, f"{text_field!r} holds a NUL character")
-    text = _no_surrogates(text.replace("\r\n", "\n").replace("\r", " "))
+    text = _no_surrogates(text.replace("\r\n", "\n").replace("\r", "\n"))  # as a file's lines end
     if id_field is None:
         return CorpusRecord(f"{name}:{line}", line, text, source=name)
     value = data.get(id_field)

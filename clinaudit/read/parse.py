@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from clinaudit.models import Link, Span, Unit
-from clinaudit.read.citations import next_number
+from clinaudit.read.citations import ASCII_PUNCTUATION, is_marker_label, next_number, reference_key
 
 REFERENCE_RULES = "rules/references.yaml"  # the words of a reference heading (and of a citation-only sentence)
 _HEADING_NUMBER = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXivx]{1,5}[.)]|[A-Za-z][.)])\s+")
@@ -30,6 +30,14 @@ _LINK = re.compile(
     r"(?:\s+(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}'))?\s*\)"
 )
 _REF_DEFINITION = re.compile(r" {0,3}\[([^\]\n]{1,100})\]:[ \t]*(\S.*)$")
+# Where a definition's label ends, inside a quote or a list item.
+_DEFINITION_LABEL = re.compile(r"\[([^\[\]]{1,999})\]:[ \t]*")
+# A reference link: `[text][label]`, `[label][]`, or `[label]` alone (a link only when the label is defined).
+_REF_LINK = re.compile(r"(!?)\[([^\[\]]{0,1000})\](?:\[([^\[\]]{0,1000})\])?")
+# The target of a Link that is a reference link: this, then its label. NUL never reaches a unit from a file.
+REFERENCE_LINK = "\x00"
+_CR = re.compile(r"\r\n?")
+_ESCAPED = "\x1a"  # stands in for an escaped character while the scanners run: it opens nothing
 _HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]{1,2000})"|'([^']{1,2000})'|([^\s"'>]{1,2000}))""", re.IGNORECASE)
 _PROSE_LETTERS = re.compile(r"[A-Za-z]{2}")
 _TEXT_PARAGRAPH = re.compile(r"\n[ \t]*\n")
@@ -55,6 +63,7 @@ class ReadState:
     section: str = ""
     list_markup: str = ""  # "." or ")" when the chunk ended with an ordered list
     list_last: int = 0  # the number a reader saw on that list's last item
+    labels: frozenset[str] = frozenset()  # the named link labels defined so far (reference_key form)
 
 
 @dataclass(slots=True)
@@ -164,15 +173,26 @@ def _markdown():  # built on first use: the import costs time a `--help` need no
     return _md
 
 
+def _lines_ended(text: str) -> str:
+    """CRLF and a lone CR (old Mac files) end a line, as CommonMark and markdown-it count lines."""
+    return _CR.sub("\n", text) if "\r" in text else text
+
+
 def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
+    text = _lines_ended(text)  # else markdown-it's line numbers and LineIndex's disagree, and lines are lost
     md = _markdown()
-    tokens = md.parse(text)
+    env: dict = {}
+    tokens = md.parse(text, env)
     if tokens and max(t.level for t in tokens) >= md.options["maxNesting"] - 1:
         # markdown-it drops what lies deeper than its nesting limit; read it all rather than lose it
         return parse_text(text, line_base, state)
     state = state or ReadState()
     index = LineIndex(text, line_base)
     doc = ParsedDocument(units=[], index=index)
+    references = env.get("references") or {}
+    # Named labels only: a numbered one (`[1]: …`) is read as a marker wherever it is written.
+    defined = state.labels | {k for k in references if not is_marker_label(k)} if references else state.labels
+    doc.state.labels = defined
     covered = bytearray(len(index.starts))
     section = state.section
     labels = _list_labels(tokens, state, doc.state)
@@ -193,7 +213,7 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
         elif kind == "heading_open":
             inline = tokens[i + 1]
             unit = _block_unit(text, index, inline.content, inline.map, "heading", section, level=int(tok.tag[1:] or 1))
-            unit, links, comments = _mask_inline(unit)  # a heading may cite: "## Metformin (PMID 123)"
+            unit, links, comments = _mask_inline(unit, defined)  # a heading may cite: "## Metformin (PMID 123)"
             if comments:
                 doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
             section = unit.text.strip()
@@ -205,7 +225,7 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
             unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label, item=item)
             label = ""
             item = False
-            unit, links, comments = _mask_inline(unit)
+            unit, links, comments = _mask_inline(unit, defined)
             if comments:
                 doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
             unit = _with_links(unit, links)
@@ -230,7 +250,7 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
                     header = True
                 j += 1
             unit = _table_row_unit(text, index, tok.map, cells, "table_header" if header else "table_row", section)
-            unit, links, comments = _mask_inline(unit)
+            unit, links, comments = _mask_inline(unit, defined)
             if comments:
                 doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
             doc.units.append(_with_links(unit, links))
@@ -244,14 +264,40 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
                 doc.units.append(unit)
         i += 1
     line0 = covered.find(0)
+    read: set[int] = set()
     while line0 >= 0:  # the lines no block took: `[n]: …` definitions, which markdown-it keeps to itself
         ls, le = index.line_bounds(line0)
         m = _REF_DEFINITION.match(text, ls, le) if le > ls else None  # most are blank
         if m:
             doc.definitions.append((m.group(1), m.group(2), index.span(m.start(2), m.end(2))))
+            read.add(line0)
         line0 = covered.find(0, line0 + 1)
+    if references:  # those not on a line of their own: in a list item, a quote, or wrapped
+        scanned = len(doc.definitions)
+        _contained_definitions(text, index, references, read, doc)
+        if len(doc.definitions) > scanned:  # in the order written: the first of a label is the one it means
+            doc.definitions.sort(key=lambda d: (d[2].line, d[2].column))
     doc.state.section = section
     return doc
+
+
+def _contained_definitions(text: str, index: LineIndex, references: dict, read: set[int], doc: ParsedDocument) -> None:
+    """The definitions markdown-it found that the line scan did not: `- [1]: …`, `> [1]: …`, `[1]:⏎  url`."""
+    for key, ref in references.items():
+        first, end = ref["map"]
+        if first in read or end <= first:
+            continue
+        start = index.starts[first]
+        stop = index.line_bounds(min(end, len(index.starts)) - 1)[1]
+        m = _DEFINITION_LABEL.search(text, start, stop)
+        if m is None:  # a label the search cannot see (one over several lines): markdown-it's reading of it
+            body = " ".join(p for p in (ref["href"], ref["title"]) if p)
+            doc.definitions.append((key, body, index.span(start, stop)))
+            continue
+        at = m.end()
+        while at < stop and text[at].isspace():  # a destination on the next line
+            at += 1
+        doc.definitions.append((m.group(1), text[at:stop], index.span(at, stop)))
 
 
 def _list_labels(tokens, carried: ReadState, out: ReadState) -> dict[int, str]:
@@ -301,7 +347,8 @@ def _html_unit(text: str, index: LineIndex, tok, section: str) -> Unit | None:
             end = len(chars) if end < 0 else end
             _mask(chars, start, end)
             start = lowered.find(opener, end)
-    unit, links, _ = _mask_inline(Unit(unit.kind, "".join(chars), unit.line_starts, (), section))
+    # HTML is not Markdown: no escapes, no reference links
+    unit, links, _ = _mask_inline(Unit(unit.kind, "".join(chars), unit.line_starts, (), section), markdown=False)
     if not _PROSE_LETTERS.search(unit.text) and not links:
         return None
     return _with_links(unit, links)
@@ -450,35 +497,29 @@ def _mask(chars: list[str], start: int, end: int) -> None:
             chars[k] = " "
 
 
-def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
-    """Blank out code spans, HTML and link targets; keep link text as prose."""
+def _mask_inline(
+    unit: Unit, labels: frozenset[str] = frozenset(), markdown: bool = True
+) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
+    """Blank out code spans, HTML and link targets; keep link text as prose.
+
+    A backslash-escaped character (`\\<!--`, `\\[1]`, `\\``) is text: it opens no comment, tag,
+    link or code span. `labels` are the named link labels defined, for `[label]` written alone.
+    """
     s = unit.text
     if "`" not in s and "<" not in s and "[" not in s:  # most units: three searches in C, no generator
         return unit, [], []
     chars = list(s)
     comments: list[tuple[int, str]] = []
     anchors: list[Link] = []
-    # Code spans: a run of N backticks closes at the next run of exactly N (CommonMark).
-    if "`" in s:
-        runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(s)]
-        by_len: dict[int, list[int]] = {}
-        for idx, (a, b) in enumerate(runs):
-            by_len.setdefault(b - a, []).append(idx)
-        k = 0
-        while k < len(runs):
-            a, b = runs[k]
-            same = by_len[b - a]
-            pos = bisect_right(same, k)
-            if pos < len(same):
-                closer = same[pos]
-                _mask(chars, a, runs[closer][1])
-                k = closer + 1
-            else:
-                k += 1
+    spans, escapes = _code_spans(s, markdown and "\\" in s)
+    for a, b in spans:
+        _mask(chars, a, b)
+    for k in escapes:
+        chars[k] = _ESCAPED
     masked = "".join(chars)
     if "<" in masked:
         for start, body, end in html_comments(masked):
-            comments.append((start, body))
+            comments.append((start, _shown(s, masked, start + 4, end - 3) if escapes else body))
             _mask(chars, start, end)
         masked = "".join(chars)
         for m in _AUTOLINK.finditer(masked):
@@ -486,23 +527,111 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
             _mask(chars, m.end() - 1, m.end())
         for m in _HTML_TAG.finditer(masked):
             _mask(chars, m.start(), m.end())
-            href = _HREF.search(m.group(0)) if m.group(0)[:3].lower() == "<a " else None
+            tag = _shown(s, masked, m.start(), m.end()) if escapes else m.group(0)
+            href = _HREF.search(tag) if tag[:3].lower() == "<a " else None
             if href:  # <a href="https://pubmed…"> cites; its text stays prose, as a Markdown link's does
                 anchors.append(Link("", href.group(1) or href.group(2) or href.group(3), m.start(), m.end()))
         masked = "".join(chars)
     links: list[Link] = anchors
     if "](" in masked:
         for m in _LINK.finditer(masked):
-            target = m.group(3).strip("<>")
-            links.append(Link(m.group(2), target, m.start(), m.end()))
+            text, target = (_shown(s, masked, *m.span(g)) for g in (2, 3)) if escapes else m.group(2, 3)
+            links.append(Link(text, target.strip("<>"), m.start(), m.end()))
             if m.group(1):  # an image: its alt text is not prose either
                 _mask(chars, m.start(), m.end())
             else:
                 _mask(chars, m.start(), m.start(2))
                 _mask(chars, m.end(2), m.end())
         masked = "".join(chars)
+    if markdown and "[" in masked and (labels or "][" in masked):  # a lone `[label]` is a link only if defined
+        links += _reference_links(s, masked, chars, labels, bool(escapes))
+    if escapes:  # the scanners are done: the escaped characters are shown as written
+        for k in escapes:
+            if chars[k] == _ESCAPED:
+                chars[k] = s[k]
+    masked = "".join(chars)
     unit = Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label, *unit_extras(unit))
     return unit, links, comments
+
+
+def _shown(s: str, masked: str, start: int, end: int) -> str:
+    """`masked[start:end]` with its escaped characters as written (the scanners saw a stand-in)."""
+    piece = masked[start:end]
+    if _ESCAPED not in piece:
+        return piece
+    return "".join(s[start + k] if c == _ESCAPED else c for k, c in enumerate(piece))
+
+
+def _reference_links(s: str, masked: str, chars: list[str], labels: frozenset[str], escapes: bool) -> list[Link]:
+    """`[text][label]`, `[label][]` and a defined `[label]`, as Links whose target is REFERENCE_LINK + label.
+
+    The pipeline ties each to the label's definition, as it ties `[1]` to `[1]: …`. A numbered
+    label, a footnote or a source marker is left to the marker finders; a `[text][label]` with no
+    definition is still a citation attempt (reported as dangling), a lone `[label]` is only text.
+    """
+    out = []
+    for m in _REF_LINK.finditer(masked):
+        image = m.group(1)
+        alone = m.group(3) is None
+        text = _shown(s, masked, *m.span(2)) if escapes else m.group(2)
+        label = (_shown(s, masked, *m.span(3)) if escapes else m.group(3)) if m.group(3) else text
+        if not label.strip() or is_marker_label(label):  # `[label]` or `[label][]`: the text is the label
+            continue
+        if (alone or image) and reference_key(label) not in labels:
+            continue  # "[sic]", "[K+]": brackets in the text, not a link
+        out.append(Link(text, REFERENCE_LINK + label, m.start(), m.end()))
+        if image:  # its alt text is not prose
+            _mask(chars, m.start(), m.end())
+        else:  # the brackets and the label go; the text a reader sees stays prose
+            _mask(chars, m.start(), m.start(2))
+            _mask(chars, m.end(2), m.end())
+    return out
+
+
+def _code_spans(s: str, escapes: bool) -> tuple[list[tuple[int, int]], list[int]]:
+    """Code spans, and the offsets of backslash-escaped characters outside them, read left to right.
+
+    As CommonMark: a run of N backticks opens a span that the next run of exactly N closes; a
+    backslash before punctuation escapes it (an escaped backtick opens nothing, but inside a
+    span a backslash is only itself).
+    """
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(s)] if "`" in s else []
+    spans: list[tuple[int, int]] = []
+    out: list[int] = []
+    by_len: dict[int, list[int]] = {}
+    for idx, (a, b) in enumerate(runs):
+        by_len.setdefault(b - a, []).append(idx)
+    slash = s.find("\\") if escapes else -1
+    k = 0
+    n = len(s)
+    while k < len(runs) or slash >= 0:
+        a, b = runs[k] if k < len(runs) else (n, n)
+        if 0 <= slash < a:  # a backslash before the next run
+            if slash + 1 < n and s[slash + 1] in ASCII_PUNCTUATION:
+                out.append(slash + 1)
+                if slash + 1 == a:  # `\``: the run's first backtick is text, the rest may open a span
+                    a += 1
+                    runs[k] = (a, b)
+                slash = s.find("\\", slash + 2)
+            else:
+                slash = s.find("\\", slash + 1)
+            continue
+        if k >= len(runs):
+            break
+        if a == b:
+            k += 1
+            continue
+        same = by_len.get(b - a, ())
+        pos = bisect_right(same, k)
+        if pos < len(same):
+            closer = same[pos]
+            spans.append((a, runs[closer][1]))
+            k = closer + 1
+            if slash >= 0 and slash < runs[closer][1]:  # a backslash in a code span is only itself
+                slash = s.find("\\", runs[closer][1])
+        else:
+            k += 1
+    return spans, out
 
 
 # ---------------------------------------------------------------- plain text
@@ -510,9 +639,11 @@ def _mask_inline(unit: Unit) -> tuple[Unit, list[Link], list[tuple[int, str]]]:
 
 def parse_text(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
     """Plain text is all prose: paragraphs are separated by blank lines."""
+    text = _lines_ended(text)
     index = LineIndex(text, line_base)
     doc = ParsedDocument(units=[], index=index)
     section = state.section if state else ""
+    doc.state.labels = state.labels if state else frozenset()  # for a Markdown chunk after this one
     pos = 0
     for m in [*_TEXT_PARAGRAPH.finditer(text), None]:
         end = m.start() if m else len(text)
