@@ -31,6 +31,10 @@ def _path(mirror: str | None) -> str:
     return path  # type: ignore[return-value]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' if n != 1 else ''}"
+
+
 def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: bool) -> None:
     from clinaudit.errors import InputError
     from clinaudit.lookup.mirror import pubmed_files
@@ -54,7 +58,10 @@ def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: b
                 return
             done += 1
             info = outcome.info
-            print(f"{info.name}: {info.records} records, {info.deleted} deleted (newest revision {info.date or '?'})")
+            bad = f"; {_count(info.bad_ids, 'invalid record')} skipped" if info.bad_ids else ""
+            print(
+                f"{info.name}: {info.records} records, {info.deleted} deleted (newest revision {info.date or '?'}{bad})"
+            )
 
         try:
             pubmed_files.ingest(store, files, report)
@@ -113,7 +120,9 @@ def add_retractions(
     from clinaudit.lookup.mirror import retractions
 
     path, info = _import(mirror, retractions.load, csv_file)
-    bad = f"; {info.bad_dates} invalid date{'s' if info.bad_dates != 1 else ''} read as none" if info.bad_dates else ""
+    bad = f"; {_count(info.bad_dates, 'invalid date')} read as none" if info.bad_dates else ""
+    if info.bad_ids:
+        bad += f"; {_count(info.bad_ids, 'row')} with an invalid Record ID skipped"
     print(f"{info.name}: {info.records} rows (newest notice {info.date or '?'}{bad}) into {path}")
 
 
@@ -128,7 +137,8 @@ def add_trials(
     from clinaudit.lookup.mirror import trials
 
     path, info = _import(mirror, trials.load, source)
-    print(f"{info.name}: {info.records} studies (newest update {info.date or '?'}) into {path}")
+    studies = f"{info.records} study" if info.records == 1 else f"{info.records} studies"
+    print(f"{info.name}: {studies} (newest update {info.date or '?'}) into {path}")
 
 
 @mirror_app.command("status", cls=Command)

@@ -288,7 +288,7 @@ def test_a_trial_update_date_that_is_not_a_date_is_no_date(tmp_path):
     study["protocolSection"]["statusModule"]["lastUpdatePostDateStruct"]["date"] = "9999-99-99"
     mirror = tmp_path / "m.sqlite"
     proc = mirror_cli("add-trials", write(tmp_path, json.dumps(study), "study.json"), mirror=mirror)
-    assert proc.returncode == 0 and "1 studies (newest update ?)" in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and "1 study (newest update ?)" in proc.stdout, proc.stdout
     assert "9999" not in mirror_cli("status", mirror=mirror).stdout
 
 

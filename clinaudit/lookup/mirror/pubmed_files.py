@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinaudit.errors import InputError
-from clinaudit.lookup.mirror.store import SEP, FileInfo, Store
+from clinaudit.lookup.mirror.store import SEP, FileInfo, Store, checked_date, checked_pmid
 from clinaudit.lookup.services import pubmed
 
 CHUNK = 1 << 20
@@ -50,6 +50,8 @@ _ROOT = re.compile(rb"<(PubmedArticleSet|MedlineCitationSet)[\s>]")
 _RECORDS = frozenset(("PubmedArticle", "PubmedBookArticle", "DeleteCitation"))
 _OLD_RECORDS = frozenset(("MedlineCitation", "DeleteCitation"))
 _SUFFIXES = (".xml.gz", ".xml")
+_GZIP = b"\x1f\x8b"  # a gzip stream's first bytes, whatever the file is called
+_DATE_PART = re.compile(r"[0-9]{1,4}")  # ASCII: isdigit takes "²", which int() refuses
 _VOLUME = ("Article", "Journal", "JournalIssue", "Volume")  # split once for pubmed._find
 _PAGES = ("Article", "Pagination", "MedlinePgn")
 
@@ -116,14 +118,15 @@ def ingest(store: Store, paths: list[Path], report: Callable[[Outcome], None] = 
     outcomes = []
     abstracts = store.abstracts
     for path in paths:
-        if store.has_file(path.name):
-            outcome = Outcome(path.name, True)
-        else:
-            src = order_key(path.name) or store.next_src("pubmed")
+        outcome = Outcome(path.name, True)
+        if not store.has_file(path.name):  # no lock taken for a file already in
             with store.transaction() as db:
-                info = _load(db, path, src, abstracts)
-                store.record_file(info, src)
-            outcome = Outcome(path.name, False, info)
+                # Asked again under the write lock: another build may have added it while this one waited.
+                if not store.has_file(path.name):
+                    src = order_key(path.name) or store.next_src("pubmed")
+                    info = _load(db, path, src, abstracts)
+                    store.record_file(info, src)
+                    outcome = Outcome(path.name, False, info)
         outcomes.append(outcome)
         report(outcome)
     return outcomes
@@ -132,10 +135,13 @@ def ingest(store: Store, paths: list[Path], report: Callable[[Outcome], None] = 
 def _load(db, path: Path, src: int, abstracts: bool) -> FileInfo:
     rows: list[tuple] = []
     deleted: list[int] = []
-    records = 0
+    records = bad = 0
     newest = ""
     undelete = db.execute("SELECT 1 FROM pubmed_deleted LIMIT 1").fetchone() is not None
     for item in records_in(path):
+        if item is None:
+            bad += 1
+            continue
         if isinstance(item, int):
             deleted.append(item)
             continue
@@ -149,7 +155,7 @@ def _load(db, path: Path, src: int, abstracts: bool) -> FileInfo:
     for pmid in deleted:
         db.execute(_DELETE, (pmid, src))
         db.execute(_MARK_DELETED, (pmid, src))
-    return FileInfo(path.name, "pubmed", newest or None, records, len(deleted))
+    return FileInfo(path.name, "pubmed", newest or None, records, len(deleted), bad_ids=bad)
 
 
 def _flush(db, rows: list[tuple], src: int, undelete: bool) -> None:
@@ -161,10 +167,15 @@ def _flush(db, rows: list[tuple], src: int, undelete: bool) -> None:
     rows.clear()
 
 
-def records_in(path: Path) -> Iterator[tuple[tuple, str] | int]:
-    """(row, revised date) for each record, and the PMID (int) of each DeleteCitation, in file order."""
+def records_in(path: Path) -> Iterator[tuple[tuple, str] | int | None]:
+    """(row, revised date) for each record, the PMID (int) of each DeleteCitation, in file order.
+
+    None for each record or deletion without a valid PMID: skipped, and counted.
+    """
     try:
-        stream = gzip.open(path, "rb") if path.name.lower().endswith(".gz") else open(path, "rb")  # noqa: SIM115
+        with open(path, "rb") as probe:  # gzip or not by its bytes: a name (gz.xml) can lie
+            compressed = probe.read(len(_GZIP)) == _GZIP
+        stream = gzip.open(path, "rb") if compressed else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     try:
@@ -177,7 +188,7 @@ def records_in(path: Path) -> Iterator[tuple[tuple, str] | int]:
         stream.close()
 
 
-def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int]:
+def _parse(stream, path: Path) -> Iterator[tuple[tuple, str] | int | None]:
     head = stream.read(CHUNK)
     while (root := _ROOT.search(head)) is None and len(head) < PROLOG:
         more = stream.read(CHUNK)
@@ -234,17 +245,13 @@ def _bounded(top: ET.Element, since: int, path: Path) -> None:
         )
 
 
-def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int]:
+def _record(element: ET.Element) -> Iterator[tuple[tuple, str] | int | None]:
     tag = element.tag
     if tag == "DeleteCitation":
         for pmid in element.iterfind("PMID"):
-            text = (pmid.text or "").strip()
-            if text.isdigit():
-                yield int(text)
+            yield checked_pmid(pmid.text)  # None (-5, 0, ², past 2^63) is skipped and counted
         return
-    built = _row(element, tag == "MedlineCitation")
-    if built is not None:
-        yield built
+    yield _row(element, tag == "MedlineCitation")
 
 
 def _declares_entities(head: bytes, end: int) -> bool:
@@ -260,8 +267,12 @@ def _declares_entities(head: bytes, end: int) -> bool:
 
 
 def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
+    """The record's row and revised date; None for a bad record (no PMID `check` could ask for): skipped."""
     if element.tag == "PubmedBookArticle":
-        record = pubmed._book(element)
+        try:
+            record = pubmed._book(element)
+        except ValueError:  # its <Year> passed isdigit() but not int() (²): a bad record, skipped
+            return None
         citation = None
     else:
         if old:
@@ -271,7 +282,10 @@ def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
         else:
             citation = element.find("MedlineCitation")
         record = pubmed._article(element)
-    if record is None:
+    if record is None:  # no MedlineCitation, or a PMID that is not digits (-5)
+        return None
+    pmid = checked_pmid(record.id.split(":", 1)[1])
+    if pmid is None:  # digits but no PMID: 0, ², ١٢, past 2^63 (SQLite's INTEGER)
         return None
     volume = pages = date = ""
     if citation is not None:
@@ -279,12 +293,12 @@ def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
         pages = _text(pubmed._find(citation, _PAGES))
         date = _date(citation.find("DateRevised"))
     row = (
-        int(record.id.split(":", 1)[1]),
+        pmid,
         record.title,
         record.abstract,
         record.journal,
         record.journal_iso,
-        record.year,
+        record.year if record.year is None or 0 <= record.year <= 9999 else None,  # a book's Year can be any digits
         volume,
         pages,
         SEP.join(record.authors),
@@ -308,6 +322,7 @@ def _date(element: ET.Element | None) -> str:
     if element is None:
         return ""
     year, month, day = _text(element.find("Year")), _text(element.find("Month")), _text(element.find("Day"))
-    if not (year.isdigit() and month.isdigit() and day.isdigit()):
+    if not all(_DATE_PART.fullmatch(part) for part in (year, month, day)):
         return ""
-    return f"{year}-{int(month):02d}-{int(day):02d}"
+    # a calendar date or none: 2022-13-45 would outrank every real date as the file's newest
+    return checked_date(f"{int(year):04d}-{int(month):02d}-{int(day):02d}") or ""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clinaudit.errors import InputError
-from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date
+from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date, checked_id, checked_pmid
 from clinaudit.models import Record, Resolution, Status
 
 REQUIRED = (
@@ -37,7 +37,6 @@ _DATE = re.compile(
     r"^(\d{1,2})/(\d{1,2})/(\d{4})(?:\s+\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AP]M)?)?$", re.I
 )  # 9/22/2021 0:00
 _DOI = re.compile(r"^10\.\d{4,9}/\S+$")
-_PMID = re.compile(r"^[1-9]\d{0,8}$")
 _INSERT = (
     "INSERT OR REPLACE INTO retractions(record_id, kind, nature, original_pmid, original_doi, notice_pmid, "
     "notice_doi, date, title, journal, original_date, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -68,17 +67,19 @@ def load(store: Store, path: Path) -> FileInfo:
     count = 0
     newest = ""
     bad_dates = 0  # dates that are not calendar dates (13/45/2020): the row is kept without that date
-    src = store.next_src("retractions")
+    bad_ids = 0  # rows whose Record ID is no id (x, ², ١٢, past 2^63): skipped, as they key nothing
     try:
         with handle, store.transaction() as db:
+            src = store.next_src("retractions")  # under the write lock: no other import takes the same
             reader = csv.DictReader(handle)
             missing = [c for c in REQUIRED if c not in (reader.fieldnames or ())]
             if missing:
                 raise InputError(f"{path}: not a Retraction Watch CSV (missing columns: {', '.join(missing)})")
-            for line, row in enumerate(reader, 2):
-                record_id = (row.get("Record ID") or "").strip()
-                if not record_id.isdigit():
-                    raise InputError(f"{path}:{line}: Record ID {record_id!r} is not a number")
+            for row in reader:
+                record_id = checked_id(row.get("Record ID"))
+                if record_id is None:
+                    bad_ids += 1
+                    continue
                 date, original = _date(row["RetractionDate"]), _date(row["OriginalPaperDate"])
                 bad_dates += (date is None) + (original is None)
                 newest = max(newest, date or "")
@@ -86,7 +87,7 @@ def load(store: Store, path: Path) -> FileInfo:
                 db.execute(
                     _INSERT,
                     (
-                        int(record_id),
+                        record_id,
                         KIND_OF.get(nature.lower(), nature.lower()),
                         nature,
                         _pmid(row["OriginalPaperPubMedID"]),
@@ -101,7 +102,7 @@ def load(store: Store, path: Path) -> FileInfo:
                     ),
                 )
                 count += 1
-            info = FileInfo(path.name, "retractions", newest or None, count, 0, bad_dates)
+            info = FileInfo(path.name, "retractions", newest or None, count, 0, bad_dates, bad_ids)
             store.record_file(info, src)
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text") from None
@@ -125,8 +126,7 @@ def _date(text: str | None) -> str | None:
 
 
 def _pmid(text: str | None) -> int | None:
-    text = (text or "").strip()
-    return int(text) if _PMID.match(text) else None  # Retraction Watch writes 0 for "none"
+    return checked_pmid(text)  # None for Retraction Watch's 0 ("none"), and for what is no PMID
 
 
 def _doi(text: str | None) -> str | None:

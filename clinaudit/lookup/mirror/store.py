@@ -17,6 +17,7 @@ import datetime
 import os
 import re
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from clinaudit.errors import InputError
+from clinaudit.read.citations import valid_pmid
 
 SCHEMA = 1
 SEP = "\x1f"  # joins list fields; XML 1.0 and the CSV never carry this control character
@@ -57,9 +59,31 @@ class FileInfo:
     records: int
     deleted: int
     bad_dates: int = 0  # dates in the file that are not calendar dates, read as none (not kept in `files`)
+    bad_ids: int = 0  # entries skipped for an id that is not one (not kept in `files`)
 
 
-_ISO_DATE = re.compile(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$")  # PubMed, ClinicalTrials.gov: 2024, 2024-05, 2024-05-01
+# PubMed, ClinicalTrials.gov: 2024, 2024-05, 2024-05-01; ASCII digits only (str's \d takes ٢٠٢٤)
+_ISO_DATE = re.compile(r"^([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?$")
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+INT64_MAX = (1 << 63) - 1  # SQLite's largest INTEGER: past it, binding raises OverflowError
+
+
+def checked_id(text: str | None) -> int | None:
+    """`text` as an id (1 to 2^63-1 in ASCII digits), else None.
+
+    `str.isdigit` takes "²" (which int() refuses) and "١٢" (which int() reads as 12): neither is an id.
+    """
+    text = (text or "").strip()
+    if not _ASCII_DIGITS.fullmatch(text) or len(text.lstrip("0")) > 19:  # checked before int(): 10^5000 digits
+        return None
+    value = int(text)
+    return value if 1 <= value <= INT64_MAX else None
+
+
+def checked_pmid(text: str | None) -> int | None:
+    """A PMID `check` would look up (read/citations.py `valid_pmid`), leading zeros read as padding; else None."""
+    value = checked_id(text)
+    return value if value is not None and valid_pmid(str(value)) else None
 
 
 def checked_date(value: object) -> str | None:
@@ -92,8 +116,8 @@ class Store:
         target = Path(path)
         if target.is_dir():
             raise InputError(f"mirror {path}: is a directory")
+        _check_writable(target, path)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(path, isolation_level=None, timeout=30)
             db.execute("PRAGMA journal_mode=DELETE")  # a single file: read-only readers need no -shm
             db.execute("PRAGMA synchronous=NORMAL")
@@ -101,21 +125,21 @@ class Store:
             db.executescript(_TABLES)
             store = cls(db, path)
             store._init_meta(abstracts)
+        except sqlite3.OperationalError as exc:  # writable a moment ago: locked, or its permissions just changed
+            raise InputError(f"mirror {path}: cannot write it ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise InputError(f"mirror {path}: not a clinaudit mirror ({exc})") from None
         return store
 
     @classmethod
     def open_existing(cls, path: str) -> Store:
-        if not Path(path).is_file():
-            raise InputError(f"mirror {path}: no such file (create it with `clinaudit mirror build`)")
+        _check_file(path, "create it with `clinaudit mirror build`")
         return cls.create(path)
 
     @classmethod
     def read_only(cls, path: str) -> Store:
         """Read-only (`mode=ro`): `check` can never change a mirror, however it is called."""
-        if not Path(path).is_file():
-            raise InputError(f"mirror {path}: no such file (build one with `clinaudit mirror build`)")
+        _check_file(path, "build one with `clinaudit mirror build`")
         uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
         try:
             db = sqlite3.connect(uri, uri=True, check_same_thread=False)
@@ -154,14 +178,22 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One file, all or nothing: a crash before COMMIT leaves no trace of it."""
-        self.db.execute("BEGIN IMMEDIATE")
+        """One file, all or nothing: a crash before COMMIT leaves no trace of it.
+
+        SQLite's own failures (read-only after all, disk full, locked past the timeout) are the
+        one-line error: the rollback leaves the mirror as it was.
+        """
         try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:  # SQLite may have rolled back itself (SQLITE_FULL)
+                    self.db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise InputError(f"mirror {self.path}: cannot write it ({exc})") from None
 
     def record_file(self, info: FileInfo, src: int) -> None:
         from datetime import UTC, datetime
@@ -201,3 +233,38 @@ class Store:
     def _count(self, table: str) -> int:
         assert table in ("pubmed", "pubmed_deleted", "trials", "retractions")  # a fixed name, never input
         return self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+def _check_file(path: str, hint: str) -> None:
+    target = Path(path)
+    if target.is_dir():
+        raise InputError(f"mirror {path}: is a directory, not a mirror file")
+    if not target.is_file():
+        raise InputError(f"mirror {path}: no such file ({hint})")
+
+
+def _check_writable(target: Path, path: str) -> None:
+    """Refuse a mirror this process cannot write before any work: SQLite would say so only at the first INSERT.
+
+    The folder counts too: each write transaction puts a `-journal` file next to the mirror.
+    Probed with the kernel's own checks (open for writing, a nameless temporary file), so
+    root without CAP_DAC_OVERRIDE and read-only file systems are refused as they will fail.
+    """
+    exists = target.exists()
+    doing = "write" if exists else "create"
+    if exists:
+        try:
+            os.close(os.open(target, os.O_RDWR))
+        except OSError as exc:
+            raise InputError(f"mirror {path}: cannot write it ({exc.strerror})") from None
+    folder = target.resolve().parent  # where SQLite puts the journal, symlinks followed
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"mirror {path}: cannot create its folder {folder} ({exc.strerror})") from None
+    try:
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise InputError(
+            f"mirror {path}: cannot {doing} it: its folder {folder} is not writable ({exc.strerror})"
+        ) from None

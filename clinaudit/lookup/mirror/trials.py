@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,10 @@ _KEEP: dict[str, Any] = {  # the FIELDS of services/ctgov.py, as a tree of kept 
     },
     "hasResults": True,
 }
+_ZIP = b"PK\x03\x04"  # a zip's first local file header: how a zip cut short (no central directory) still shows
+# What a damaged member raises as it is read: corrupt deflate data, a stream cut short, a compression method
+# zipfile lacks; a bad CRC or header is BadZipFile.
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError)
 _UPSERT = "INSERT OR REPLACE INTO trials(nct, title, status, why_stopped, last_update, study) VALUES (?, ?, ?, ?, ?, ?)"
 
 
@@ -46,8 +51,8 @@ def load(store: Store, path: Path) -> FileInfo:
 def _load(store: Store, path: Path) -> FileInfo:
     count = 0
     newest = ""
-    src = store.next_src("trials")
     with store.transaction() as db:
+        src = store.next_src("trials")  # under the write lock: no other import takes the same
         for where, study in _studies(path):
             record = _parse(study)
             if record is None or not NCT.match(record.id.split(":", 1)[1]):
@@ -84,24 +89,46 @@ def _studies(path: Path) -> Iterator[tuple[str, Any]]:
         if not files:
             raise InputError(f"{path}: no study files (*.json) in this directory")
         for file in files:
-            with open(file, "rb") as handle:
-                yield from _json_studies(str(file), handle)
+            yield from _file_studies(file)
         return
     if not path.is_file():
         raise InputError(f"{path}: no such file or directory")
+    try:
+        with open(path, "rb") as probe:
+            magic = probe.read(len(_ZIP))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
     if zipfile.is_zipfile(path):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                for member in archive.infolist():
-                    if member.is_dir() or not member.filename.lower().endswith(".json"):
-                        continue
-                    with archive.open(member) as handle:
-                        yield from _json_studies(f"{path}:{member.filename}", handle)
-        except zipfile.BadZipFile as exc:
-            raise InputError(f"{path}: corrupt zip ({exc})") from None
-        return
-    with open(path, "rb") as handle:
+        yield from _zip_studies(path)
+    elif magic == _ZIP:  # not JSON to be reported as "malformed JSON (utf-8 codec …)"
+        raise InputError(f"{path}: damaged zip (cut short? its central directory is missing); download it again")
+    else:
+        yield from _file_studies(path)
+
+
+def _file_studies(path: Path) -> Iterator[tuple[str, Any]]:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    with handle:
         yield from _json_studies(str(path), handle)
+
+
+def _zip_studies(path: Path) -> Iterator[tuple[str, Any]]:
+    where = str(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for member in archive.infolist():
+                if member.is_dir() or not member.filename.lower().endswith(".json"):
+                    continue
+                where = f"{path}:{member.filename}"
+                if member.flag_bits & 0x1:  # zipfile would raise RuntimeError asking for a password
+                    raise InputError(f"{where}: encrypted in the zip; the bulk download is not: download it again")
+                with archive.open(member) as handle:
+                    yield from _json_studies(where, handle)
+    except _DAMAGED as exc:
+        raise InputError(f"{where}: damaged zip ({exc or type(exc).__name__}); download it again") from None
 
 
 def _json_studies(where: str, handle) -> Iterator[tuple[str, Any]]:
