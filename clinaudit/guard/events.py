@@ -32,7 +32,7 @@ class Stop:
 @dataclass(frozen=True, slots=True)
 class GuardResult:
     text: str  # what the reader is left with
-    verdict: str  # pass | fail
+    verdict: str  # pass | fail | error (the input broke off: see `error`)
     citations: tuple[CitationResult, ...]  # passed every check
     flagged: tuple[CitationResult, ...]  # everything else, with its status; never dropped
     findings: tuple[Finding, ...]
@@ -41,3 +41,4 @@ class GuardResult:
     withdrawn: str = ""  # text after a stop that the reader never got to keep
     timed_out: bool = False
     verify_seconds: float = 0.0
+    error: str = ""  # the input broke off (verdict "error"): why; nothing was verified

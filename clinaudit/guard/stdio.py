@@ -11,7 +11,6 @@ then read and discarded, so the writer finishes normally.
 from __future__ import annotations
 
 import codecs
-import io
 import os
 import sys
 import threading
@@ -27,11 +26,14 @@ READ_SIZE = 64 * 1024
 
 def read_stream(fd: int, max_bytes: int) -> Iterable[str]:
     """Decoded pieces of the stream as they arrive; InputError on bad bytes or too many."""
-    decoder = io.IncrementalNewlineDecoder(codecs.getincrementaldecoder("utf-8")(), translate=True)
+    decoder = codecs.getincrementaldecoder("utf-8")()  # no newline translation: CRLF goes out as it came
     total = 0
     first = True
     while True:
-        data = os.read(fd, READ_SIZE)
+        try:
+            data = os.read(fd, READ_SIZE)
+        except OSError as exc:  # EIO, a reset socket: bad input like any other, not a traceback
+            raise InputError(f"<stdin>: cannot be read ({exc.strerror or exc})") from None
         total += len(data)
         if total > max_bytes:
             raise InputError(
@@ -92,7 +94,8 @@ def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable
             if guard.stopped is not None:
                 break  # nothing more will be shown: verify now, not when the model finishes
     except InputError as exc:
-        print(f"clinaudit: error: {exc}", file=sys.stderr)
+        print(f"clinaudit: error: {exc}", file=sys.stderr, flush=True)
+        guard.abort(str(exc))  # --events: the `end` a client waits for, saying why the stream ended
         return 2
     result = guard.end()
     if not events:

@@ -24,10 +24,15 @@ Release rules, in order of precedence:
 Invariant: the `text` deltas, with each `reset` applied (truncate the released
 text to `from_offset`), add up to `GuardResult.text`, and at no moment does the
 released text end inside a citation marker.
+
+What is released is the stream as written, byte for byte (CRLF stays CRLF); the
+rules read it as `check` reads a file (read/inputs.py: CRLF and a lone CR end a
+line, as CommonMark says), and every offset given out is one in the text as written.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,8 +121,15 @@ class StreamGuard:
         self.markdown = markdown
         self._on_event = on_event
         self._stops = holdback.claim_grammars(self.stop_on)
-        self._text = ""  # accepted input: everything fed, less what a reset cut
-        self._released = 0
+        # incremental scans of the text from the release point on: bounded work per feed (holdback.Scanner)
+        self._marker_scan = holdback.Scanner(holdback.marker_grammars())
+        self._claim_scan = holdback.Scanner(self._stops, holdback.CLAIM_PROBES)
+        self._sentences = guard_sentences.Memo()  # likewise for finding where sentences finish
+        self._text = ""  # accepted input: everything fed, less what a reset cut, as the rules read it
+        self._raw = ""  # the same as written: what the reader gets (offsets in _text map to it by _out)
+        self._crlf: list[int] = []  # where in _text each CRLF's LF is: its CR is in _raw only
+        self._cr_pending = False  # _raw ends in a CR that the next piece may make a CRLF
+        self._released = 0  # in _text
         self._start = 0  # first sentence not yet known to be finished
         self._stopped: Stop | None = None
         self._withdrawn = ""
@@ -132,12 +144,12 @@ class StreamGuard:
     @property
     def released(self) -> str:
         """The text the reader has now."""
-        return self._text[: self._released]
+        return self._raw[: self._out(self._released)]
 
     @property
     def held(self) -> int:
         """Characters received but not released."""
-        return len(self._text) - self._released
+        return len(self._raw) - self._out(self._released)
 
     @property
     def stopped(self) -> Stop | None:
@@ -162,10 +174,10 @@ class StreamGuard:
             return ""
         if not delta:
             return ""
-        self._text += delta
-        before = self._released
+        self._take(delta)
+        before = self._out(self._released)
         self._advance(final=False)
-        return self._text[before : self._released] if self._stopped is None else ""
+        return self._raw[before : self._out(self._released)] if self._stopped is None else ""
 
     def reset(self, reason: str, from_offset: int | None = None) -> int:
         """Abandon the sentence being written (or everything from `from_offset`); the stream goes on.
@@ -173,18 +185,22 @@ class StreamGuard:
         Returns the offset in the released text from which the reader must withdraw.
         """
         if self._closed or self._stopped is not None:
-            return self._released
+            return self._out(self._released)
         n = len(self._text)
-        cut = guard_sentences.abandoned_from(self._text, self._start) if from_offset is None else from_offset
+        if from_offset is None:
+            cut = guard_sentences.abandoned_from(self._text, self._start)
+        else:
+            cut = self._in(max(0, from_offset))
         cut = max(0, min(cut, n))
         withdraw = min(cut, self._released)
-        self._text = self._text[:cut]
+        self._cut(cut)
         self._released = withdraw
         self._start = min(self._start, cut)
-        self._emit("reset", from_offset=withdraw, reason=reason)
+        self._rescan()
+        self._emit("reset", from_offset=self._out(withdraw), reason=reason)
         if self._sources.cut(withdraw):
             self._emit("sources", citations=self._sources.listing())
-        return withdraw
+        return self._out(withdraw)
 
     def close(self) -> str:
         """The stream is over: judge the last sentence, release the rest; returns the last delta.
@@ -196,23 +212,27 @@ class StreamGuard:
         self._closed = True
         if self._stopped is not None:
             return ""
-        before = self._released
+        if self._cr_pending:  # the stream ended on a CR: a lone one, a line end to the rules
+            self._cr_pending = False
+            self._text += "\n"
+        before = self._out(self._released)
         tail = holdback.broken_tail(self._text, self._released)
         if tail is not None:
-            self._dropped = self._text[tail[0] :]
-            self._text = self._text[: tail[0]]
+            self._dropped = self._raw[self._out(tail[0]) :]
+            self._cut(tail[0])
+            self._rescan()
         self._advance(final=True)
-        return self._text[before : self._released] if self._stopped is None else ""
+        return self._raw[before : self._out(self._released)] if self._stopped is None else ""
 
     def end(self) -> GuardResult:
         """Finish the stream: release what is safe, verify in the background, report."""
         if self._result is not None:
             return self._result
         self.close()
-        text = self.released
         self._emit("status", state="checking_citations", citations=len(self._sources.items))
         result = guard_verify.finish(
-            text,
+            self._text[: self._released],  # checked as `check` reads it; the result keeps it as written
+            shown=self.released,
             path=self.path,
             options=self.options,
             limit=self.verify_timeout,
@@ -227,14 +247,84 @@ class StreamGuard:
         self._emit("end", **guard_verify.end_data(result, self.path))
         return result
 
+    def abort(self, error: str) -> GuardResult:
+        """The input broke off (bad bytes, over the size limit): end now, with verdict `error`.
+
+        Nothing more is released (the held tail may be half a claim) and nothing is
+        verified; the `end` event still comes, carrying `error`, so a client waiting
+        for it is never left hanging. A stream already ended keeps its result.
+        """
+        if self._result is not None:
+            return self._result
+        self._closed = True
+        self.hold_reason = ""
+        self._result = guard_verify.broken_off(self.released, self._stopped, self._withdrawn, error)
+        self._emit("end", **guard_verify.end_data(self._result, self.path))
+        return self._result
+
+    # ------------------------------------------------------------ the text as written and as read
+
+    def _take(self, delta: str) -> None:
+        """Append a piece: as written to _raw; to _text with CRLF → LF and a lone CR → LF (one line end each)."""
+        self._raw += delta
+        if self._cr_pending:
+            delta = "\r" + delta
+            self._cr_pending = False
+        if delta.endswith("\r"):  # the next piece says whether it is half a CRLF
+            delta, self._cr_pending = delta[:-1], True
+        if "\r" in delta:
+            parts = delta.split("\r\n")
+            pos = len(self._text)
+            for part in parts[:-1]:
+                pos += len(part)
+                self._crlf.append(pos)  # the LF of this CRLF, in _text
+                pos += 1
+            delta = "\n".join(parts).replace("\r", "\n")
+        self._text += delta
+
+    def _out(self, offset: int) -> int:
+        """An offset in _text as an offset in _raw: past the CR of every CRLF whose LF lies before it."""
+        return offset + bisect_left(self._crlf, offset) if self._crlf else offset
+
+    def _in(self, offset: int) -> int:
+        """An offset in _raw as one in _text (inside a CRLF: before it)."""
+        if not self._crlf:
+            return offset
+        lo, hi = 0, len(self._crlf)
+        while lo < hi:  # the CRLFs whose CR lies before `offset`: the k-th CR is at _crlf[k] + k
+            mid = (lo + hi) // 2
+            if self._crlf[mid] + mid < offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        return offset - lo
+
+    def _cut(self, offset: int) -> None:
+        """Keep _text[:offset], and _raw up to the same point."""
+        if offset >= len(self._text):
+            return  # nothing to cut; a pending CR stays pending (it may be half a CRLF)
+        self._raw = self._raw[: self._out(offset)]
+        del self._crlf[bisect_left(self._crlf, offset) :]
+        self._text = self._text[:offset]
+        self._cr_pending = False
+
     # ------------------------------------------------------------ release
+
+    def _rescan(self) -> None:
+        """The text was cut: what the scans kept of it is void."""
+        self._marker_scan.restart(self._released)
+        self._claim_scan.restart(self._released)
+        self._sentences = guard_sentences.Memo()
 
     def _advance(self, final: bool) -> None:
         text = self._text
         n = len(text)
-        markers = holdback.scan(text, self._released, holdback.marker_grammars())
-        open_at = n if final else markers.open
-        for start, end in guard_sentences.finished(text, self._start, open_at, final):
+        if final:
+            open_at = n
+        else:
+            self._marker_scan.move(self._released)
+            open_at, marker = self._marker_scan.scan(text)
+        for start, end in guard_sentences.finished(text, self._start, open_at, final, self._sentences):
             self._start = end
             self._judge(start, end)
             if self._stopped is not None:
@@ -243,14 +333,15 @@ class StreamGuard:
             self.hold_reason = ""
             self._release(n)
             return
-        found = holdback.scan(text, self._released, self._stops, holdback.CLAIM_PROBES)
-        release, reason = markers.open, markers.grammar
-        if found.open < release:
-            release, reason = found.open, found.grammar
-        suspects = [s for s, _ in found.closed if s >= self._start]
-        if suspects and min(suspects) < release:
-            release, reason = min(suspects), "suspect"
-        release = holdback.not_cutting(release, markers.closed)
+        self._claim_scan.move(self._released)
+        claim_at, claim = self._claim_scan.scan(text)
+        release, reason = open_at, marker
+        if claim_at < release:
+            release, reason = claim_at, claim
+        suspect = self._claim_scan.first_closed(self._start)
+        if suspect is not None and suspect < release:
+            release, reason = suspect, "suspect"
+        release = self._marker_scan.not_cutting(release)
         self.hold_reason = reason if release < n else ""
         if release > self._released:
             self._release(release)
@@ -261,7 +352,7 @@ class StreamGuard:
         if not delta:
             return
         self._released = end
-        self._emit("text", delta=delta, offset=start)
+        self._emit("text", delta=self._raw[self._out(start) : self._out(end)], offset=self._out(start))
         if self._sources.add(delta, start):
             self._emit("sources", citations=self._sources.listing())
 
@@ -310,13 +401,19 @@ class StreamGuard:
             self._release(cut)  # the finished sentences before the claim are safe
         reason = f"uncited {(finding.claim_type or 'claim').replace('_', ' ')}"
         withdraw = min(cut, self._released)
-        self._withdrawn = self._text[cut:]
-        self._text = self._text[:cut]
+        self._withdrawn = self._raw[self._out(cut) :]
+        self._cut(cut)
         self._released = withdraw
-        self._stopped = Stop(reason, withdraw, finding)
+        self._rescan()
+        self._stopped = Stop(reason, self._out(withdraw), finding)
         self.hold_reason = "stopped"
         self._emit(
-            "reset", from_offset=withdraw, reason=reason, rule=finding.rule, claim_type=finding.claim_type, stop=True
+            "reset",
+            from_offset=self._out(withdraw),
+            reason=reason,
+            rule=finding.rule,
+            claim_type=finding.claim_type,
+            stop=True,
         )
         if self._sources.cut(withdraw):
             self._emit("sources", citations=self._sources.listing())

@@ -91,6 +91,7 @@ def unverifiable(report: FileReport, reason: str, fallback: bool) -> tuple[tuple
 def finish(
     text: str,
     *,
+    shown: str | None = None,
     path: str,
     options: Options,
     limit: float,
@@ -99,7 +100,11 @@ def finish(
     dropped: str,
     withdrawn: str,
 ) -> GuardResult:
-    """The guard's result: the released text checked within `limit`, with the stop that ended it, if any."""
+    """The guard's result: the released text checked within `limit`, with the stop that ended it, if any.
+
+    `shown` is that text as the reader has it (CRLF kept), when it differs from the `text` checked.
+    A stopped stream fails whatever --fail-on says: a claim was taken from the reader.
+    """
     checked = verify(text, path, options, limit, markdown)
     cited, findings = unverifiable(checked.report, checked.reason, checked.fallback)
     if stop is not None:
@@ -107,8 +112,8 @@ def finish(
     findings.sort(key=lambda f: (f.span.line, f.span.column, -f.severity.rank, f.rule))
     final = tuple(findings)
     return GuardResult(
-        text=text,
-        verdict=verdict.file_verdict(final, cited, options),
+        text=text if shown is None else shown,
+        verdict="fail" if stop is not None else verdict.file_verdict(final, cited, options),
         citations=tuple(c for c in cited if c.status is Status.VERIFIED),
         flagged=tuple(c for c in cited if c.status is not Status.VERIFIED),
         findings=final,
@@ -120,8 +125,26 @@ def finish(
     )
 
 
+def broken_off(text: str, stop: Stop | None, withdrawn: str, error: str) -> GuardResult:
+    """The result of a stream whose input broke off (bad bytes, too large): verdict `error`, nothing checked."""
+    return GuardResult(
+        text=text,
+        verdict="error",
+        citations=(),
+        flagged=(),
+        findings=(),
+        stopped=stop,
+        withdrawn=withdrawn,
+        error=error,
+    )
+
+
 def end_data(result: GuardResult, path: str) -> dict[str, Any]:
-    """The `end` event: the final text, what passed, what was flagged (kept), findings, verdict."""
+    """The `end` event: the final text, what passed, what was flagged (kept), findings, verdict.
+
+    `error` is null unless the input broke off; then the verdict is `error`, as in
+    `check`'s JSON, and `verification` is null: nothing was checked.
+    """
     from clinaudit.report.formats.json_format import citation_dict, finding_dict
 
     stop = result.stopped
@@ -133,5 +156,6 @@ def end_data(result: GuardResult, path: str) -> dict[str, Any]:
         "findings": [finding_dict(f, path) for f in result.findings],
         "stopped": None if stop is None else {"reason": stop.reason, "from_offset": stop.from_offset},
         "dropped": result.dropped or None,
-        "verification": {"timed_out": result.timed_out, "seconds": result.verify_seconds},
+        "verification": None if result.error else {"timed_out": result.timed_out, "seconds": result.verify_seconds},
+        "error": result.error or None,
     }
