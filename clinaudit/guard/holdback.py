@@ -65,15 +65,6 @@ class Grammar:
     stops: str = ""  # characters no attempt reads past (it can neither consume nor look beyond one)
 
 
-@dataclass(frozen=True, slots=True)
-class Scan:
-    """What a set of grammars sees in the text not yet released."""
-
-    open: int  # earliest start of a match the end of the text has not finished; len(text) if none
-    grammar: str  # the grammar of that open match, "" if none
-    closed: tuple[tuple[int, int], ...]  # complete matches that end before the text does
-
-
 def _compile(pattern: re.Pattern[str]) -> regex.Pattern:
     return regex.compile(pattern.pattern, pattern.flags)
 
@@ -168,38 +159,8 @@ def alternatives(pattern: str) -> list[str]:
 CLAIM_PROBES = ("", "0", "a")
 
 
-def scan(text: str, pos: int, grammars: tuple[Grammar, ...], probes: tuple[str, ...] = ("",)) -> Scan:
-    """Open and closed matches from `pos` on.
-
-    A match is open when it is partial (more text could complete it) or when it
-    is complete but touches the end (`PMID: 12` may still become `PMID: 123`).
-    """
-    n = len(text)
-    first, name = n, ""
-    closed: list[tuple[int, int]] = []
-    lo = max(0, pos - 1)  # one character of context for a leading \b
-    if n and (text[-1].isalnum() or text[-1] == "_"):
-        probes = ("",)  # after a word character the end of the text is a \b already
-    for probe in probes:
-        subject, base = (text, 0) if not probe else (text[lo:] + probe, lo)
-        for grammar in grammars:
-            for m in grammar.pattern.finditer(subject, pos - base, partial=True):
-                start, end = m.start() + base, m.end() + base
-                if end == start:
-                    continue
-                if start >= n:
-                    break
-                if end >= n:
-                    if start < first:
-                        first, name = start, grammar.name
-                    break
-                if not probe:
-                    closed.append((start, end))
-    return Scan(first, name, tuple(closed))
-
-
 class Scanner:
-    """`scan(text, origin, grammars, probes)` kept up to date while text is appended, in bounded work per call.
+    """The matches of `grammars` from `origin` on, kept up to date while text is appended, in bounded work per call.
 
     For each grammar it keeps a resume point: every match attempt before it started
     at least `reach` characters before the end of the text it saw, so neither its
@@ -246,7 +207,7 @@ class Scanner:
         probes = self.probes
         if n and (text[-1].isalnum() or text[-1] == "_"):
             probes = ("",)  # after a word character the end of the text is a \b already
-        for probe in probes:  # probe-major, as scan(): the same grammar wins a tie
+        for probe in probes:  # probe-major: the same grammar wins a tie
             for i, grammar in enumerate(self.grammars):
                 pos = self._resume[i]
                 lo = max(0, pos - grammar.behind)  # the context a leading \b or lookbehind reads
@@ -297,7 +258,7 @@ class Scanner:
         return best
 
     def not_cutting(self, end: int) -> int:
-        """not_cutting(end, closed) over the complete matches from the origin on."""
+        """`end` moved back until it cuts none of the complete matches from the origin on."""
         moved = True
         while moved:
             moved = False
@@ -306,17 +267,6 @@ class Scanner:
                 if k and self.origin <= spans[k - 1][0] < end < spans[k - 1][1]:
                     end, moved = spans[k - 1][0], True
         return end
-
-
-def not_cutting(end: int, spans: tuple[tuple[int, int], ...]) -> int:
-    """Move `end` back until it cuts none of the complete markers in `spans`."""
-    moved = True
-    while moved:
-        moved = False
-        for start, stop in spans:
-            if start < end < stop:
-                end, moved = start, True
-    return end
 
 
 def broken_tail(text: str, pos: int) -> tuple[int, str] | None:
