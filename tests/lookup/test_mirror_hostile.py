@@ -340,17 +340,6 @@ def test_an_encrypted_zip_member_is_one_error_naming_it(tmp_path):
     assert query(mirror, "SELECT COUNT(*) FROM trials") == [(0,)] and query(mirror, "SELECT * FROM files") == []
 
 
-def test_a_trial_start_date_in_other_digits_is_no_year_and_the_study_is_kept(tmp_path):
-    study = json.loads(TRIAL.read_text())
-    study["protocolSection"]["statusModule"]["startDateStruct"]["date"] = "²⁰¹⁰-05"
-    path = tmp_path / "study.json"
-    path.write_text(json.dumps(study, ensure_ascii=False), encoding="utf-8")
-    mirror = tmp_path / "m.sqlite"
-    out = _ok(mirror_cli("add-trials", path, mirror=mirror))
-    assert "study.json: 1 study (" in out, out
-    assert query(mirror, "SELECT nct FROM trials") == [("NCT00973089",)]
-
-
 def test_an_unreadable_study_file_in_a_folder_is_one_error(tmp_path):
     folder = tmp_path / "studies"
     folder.mkdir()
@@ -393,16 +382,23 @@ def test_an_unreadable_study_file_is_one_error(tmp_path):
     assert proc.stdout == f"{study}: cannot read (Permission denied)\n"
 
 
-def test_a_trial_update_date_in_other_digits_is_no_date(tmp_path):
+@pytest.mark.parametrize(
+    ("field", "newest"),
+    [
+        ("lastUpdatePostDateStruct", None),  # ٢٠١٥-08-19: no update date, and none for the file
+        ("startDateStruct", "2015-08-19"),  # ²⁰¹⁰-05 passed isdigit, then int() ended the whole import
+    ],
+)
+def test_a_trial_date_in_other_digits_is_no_date_and_the_study_is_kept(tmp_path, field, newest):
     study = json.loads(TRIAL.read_text())
-    study["protocolSection"]["statusModule"]["lastUpdatePostDateStruct"]["date"] = "٢٠١٥-08-19"
+    study["protocolSection"]["statusModule"][field]["date"] = "٢٠١٥-08-19" if newest is None else "²⁰¹⁰-05"
     path = tmp_path / "study.json"
     path.write_text(json.dumps(study, ensure_ascii=False), encoding="utf-8")
     mirror = tmp_path / "m.sqlite"
     out = _ok(mirror_cli("add-trials", path, mirror=mirror))
-    assert "study.json: 1 study (newest update ?) into" in out, out
-    assert query(mirror, "SELECT nct, last_update FROM trials") == [("NCT00973089", None)]
-    assert query(mirror, "SELECT date FROM files") == [(None,)]
+    assert f"study.json: 1 study (newest update {newest or '?'}) into" in out, out
+    assert query(mirror, "SELECT nct, last_update FROM trials") == [("NCT00973089", newest)]
+    assert query(mirror, "SELECT date FROM files") == [(newest,)]
 
 
 # ---------------------------------------------------------------- imports number their file under the write lock
