@@ -150,21 +150,24 @@ def main() -> int:
         small.write_text(report([(p, items[p]) for p in pmids[:300]]), "utf-8")
         cache = Path(tmp) / "cache"
         cold, cold_cpu, data = run(server, small, cache)
+        before = server.total()
         warm = [run(server, small, cache) for _ in range(args.runs)]
+        warm_requests = server.total() - before
         walls = sorted(w for w, _, _ in warm)
         median = statistics.median(walls)
         print("report citing 300 PMIDs (PubMedQA records with abstracts)")
-        print(f"  cold  {cold:6.2f} s wall, {cold_cpu:5.2f} s CPU   {summary(data)}")
+        print(f"  cold  {cold:6.2f} s wall, {cold_cpu:5.2f} s CPU   {summary(data)}   requests {before}")
         print(
             f"  warm  {median:6.3f} s wall (median of {args.runs}; min {walls[0]:.3f}, max {walls[-1]:.3f}), "
-            f"{statistics.median(c for _, c, _ in warm):.3f} s CPU   requests {server.total()}"
+            f"{statistics.median(c for _, c, _ in warm):.3f} s CPU   requests {warm_requests}"
         )
-        good = median < 0.4
+        good = median < 0.4 and warm_requests == 0
         ok &= good
-        print(f"  floor: warm < 0.4 s wall   {'ok' if good else 'MISSED'}")
+        print(f"  floor: warm < 0.4 s wall, no request   {'ok' if good else 'MISSED'}")
         if args.against:
             ok &= against(server, small, Path(tmp), args.against.resolve(), args.runs)
         text = small.read_text("utf-8")
+        before = server.total()
         edited = []
         for k in range(args.runs):  # a new line each time: the reading is not kept, the records are
             small.write_text(f"{text}\nEdited before run {k}.\n", "utf-8")
@@ -172,7 +175,7 @@ def main() -> int:
         print(
             f"  edited before each run (records cached, report read afresh): "
             f"{statistics.median(w for w, _, _ in edited):.3f} s wall (median of {args.runs}), "
-            f"{statistics.median(c for _, c, _ in edited):.3f} s CPU   requests {server.total()}\n"
+            f"{statistics.median(c for _, c, _ in edited):.3f} s CPU   requests {server.total() - before}\n"
         )
 
         if not args.skip_large:
