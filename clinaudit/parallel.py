@@ -19,10 +19,16 @@ from __future__ import annotations
 import multiprocessing
 import os
 
+from clinaudit import collector
 from clinaudit.models import CorpusRecord, Document, FileReport, Options
 from clinaudit.read.inputs import Source
 
-BATCH = 128  # corpus lines per task: enough to amortise a task, small enough to balance the workers
+BATCH = 128  # corpus lines per task at the least: enough to amortise a task
+# A corpus file is cut into about this many tasks per worker, of BATCH lines or more: each task
+# costs the parent a message to receive, and a few per worker still balance them
+# (benchmarks/corpus.py, 10,000 answers on 2 workers: 79 tasks of 128 lines gave the parent
+# 0.39 s of CPU, 20 of 512 0.28 s, with the wall time 4% shorter).
+TASKS_PER_WORKER = 8
 START_METHOD = "fork"
 _options: Options | None = None  # each worker's copy, set once by _init
 _fields: tuple[str, str | None] = ("", None)  # --jsonl-text and --jsonl-id, for a worker reading a corpus range
@@ -40,7 +46,7 @@ def read_sources(sources: list[Source], options: Options) -> list[Document | Fil
     files = [s for s in sources if s.path is not None]
     if workers(options) <= 1 or len(files) < 2:
         return [read_source(s, options) for s in sources]
-    with _pool(options) as pool:
+    with _pool(options) as pool, collector.paused():  # for the workers' Documents, as they are unpickled
         done = iter(pool.imap(_read_source, files, chunksize=1))
         return [next(done) if s.path is not None else read_source(s, options) for s in sources]
 
@@ -67,14 +73,21 @@ def read_corpus(
             if batch:
                 tasks.append(("records", batch))
         else:
-            tasks += [("range", source.path, source.name, *r) for r in line_ranges(source.path, BATCH)]
+            ranges = line_ranges(source.path, BATCH)
+            per_task = max(1, len(ranges) // (TASKS_PER_WORKER * workers(options)))
+            tasks += [("range", source.path, source.name, *r) for r in _joined(ranges, per_task)]
     documents: list[Document | FileReport] = []
     kept: list[tuple[str, int, str | None]] = []
-    with _pool(options, (text_field, id_field)) as pool:
+    with _pool(options, (text_field, id_field)) as pool, collector.paused():
         for read, names in pool.imap(_read_task, tasks):
             documents += read
             kept += names
     return documents, kept
+
+
+def _joined(ranges: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, int]]:
+    """Each run of `n` consecutive line ranges as one: (first byte, end byte, first line)."""
+    return [(ranges[k][0], ranges[min(k + n, len(ranges)) - 1][1], ranges[k][2]) for k in range(0, len(ranges), n)]
 
 
 def _pool(options: Options, fields: tuple[str, str | None] = ("", None)):

@@ -12,7 +12,6 @@ and guard/ runs the same stages on a stream as it is generated.
 
 from __future__ import annotations
 
-import gc
 import re
 from bisect import bisect_left, bisect_right
 from collections import ChainMap
@@ -23,6 +22,7 @@ from os import PathLike
 from pathlib import Path
 from typing import NamedTuple
 
+from clinaudit import collector
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
 from clinaudit.lookup import resolve
@@ -328,20 +328,10 @@ def read_document(
 ) -> Document:
     """One report's text (in chunks: text, the line it starts on) read into a Document.
 
-    The cyclic garbage collector rests meanwhile. A read allocates hundreds of thousands of
-    short-lived objects that hold no cycles (markdown-it's tokens with two dicts each, units,
-    spans): reference counting frees them, yet at the default threshold the collector ran
-    every 700 allocations, its older generations walking every live object again as the heap
-    grew, a fifth to a third of the read's time (the CLI's higher threshold saved part of it
-    already). It runs again after the read; a collector someone turned off stays off.
+    The cyclic garbage collector rests meanwhile (clinaudit/collector.py says why).
     """
-    if not gc.isenabled():
+    with collector.paused():
         return _read_document(path, chunks, markdown, known)
-    gc.disable()
-    try:
-        return _read_document(path, chunks, markdown, known)
-    finally:
-        gc.enable()
 
 
 def _read_document(

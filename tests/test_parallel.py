@@ -1,0 +1,68 @@
+"""`--jobs` in process: the parent receives the workers' Documents with the collector paused."""
+
+from __future__ import annotations
+
+import gc
+import json
+
+from clinaudit import parallel
+from clinaudit.models import Options
+from clinaudit.pipeline import read_record
+from clinaudit.read.inputs import Source, line_ranges, read_jsonl
+
+ANSWER = "Metformin lowers hepatic glucose production (PMID: 12345678). The usual adult dose is 500 mg twice daily."
+
+
+def test_the_parent_receives_documents_with_the_collector_paused_and_the_same_results(tmp_path, monkeypatch):
+    corpus = tmp_path / "answers.jsonl"
+    corpus.write_text("".join(json.dumps({"id": f"a{k}", "answer": ANSWER}) + "\n" for k in range(600)))
+    source = Source(str(corpus), corpus, True)
+    options = Options(jobs=2, offline=True)
+    monkeypatch.setattr(parallel, "BATCH", 50)  # 12 tasks: results arrive while others are read
+    parallel.read_corpus([source], "answer", "id", options)  # imports and rules: their collections are not ours
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    old = gc.get_threshold()
+    gc.set_threshold(100)  # without the pause the parent collects hundreds of times as it unpickles
+    gc.callbacks.append(count)
+    try:
+        documents, kept = parallel.read_corpus([source], "answer", "id", options)
+    finally:
+        gc.callbacks.remove(count)
+        gc.set_threshold(*old)
+    assert len(collections) < 10  # starting and stopping the pool: a few; receiving unpaused: about 60
+    assert gc.isenabled()
+    one = [read_record(r, options) for r in read_jsonl(source, "answer", "id", options.max_bytes)]
+    assert documents == one and [k[2] for k in kept] == [f"a{k}" for k in range(600)]
+
+
+def test_a_collector_turned_off_stays_off(tmp_path):
+    corpus = tmp_path / "answers.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "answer": ANSWER}) + "\n")
+    gc.disable()
+    try:
+        documents, _ = parallel.read_corpus([Source(str(corpus), corpus, True)], "answer", "id", Options(jobs=2))
+        assert not gc.isenabled() and len(documents) == 1
+    finally:
+        gc.enable()
+
+
+def test_a_corpus_is_cut_into_a_few_tasks_per_worker_that_cover_it_in_order(tmp_path, monkeypatch):
+    corpus = tmp_path / "answers.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": f"a{k}", "answer": f"Answer {k}. {ANSWER}"}) + "\n" for k in range(599))
+    )
+    source = Source(str(corpus), corpus, True)
+    monkeypatch.setattr(parallel, "BATCH", 10)  # 60 ranges of 10 lines (the last of 9)
+    ranges = line_ranges(corpus, 10)
+    joined = parallel._joined(ranges, 60 // (parallel.TASKS_PER_WORKER * 2))
+    assert len(joined) == 20 and joined[0][0] == 0 and joined[-1][1] == corpus.stat().st_size
+    assert all(a[1] == b[0] for a, b in zip(joined, joined[1:], strict=False))  # contiguous
+    assert [j[2] for j in joined] == [1 + 30 * k for k in range(20)]  # each task's first line
+    documents, kept = parallel.read_corpus([source], "answer", "id", Options(jobs=2, offline=True))
+    assert [k[2] for k in kept] == [f"a{k}" for k in range(599)] and [k[1] for k in kept] == list(range(1, 600))
+    assert [d.path for d in documents] == [f"{corpus}:{k}" for k in range(1, 600)]
