@@ -245,7 +245,8 @@ def parse_study(study: dict) -> Record | None:
         if isinstance(date, str):
             extra.append((name, date))
     start = _get(status, "startDateStruct", "date")
-    year = int(start[:4]) if isinstance(start, str) and start[:4].isascii() and start[:4].isdigit() else None  # "²⁰¹⁰" too
+    digits = start[:4] if isinstance(start, str) else ""
+    year = int(digits) if digits.isascii() and digits.isdigit() else None  # ASCII: "²⁰¹⁰" passes isdigit
     brief = ident.get("briefTitle")
     overall = status.get("overallStatus") if isinstance(status, dict) else None
     why = status.get("whyStopped") if isinstance(status, dict) else None
