@@ -17,7 +17,9 @@ import regex
 from clinaudit.read import citations, sentences
 
 # The start of a line that begins a new Markdown block; partial: "1" may yet become "1. ".
-_BLOCK_START = regex.compile(r"[ \t]*\n|[ \t]{0,3}(?:[-*+][ \t]|#{1,6}[ \t]|>|\||\d{1,9}[.)][ \t]|```|~~~)")
+# A bullet is one only once text follows it: "- " then the line's end is a setext underline
+# (the line before becomes a heading) and an empty item never interrupts a paragraph.
+_BLOCK_START = regex.compile(r"[ \t]*\n|[ \t]{0,3}(?:[-*+][ \t]+\S|#{1,6}[ \t]|>|\||\d{1,9}[.)][ \t]|```|~~~)")
 # A line that is a block on its own: what follows it starts a new one.
 _SINGLE_LINE_BLOCK = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]|\|)")
 _LETTERS = re.compile(r"[A-Za-z]{3}")

@@ -24,6 +24,7 @@ from clinaudit.errors import InputError
 from clinaudit.guard import holdback, stdio
 from clinaudit.guard.stream import Event, StreamGuard, default_stop_types
 from clinaudit.models import Options
+from clinaudit.pipeline import audit_text
 from clinaudit.read import sentences as read_sentences
 
 from conftest import run_cli
@@ -557,3 +558,24 @@ def test_the_cli_fails_a_stopped_stream_even_with_fail_on_never():
     assert "clinaudit: guard: fail: stopped (uncited dose recommendation)" in proc.stderr
     proc = run_cli("guard", "--offline", "--fail-on", "never", "--stop-on", "none", input=DOSE)
     assert proc.returncode == 0 and proc.stdout == DOSE
+
+
+@pytest.mark.parametrize(
+    ("text", "stopped"),
+    [
+        ("Patients contraindicated \n -  Patients", True),  # a list item: the line before is a paragraph
+        ("Warfarin is contraindicated in pregnancy\n- More text.\n", True),
+        ("Warfarin is contraindicated in pregnancy\n-\nMore text.\n", False),  # a setext heading, as check reads it
+        ("Patients contraindicated \n - \n", False),
+    ],
+)
+def test_a_bullet_is_a_new_block_only_once_text_follows_it_whatever_the_pieces(text, stopped):
+    """`- ` at a line's start may still be a setext underline: the sentence before waits for the line to say."""
+    checked = audit_text(text, "r.md", QUICK)
+    assert ("uncited-claim" in [f.rule for f in checked.findings]) is stopped  # what `check` says of it
+    for size in (1, 2, 3, 4, 5, 8, len(text)):
+        guard = StreamGuard(options=QUICK)
+        for k in range(0, len(text), size):
+            guard.feed(text[k : k + size])
+        result = guard.end()
+        assert (result.stopped is not None, result.text) == (stopped, "" if stopped else text), size
