@@ -373,8 +373,12 @@ class StreamGuard:
         from clinaudit.pipeline import read_document
         from clinaudit.read.parse import LineIndex
 
-        document = read_document(self.path, [(self._text, 0)], self.markdown)
-        index = LineIndex(self._text)
+        text = self._text
+        last = text.rfind("\n") + 1
+        if end <= last < len(text):  # an unfinished line after the sentence has not said what it is:
+            text = text[:last]  # "- " may yet be a list item, not the underline that makes a heading
+        document = read_document(self.path, [(text, 0)], self.markdown)
+        index = LineIndex(text)
         rules = claims.rules()
         for claim in document.claims:
             if claim.cited or claim.claim_type not in self.stop_on:

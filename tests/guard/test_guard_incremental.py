@@ -579,3 +579,49 @@ def test_a_bullet_is_a_new_block_only_once_text_follows_it_whatever_the_pieces(t
             guard.feed(text[k : k + size])
         result = guard.end()
         assert (result.stopped is not None, result.text) == (stopped, "" if stopped else text), size
+
+
+# Found by feeding random Markdown-ish text whole and in pieces: each stops the stream fed whole,
+# and was released whole fed 1 or 2 characters at a time (a `- ` line read as a setext underline).
+RELEASED_IN_PIECES = [
+    "\n---\n e.g. take contraindicated **bold** \n- `code`",
+    "in contraindicated Warfarin recommended \n- [1] | a | b |",
+    "| a | b | take contraindicated **bold** \n- Patients PMID 12345678",
+    "| a | b | , . contraindicated **bold** recommended >  ! recommended ? contraindicated \n- `code` >   *  is ?",
+]
+
+
+@pytest.mark.parametrize("text", RELEASED_IN_PIECES)
+def test_a_claim_the_whole_text_stops_is_stopped_in_any_pieces(text):
+    for size in (len(text), 1, 2, 3, 5):
+        guard = StreamGuard(options=QUICK)
+        for k in range(0, len(text), size):
+            guard.feed(text[k : k + size])
+        assert guard.end().stopped is not None, size
+
+
+MARKDOWNISH = st.lists(
+    st.sampled_from(
+        [
+            *("Patients", "take", "20 mg", "is", "contraindicated", "in", "pregnancy", "Warfarin", "recommended"),
+            *(".", "!", "?", "\n", "\n\n", " - ", " * ", "1. ", "# ", "> ", "| a | b |", "[1]", "PMID 12345678"),
+            *("\n-", "\n---\n", "`code`", "**bold**", "e.g.", "Dr.", "dose"),
+        ]
+    ),
+    min_size=3,
+    max_size=25,
+).map(" ".join)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=MARKDOWNISH, size=st.integers(min_value=1, max_value=6))
+def test_no_chunking_releases_a_claim_that_the_whole_text_stops(text, size):
+    """The guard may stop earlier in pieces (it cannot know a paragraph will become a heading), never later."""
+    whole = StreamGuard(options=QUICK)
+    whole.feed(text)
+    if whole.end().stopped is None:
+        return
+    guard = StreamGuard(options=QUICK)
+    for k in range(0, len(text), size):
+        guard.feed(text[k : k + size])
+    assert guard.end().stopped is not None
