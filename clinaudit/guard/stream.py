@@ -290,14 +290,8 @@ class StreamGuard:
         """An offset in _raw as one in _text (inside a CRLF: before it)."""
         if not self._crlf:
             return offset
-        lo, hi = 0, len(self._crlf)
-        while lo < hi:  # the CRLFs whose CR lies before `offset`: the k-th CR is at _crlf[k] + k
-            mid = (lo + hi) // 2
-            if self._crlf[mid] + mid < offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        return offset - lo
+        crlf = self._crlf  # the CRLFs whose CR lies before `offset`: the k-th CR is at _crlf[k] + k
+        return offset - bisect_left(range(len(crlf)), offset, key=lambda k: crlf[k] + k)
 
     def _cut(self, offset: int) -> None:
         """Keep _text[:offset], and _raw up to the same point."""

@@ -282,6 +282,14 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
         yield _decode(b"".join(buffer), name, line_base), line_base
 
 
+def lines_ended(text: str) -> str:
+    """CRLF and a lone CR (old Mac files) as LF: one line end each, as CommonMark counts lines.
+
+    One character stays one character, so columns stay right.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
 def _decode(data: bytes, name: str, line_base: int) -> str:
     try:
         text = data.decode("utf-8")
@@ -290,9 +298,7 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
         raise InputError(
             f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8"
         ) from None
-    if "\r" in text:  # CRLF → LF keeps columns right; a lone CR ends a line too (_lines split there)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+    return lines_ended(text)  # _lines split at each lone CR too
 
 
 # ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
@@ -367,7 +373,7 @@ def _record(name: str, line: int, data, text_field: str, id_field: str | None) -
         return _bad(name, line, f"{text_field!r} is not a string")
     if "\x00" in text:
         return _bad(name, line, f"{text_field!r} holds a NUL character")
-    text = _no_surrogates(text.replace("\r\n", "\n").replace("\r", "\n"))  # as a file's lines end
+    text = _no_surrogates(lines_ended(text))  # as a file's lines end
     if id_field is None:
         return CorpusRecord(f"{name}:{line}", line, text, source=name)
     value = data.get(id_field)

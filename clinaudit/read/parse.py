@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from clinaudit.models import Link, Span, Unit
 from clinaudit.read.citations import ASCII_PUNCTUATION, is_marker_label, next_number, reference_key
+from clinaudit.read.inputs import lines_ended
 
 REFERENCE_RULES = "rules/references.yaml"  # the words of a reference heading (and of a citation-only sentence)
 _HEADING_NUMBER = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXivx]{1,5}[.)]|[A-Za-z][.)])\s+")
@@ -36,7 +37,6 @@ _DEFINITION_LABEL = re.compile(r"\[([^\[\]]{1,999})\]:[ \t]*")
 _REF_LINK = re.compile(r"(!?)\[([^\[\]]{0,1000})\](?:\[([^\[\]]{0,1000})\])?")
 # The target of a Link that is a reference link: this, then its label. NUL never reaches a unit from a file.
 REFERENCE_LINK = "\x00"
-_CR = re.compile(r"\r\n?")
 _ESCAPED = "\x1a"  # stands in for an escaped character while the scanners run: it opens nothing
 _HREF = re.compile(r"""\shref\s*=\s*(?:"([^"]{1,2000})"|'([^']{1,2000})'|([^\s"'>]{1,2000}))""", re.IGNORECASE)
 _PROSE_LETTERS = re.compile(r"[A-Za-z]{2}")
@@ -173,13 +173,8 @@ def _markdown():  # built on first use: the import costs time a `--help` need no
     return _md
 
 
-def _lines_ended(text: str) -> str:
-    """CRLF and a lone CR (old Mac files) end a line, as CommonMark and markdown-it count lines."""
-    return _CR.sub("\n", text) if "\r" in text else text
-
-
 def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
-    text = _lines_ended(text)  # else markdown-it's line numbers and LineIndex's disagree, and lines are lost
+    text = lines_ended(text)  # else markdown-it's line numbers and LineIndex's disagree, and lines are lost
     md = _markdown()
     env: dict = {}
     tokens = md.parse(text, env)
@@ -639,7 +634,7 @@ def _code_spans(s: str, escapes: bool) -> tuple[list[tuple[int, int]], list[int]
 
 def parse_text(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
     """Plain text is all prose: paragraphs are separated by blank lines."""
-    text = _lines_ended(text)
+    text = lines_ended(text)
     index = LineIndex(text, line_base)
     doc = ParsedDocument(units=[], index=index)
     section = state.section if state else ""
