@@ -194,9 +194,7 @@ class StreamGuard:
         cut = max(0, min(cut, n))
         withdraw = min(cut, self._released)
         self._cut(cut)
-        self._released = withdraw
         self._start = min(self._start, cut)
-        self._rescan()
         self._emit("reset", from_offset=self._out(withdraw), reason=reason)
         if self._sources.cut(withdraw):
             self._emit("sources", citations=self._sources.listing())
@@ -220,7 +218,6 @@ class StreamGuard:
         if tail is not None:
             self._dropped = self._raw[self._out(tail[0]) :]
             self._cut(tail[0])
-            self._rescan()
         self._advance(final=True)
         return self._raw[before : self._out(self._released)] if self._stopped is None else ""
 
@@ -294,21 +291,19 @@ class StreamGuard:
         return offset - bisect_left(range(len(crlf)), offset, key=lambda k: crlf[k] + k)
 
     def _cut(self, offset: int) -> None:
-        """Keep _text[:offset], and _raw up to the same point."""
+        """Keep _text[:offset], and _raw up to the same point; the release point and the scans follow."""
         if offset >= len(self._text):
             return  # nothing to cut; a pending CR stays pending (it may be half a CRLF)
         self._raw = self._raw[: self._out(offset)]
         del self._crlf[bisect_left(self._crlf, offset) :]
         self._text = self._text[:offset]
         self._cr_pending = False
-
-    # ------------------------------------------------------------ release
-
-    def _rescan(self) -> None:
-        """The text was cut: what the scans kept of it is void."""
-        self._marker_scan.restart(self._released)
+        self._released = min(self._released, offset)
+        self._marker_scan.restart(self._released)  # what the scans kept of the text is void
         self._claim_scan.restart(self._released)
         self._sentences = guard_sentences.Memo()
+
+    # ------------------------------------------------------------ release
 
     def _advance(self, final: bool) -> None:
         text = self._text
@@ -401,8 +396,6 @@ class StreamGuard:
         withdraw = min(cut, self._released)
         self._withdrawn = self._raw[self._out(cut) :]
         self._cut(cut)
-        self._released = withdraw
-        self._rescan()
         self._stopped = Stop(reason, self._out(withdraw), finding)
         self.hold_reason = "stopped"
         self._emit(
