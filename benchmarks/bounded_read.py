@@ -1,4 +1,4 @@
-"""Benchmark: reading a hostile body within a 32 MB cap, two ways (issue 15).
+"""Benchmark: reading a hostile body within a 32 MB cap, two ways.
 
 A loopback server (tests/fakeserver.py) serves a 300 MB body with no Content-Length
 and a 1 MB gzip body that inflates to 1 GiB. Each way of reading runs in its own
@@ -11,7 +11,7 @@ child process, which reports its peak RSS (ru_maxrss) and time:
 - `read_body` (clinaudit/lookup/http.py): the raw bytes through zlib with
   `max_length`, so no step yields more than the room left under the cap.
 
-Also the body read whole, as before issue 15 (`response.read()`), for the 300 MB
+Also the body read whole, as it once was (`response.read()`), for the 300 MB
 body only unless --unbounded-bomb is given (it needs about 6 GB).
 
     python benchmarks/bounded_read.py

@@ -1,5 +1,5 @@
 """Sweep real LLM answers through the parser: is every cited id found once, does every [n] resolve,
-is any reference entry lost? (issue 17)
+is any reference entry lost?
 
 Run by hand:  python benchmarks/citation_sweep.py [--answers PATH] [--show N]
 
@@ -69,8 +69,8 @@ def answers(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def sweep(items, style, show: int) -> Counter:
-    from clinaudit.pipeline import read_document
     from clinaudit.read.citations import classify_url
+    from clinaudit.read.document import read_document
 
     c: Counter = Counter()
     shown = 0

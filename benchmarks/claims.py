@@ -1,4 +1,4 @@
-"""Benchmark: does the claim detector find the sentences that need a source? (issue 12)
+"""Benchmark: does the claim detector find the sentences that need a source?
 
 Run by hand:  python benchmarks/claims.py [--compare] [--speed]
 
@@ -44,9 +44,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from clinaudit.pipeline import read_document  # noqa: E402
 from clinaudit.read import claims, sentences  # noqa: E402
+from clinaudit.read.document import read_document  # noqa: E402
 from clinaudit.read.parse import parse_markdown  # noqa: E402
+from clinaudit.text import plural_stem  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 CLAIMS = DATA / "claims"
@@ -207,7 +208,7 @@ WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")
 
 
 def features(sentence: str) -> set[str]:
-    return {claims.stem(w) for w in WORD.findall(sentence.lower())}
+    return {plural_stem(w) for w in WORD.findall(sentence.lower())}
 
 
 def train_bag_of_words(seed: int = 12) -> Callable[[str], float]:

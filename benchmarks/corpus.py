@@ -1,4 +1,4 @@
-"""Benchmark: corpus-scale runs (issue 13) — `--jobs` on a 10,000-answer JSONL corpus, and Dask.
+"""Benchmark: corpus-scale runs — `--jobs` on a 10,000-answer JSONL corpus, and Dask.
 
 The corpus is built from PubMedQA's 1000 expert-labelled items (../shared/data/pubmedqa):
 each answer is an item's conclusion citing its PMID, with a question and, for one in
@@ -111,7 +111,7 @@ def read_part_cpu(path: Path, jobs: int, method: str = "fork") -> tuple[float, f
     """Wall seconds, CPU seconds of this process and CPU seconds of its workers, for the same read."""
     import resource
 
-    from clinaudit import parallel
+    from clinaudit import parallel, pipeline
     from clinaudit.models import Options
     from clinaudit.pipeline import read_record
     from clinaudit.read.inputs import Source, read_jsonl
@@ -125,7 +125,7 @@ def read_part_cpu(path: Path, jobs: int, method: str = "fork") -> tuple[float, f
     if jobs == 1:
         documents = [read_record(r, options) for r in read_jsonl(source, "answer", "id", options.max_bytes)]
     else:
-        documents, _ = parallel.read_corpus([source], "answer", "id", options)
+        documents, _ = parallel.read_corpus([source], "answer", "id", options, pipeline.readers())
     elapsed = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     workers = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)

@@ -1,4 +1,4 @@
-"""Benchmark: guarding JSON depth, three ways, on a real-sized answer and a hostile one (issue 15).
+"""Benchmark: guarding JSON depth, three ways, on a real-sized answer and a hostile one.
 
 - `loads + catch`: json.loads, RecursionError turned into "malformed". Cheapest, but
   the depth it allows is the interpreter's recursion limit: a library caller that

@@ -213,8 +213,8 @@ def plumbing(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings(url: str, timeout: float, budget: int) -> judge.Settings:
-    return judge.Settings(url=judge.endpoint(url), model="fake", api_key=None, timeout=timeout, budget=budget)
+def _settings(url: str, timeout: float, budget: int) -> judge.Connection:
+    return judge.Connection(url=judge.endpoint(url), model="fake", api_key=None, timeout=timeout, budget=budget)
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""Benchmark: the local mirror (issue 13) — ingest speed and memory, size, look-ups, SIGKILL and resume.
+"""Benchmark: the local mirror — ingest speed and memory, size, look-ups, SIGKILL and resume.
 
 A large `pubmed99n0001.xml.gz` is generated in a temporary folder by re-numbering the
 real records of ../shared/data/pubmed (the 604 of the 2016 MEDLINE file, wrapped as
@@ -219,7 +219,7 @@ def warm_report(mirror: Path, pmids: list[int]) -> tuple[int, float, float]:
     """Requests made, the look-up step (resolve_all, in process) and the CLI's wall time for a 500-PMID report."""
     from clinaudit.lookup import resolve
     from clinaudit.models import Options
-    from clinaudit.pipeline import read_document
+    from clinaudit.read.document import read_document
 
     from fakeserver import FakeServices
 

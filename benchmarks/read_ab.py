@@ -33,7 +33,7 @@ def measure() -> None:
 
     from clinaudit.check import corrections
     from clinaudit.models import Options
-    from clinaudit.pipeline import read_document
+    from clinaudit.read.document import read_document
 
     known = corrections.for_report("corpus.md", Options())
     texts = [

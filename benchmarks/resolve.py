@@ -6,7 +6,7 @@ by the server (it answers NCBI's real 429 body past it). The server synthesises 
 record for every id it has no recorded fixture for (titles "Synthetic …"): fine for
 counting requests and time, meaningless as data.
 
-Floors (issue 3), judged on the resolution step (every id of the report through
+Floors, judged on the resolution step (every id of the report through
 `resolve.resolve_all`, in process): cold ≤ 3 E-utilities requests, ≤ 2
 ClinicalTrials.gov requests, 0 429s, < 5 s; warm 0 requests, < 0.5 s. The same
 report through the installed CLI is timed too, end to end: that adds interpreter
@@ -90,7 +90,7 @@ def cli_run(server: FakeServices, path: Path, cache: Path) -> tuple[float, dict[
 
 
 def main() -> int:
-    from clinaudit import pipeline
+    from clinaudit.read.document import read_document
 
     ok = True
     cited = len(PMIDS) + len(NCTS) + len(DOIS)
@@ -98,7 +98,7 @@ def main() -> int:
         server.rate_limits["eutils"] = NCBI_RATE
         path = Path(tmp) / "report.md"
         path.write_text(report(), encoding="utf-8")
-        document = pipeline.read_document(str(path), [(path.read_text(encoding="utf-8"), 0)], True)
+        document = read_document(str(path), [(path.read_text(encoding="utf-8"), 0)], True)
         cold, cold_counts, cold_429s, cold_statuses = resolution_step(server, document, Path(tmp) / "cache")
         warm, warm_counts, _, warm_statuses = resolution_step(server, document, Path(tmp) / "cache")
         cli_cold, cli_cold_counts = cli_run(server, path, Path(tmp) / "cli-cache")

@@ -1,4 +1,4 @@
-"""What clinaudit can check of the sources real LLM answers cite (issue 16), offline.
+"""What clinaudit can check of the sources real LLM answers cite, offline.
 
 Run by hand:  python benchmarks/sources.py [--answers FILE] [--show KIND]
 
@@ -42,7 +42,7 @@ ID_KINDS = {
 
 def sources(path: Path):
     """(system, listed source text, the citation kind and value clinaudit reads out of it) for every source."""
-    from clinaudit.pipeline import read_document
+    from clinaudit.read.document import read_document
 
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
         item = json.loads(line)

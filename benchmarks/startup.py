@@ -1,4 +1,4 @@
-"""CLI start-up and small-run wall time, median of repeated runs (issue 14).
+"""CLI start-up and small-run wall time, median of repeated runs.
 
 Run by hand:  python benchmarks/startup.py [--runs N] [--against CHECKOUT]
 Floors: `clinaudit check --offline samples/` under 0.3 s; `clinaudit --help` under 0.15 s.

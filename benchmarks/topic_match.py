@@ -11,7 +11,7 @@ MeSH check tags (Humans, Male, age groups, …) do not count as shared topic.
 The 1000 items are split in two halves by a seeded shuffle; every pair stays
 inside its half. `--tune` searches the thresholds (and the semantic mix) on
 the tuning half and prints them for data/topic.yaml; the figures reported are
-for the other half. Floors (issue 4): random negatives F1 of `no` >= 0.95;
+for the other half. Floors: random negatives F1 of `no` >= 0.95;
 hard negatives ROC AUC >= 0.85.
 
 Run:  python benchmarks/topic_match.py [--tune] [--lexical-only] [--no-title] [--first-sentence]

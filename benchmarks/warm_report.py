@@ -1,4 +1,4 @@
-"""A warm run on a report citing 300 PMIDs, and the CPU of a 5,000-citation report (issue 11).
+"""A warm run on a report citing 300 PMIDs, and the CPU of a 5,000-citation report.
 
 The records are real PubMedQA items (../shared/data/pubmedqa, MIT; QUESTION as the
 title, CONTEXTS as the abstract, MESHES as MeSH) served as efetch XML by the local
@@ -16,7 +16,7 @@ system of the clinaudit process, cold and warm) must stay in seconds, not minute
 Floors: warm 300-PMID run < 0.4 s wall; 5,000 citations < 60 s of CPU cold and warm.
 
 `--against DIR` times another checkout (`git worktree add --detach /tmp/pre11 bb880e7`,
-the code issue 11 measured at about 1.1 s) in the same loop, run for run, both sides as
+the code once measured at about 1.1 s) in the same loop, run for run, both sides as
 `python -P -m clinaudit` with PYTHONPATH set to their checkout and each its own cache.
 A wall-time floor means little without the machine: the shared VMs here differ by more
 than 2x from one session to the next, and by a fifth from minute to minute. The issue's

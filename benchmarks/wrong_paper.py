@@ -39,7 +39,7 @@ title, MeSH, year, authors and journal stay), as PubMed shows an indexed letter,
 or guideline; `--bare-titles` drops the MeSH terms too (a record not yet indexed), a harder
 case the floors do not cover. Each basis runs against its own server and cache.
 
-Floors (issue 11), in every cell: correct citations flagged <= 5%, swapped flagged
+Floors, in every cell: correct citations flagged <= 5%, swapped flagged
 >= 95%; every swapped citation with an author and year in its reference text `mismatched`.
 
     python benchmarks/wrong_paper.py [--half tune|test] [--semantic] [--bare-titles] [--keep DIR]

@@ -6,7 +6,8 @@ from `clinaudit.models`.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from clinaudit.version import __version__
+
 __all__ = ["__version__", "audit_paths", "audit_text"]
 
 

@@ -20,11 +20,12 @@ import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from clinaudit.errors import InputError
-from clinaudit.models import Options
+from clinaudit.options import Options, Spec, specs
 
 DOTFILE = ".clinaudit.toml"
 _OUR_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?clinaudit\b|^\s*tool\s*\.\s*clinaudit\s*[.=]", re.MULTILINE)
@@ -38,45 +39,38 @@ class ConfigError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Key:
+    """One config key, made from its option's declaration (clinaudit/options.py) or a service API's."""
+
     kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities | hosts
-    field: str = ""  # the Options field it sets, when that field exists
-    param: str = ""  # the CLI parameter that overrides it
+    field: str  # the Options field it sets
     env: str = ""  # an environment variable that overrides it
     choices: tuple[str, ...] = ()
     low: float | None = None
     high: float | None = None
+    scale: int = 1  # the file gives units of this many (max-size in MB)
+    inverted: bool = False  # default-corrections = false sets no_default_corrections
+    api: str = ""  # for a service URL: the API it moves (its value goes into service_urls)
 
 
-KEYS: dict[str, Key] = {
-    "fail-on": Key("choice", "fail_on", "fail_on", choices=("high", "medium", "low", "never")),
-    "strict": Key("bool", "strict", "strict"),
-    "offline": Key("bool", "offline", "offline"),
-    "min-credibility": Key("int", "min_credibility", "min_credibility", low=0, high=100),
-    "require-disclaimer": Key("bool", "require_disclaimer", "require_disclaimer"),
-    "sources": Key("path", "sources", "sources"),
-    "corrections": Key("paths", "corrections", "corrections"),
-    "default-corrections": Key("bool", "no_default_corrections", "no_default_corrections"),  # inverted
-    "exclude": Key("globs", "exclude", "exclude"),
-    "enable": Key("rules", "enable", "enable"),
-    "disable": Key("rules", "disable", "disable"),
-    "severity": Key("severities", "severity"),
-    "baseline": Key("path", "baseline", "baseline"),
-    "timeout": Key("number", "timeout", "timeout", low=0.1, high=3600),  # the CLI's bounds
-    "max-size": Key("int", "max_bytes", "max_size", low=1),
-    "email": Key("email", "email", "email", env="CLINAUDIT_EMAIL"),
-    "eutils-url": Key("url", env="CLINAUDIT_EUTILS_URL"),
-    "ctgov-url": Key("url", env="CLINAUDIT_CTGOV_URL"),
-    "crossref-url": Key("url", env="CLINAUDIT_CROSSREF_URL"),
-    "doi-url": Key("url", env="CLINAUDIT_DOI_URL"),
-    "judge-url": Key("url", "judge_url", "judge", env="CLINAUDIT_JUDGE_URL"),
-    "judge-timeout": Key("number", "judge_timeout", "judge_timeout", low=0.1, high=3600),
-    "check-urls": Key("bool", "check_urls", "check_urls"),
-    "url-allow-hosts": Key("hosts", "url_allow_hosts"),
-    "idconv-url": Key("url", env="CLINAUDIT_IDCONV_URL"),
-    "min-coverage": Key("number", "min_coverage", "min_coverage", low=0, high=100),
-    "mirror": Key("path", "mirror", "mirror", env="CLINAUDIT_MIRROR"),
-    "jobs": Key("int", "jobs", "jobs", low=0),
-}
+@lru_cache(maxsize=1)
+def keys() -> dict[str, Key]:
+    """Every key a config file may set: one per declared option with a key, one per service API (`<api>-url`).
+
+    The service keys come from the registry, so a new service brings its own; read only when a file is.
+    """
+    from clinaudit.lookup.network import apis
+    from clinaudit.lookup.services.registry import SERVICES
+
+    out = {
+        spec.key: Key(spec.kind, name, spec.env, spec.choices, spec.low, spec.high, spec.scale, spec.inverted)
+        for name, spec in specs().items()
+        if spec.key
+    }
+    for api in apis(SERVICES):
+        out[api.key] = Key("url", "service_urls", api.env, api=api.name)
+    return out
+
+
 _HOST = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]{2,45}\]?)$")
 
 
@@ -92,35 +86,32 @@ class Config:
         command line enables is no longer disabled by the file, and vice versa.
         """
         given = set(given)
-        known = {f.name for f in dataclasses.fields(Options)}
+        table = keys()
         changes: dict[str, Any] = {}
+        urls = dict(options.service_urls)
         for name, value in self.values.items():
-            key = KEYS[name]
-            if (key.param and key.param in given) or (key.env and os.environ.get(key.env)):
-                continue
-            if key.field in known and key.kind != "rules":
-                changes[key.field] = _to_option(name, value)
+            key = table[name]
+            if key.field in given or (key.env and os.environ.get(key.env, "").strip()):
+                continue  # the command line, then the environment, beat the file
+            if key.api:
+                urls.setdefault(key.api, value)
+            elif key.kind != "rules":
+                changes[key.field] = _to_option(key, value)
+        if urls:
+            changes["service_urls"] = tuple(sorted(urls.items()))
         enabled = set(self.values.get("enable", ())) - set(disable) | set(enable)
         disabled = set(self.values.get("disable", ())) - set(enable) | set(disable)
         changes["enable"] = frozenset(enabled)
         changes["disable"] = frozenset(disabled)
         return dataclasses.replace(options, **changes)
 
-    def environment(self) -> dict[str, str]:
-        """Service URLs the file sets and the environment does not: the resolver reads them from there."""
-        return {
-            KEYS[name].env: str(value)
-            for name, value in self.values.items()
-            if KEYS[name].kind == "url" and not KEYS[name].field and not os.environ.get(KEYS[name].env)
-        }
 
-
-def _to_option(name: str, value: Any) -> Any:
-    if name == "default-corrections":
-        return not value  # the option is --no-default-corrections
-    if name == "max-size":
-        return value * 1024 * 1024
-    if name == "severity":
+def _to_option(key: Key, value: Any) -> Any:
+    if key.inverted:
+        return not value  # default-corrections = false is --no-default-corrections
+    if key.scale != 1:
+        return value * key.scale
+    if key.kind == "severities":
         return tuple(sorted(value.items()))
     if isinstance(value, list):
         return tuple(value)
@@ -146,7 +137,7 @@ def configure(
     enable: tuple[str, ...] = (),
     disable: tuple[str, ...] = (),
 ) -> Options:
-    """The CLI's one call: find and check the file, export its service URLs, merge it under the flags."""
+    """The CLI's one call: find and check the file, merge it under the flags (service URLs into the lookup settings)."""
     check_rules(enable, "--enable")
     check_rules(disable, "--disable")
     check_numbers(ctx)
@@ -154,7 +145,6 @@ def configure(
     if both:
         raise ConfigError(f"--enable and --disable both name {', '.join(sorted(both))}")
     config = discover(paths, explicit, isolated)
-    os.environ.update(config.environment())  # the resolver reads base URLs from the environment
     return config.apply(options, given_params(ctx), enable, disable)
 
 
@@ -299,7 +289,7 @@ class _Checker:
     def check(self, table: dict[str, Any]) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for name, value in table.items():
-            key = KEYS.get(name)
+            key = keys().get(name)
             if key is None:
                 raise self.error((name,), "unknown key" + _hint(name))
             values[name] = self.value((name,), key, value)
@@ -377,13 +367,13 @@ class _Checker:
         return list(value)
 
     def _rule(self, at: tuple[str, ...], name: str) -> None:
-        from clinaudit.report import catalogue
+        from clinaudit import catalogue
 
         if not catalogue.known(name):
             raise self.error(at, f"unknown rule '{name}'{catalogue.suggest(name)} (clinaudit rules lists them)")
 
 
-def _range_problem(key: Key, value: float) -> str:
+def _range_problem(key: Key | Spec, value: float) -> str:
     """Why a number is out of the key's range, or ''. NaN compares false with every bound, so it is named."""
     inside = (key.low is None or value >= key.low) and (key.high is None or value <= key.high)
     if inside and math.isfinite(value):
@@ -401,17 +391,17 @@ def check_numbers(ctx: Any) -> None:
     """The file's range check for the numbers on the command line too: click's ranges let NaN through."""
     params = getattr(ctx, "params", None) or {}
     given = given_params(ctx) if params else set()
-    for name, key in KEYS.items():
-        value = params.get(key.param) if key.param in given else None
-        if key.kind in ("number", "int") and isinstance(value, (int, float)) and not isinstance(value, bool):
-            problem = _range_problem(key, value)
+    for name, spec in specs().items():
+        value = params.get(name) if name in given else None
+        if spec.kind in ("number", "int") and isinstance(value, (int, float)) and not isinstance(value, bool):
+            problem = _range_problem(spec, value)
             if problem:
-                raise ConfigError(f"--{name}: {problem}")
+                raise ConfigError(f"{spec.flag}: {problem}")
 
 
 def check_rules(names: Iterable[str], flag: str) -> None:
     """The same check for `--enable`/`--disable` on the command line."""
-    from clinaudit.report import catalogue
+    from clinaudit import catalogue
 
     for name in names:
         if not catalogue.known(name):
@@ -419,15 +409,16 @@ def check_rules(names: Iterable[str], flag: str) -> None:
 
 
 def _hint(name: str) -> str:
+    table = keys()
     spelled = name.replace("_", "-")
-    if spelled in KEYS:
+    if spelled in table:
         return f"; did you mean '{spelled}'?"
-    close = difflib.get_close_matches(name, list(KEYS), n=1)
+    close = difflib.get_close_matches(name, list(table), n=1)
     if close:
         return f"; did you mean '{close[0]}'?"
     if name == "tool":
         return f"; in {DOTFILE} write the settings at the top level, without [tool.clinaudit]"
-    return f" (known: {', '.join(KEYS)})"
+    return f" (known: {', '.join(table)})"
 
 
 def _repr(value: Any) -> str:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from clinaudit.options import Options as Options  # the public name: every stage's settings at once
+
 
 class Severity(StrEnum):
     HIGH = "high"
@@ -114,7 +116,7 @@ class CitationMention:
     ref_text: str = ""  # link text or reference-entry text: what the author says it is
     marker: str = ""  # e.g. "[3]" when cited through the reference list
     claim_type: str | None = None  # the strongest claim made by the citing sentence
-    context: Context | None = None  # the citing text in full, a row's cells, the headings above (issue 11)
+    context: Context | None = None  # the citing text in full, a row's cells, the headings above
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,40 +389,6 @@ class AuditResult:
     @property
     def suppressed(self) -> tuple[Suppressed, ...]:
         return tuple(s for report in self.files for s in report.suppressed)
-
-
-@dataclass(frozen=True, slots=True)
-class Options:
-    """What the caller asked for; the CLI builds one from flags."""
-
-    fail_on: str = "high"  # high | medium | low | never
-    require_disclaimer: bool = False
-    sources: str | None = None  # knowledge-base file for [src:…] markers
-    max_bytes: int = 100 * 1024 * 1024
-    strict: bool = False
-    exclude: tuple[str, ...] = ()  # globs of reports to skip, matched against the end of each path
-    enable: frozenset[str] = frozenset()  # rules switched on: overrides a rule's `default: off`
-    disable: frozenset[str] = frozenset()  # rules switched off; `family` also covers `family/<id>`
-    severity: tuple[tuple[str, str], ...] = ()  # (rule, severity) overrides
-    baseline: str | None = None  # findings recorded in this file by --write-baseline do not fail the run
-    offline: bool = False  # resolve from the cache only; anything not cached is unverifiable
-    refresh: bool = False  # ignore cached entries (still writes fresh ones)
-    timeout: float = 60.0  # seconds for the whole resolution step
-    email: str | None = None  # sent to NCBI and Crossref; defaults to $CLINAUDIT_EMAIL
-    progress: bool = False  # a progress bar on stderr (the CLI sets it when stderr is a TTY)
-    corrections: tuple[str, ...] = ()  # --corrections FILE, loaded after the defaults and the project file
-    no_default_corrections: bool = False  # leave out the packaged corrections.yaml
-    suggest_corrections: bool = False  # print a corrections.yaml entry for each bad citation
-    min_credibility: int = 50  # --min-credibility: sources scoring less get `low-credibility-source`
-    judge_url: str | None = None  # --judge: OpenAI-compatible endpoint; None means $CLINAUDIT_JUDGE_URL, "" off
-    judge_timeout: float = 12.0  # --judge-timeout: seconds for every judge call of one report together
-    judge_log: str | None = None  # --judge-log FILE: each request and reply, keys redacted
-    judge_deadline: float | None = None  # a time.monotonic() the judge must finish by (the guard's limit)
-    check_urls: bool = False  # --check-urls: does each cited web page answer? (clinaudit/lookup/urlcheck.py)
-    url_allow_hosts: tuple[str, ...] = ()  # hosts the link check may reach on private or loopback addresses
-    min_coverage: float | None = None  # --min-coverage: a report grounding fewer of its claims (percent) fails
-    mirror: str | None = None  # --mirror: a local mirror file, read first; None means $CLINAUDIT_MIRROR
-    jobs: int = 1  # --jobs: processes that read, parse and detect (0 = every core); lookups stay shared
 
 
 # ---------------------------------------------------------------- pickling (--jobs, Dask)

@@ -12,16 +12,29 @@ measured fork against forkserver and spawn: fork starts in milliseconds and
 shares the compiled rules; the others re-import and re-compile in every worker).
 Nothing in the parent runs threads at that point; where `fork` is unavailable
 the platform's default is used.
+
+The caller (the pipeline) hands in how one file and one corpus record are read
+(`Readers`), so this module stands below it and never imports it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Callable
+from typing import NamedTuple
 
 from clinaudit import collector
 from clinaudit.models import CorpusRecord, Document, FileReport, Options
 from clinaudit.read.inputs import Source
+
+
+class Readers(NamedTuple):
+    """How one report file and one corpus record become a Document (or an error report)."""
+
+    source: Callable[[Source, Options], Document | FileReport]
+    record: Callable[[CorpusRecord, Options], Document | FileReport]
+
 
 BATCH = 128  # corpus lines per task at the least: enough to amortise a task
 # A corpus file is cut into about this many tasks per worker, of BATCH lines or more: each task
@@ -31,6 +44,7 @@ BATCH = 128  # corpus lines per task at the least: enough to amortise a task
 TASKS_PER_WORKER = 8
 START_METHOD = "fork"
 _options: Options | None = None  # each worker's copy, set once by _init
+_readers: Readers | None = None  # the same
 _fields: tuple[str, str | None] = ("", None)  # --jsonl-text and --jsonl-id, for a worker reading a corpus range
 
 
@@ -39,20 +53,19 @@ def workers(options: Options) -> int:
     return options.jobs if options.jobs > 0 else (os.cpu_count() or 1)
 
 
-def read_sources(sources: list[Source], options: Options) -> list[Document | FileReport]:
+def read_sources(sources: list[Source], options: Options, readers: Readers) -> list[Document | FileReport]:
     """Each file read in a worker; stdin is read here (a worker cannot), in its place in the order."""
-    from clinaudit.pipeline import read_source
-
+    read_source = readers.source
     files = [s for s in sources if s.path is not None]
     if workers(options) <= 1 or len(files) < 2:
         return [read_source(s, options) for s in sources]
-    with _pool(options) as pool, collector.paused():  # for the workers' Documents, as they are unpickled
+    with _pool(options, readers) as pool, collector.paused():  # for the workers' Documents, as they are unpickled
         done = iter(pool.imap(_read_source, files, chunksize=1))
         return [next(done) if s.path is not None else read_source(s, options) for s in sources]
 
 
 def read_corpus(
-    sources: list[Source], text_field: str, id_field: str | None, options: Options
+    sources: list[Source], text_field: str, id_field: str | None, options: Options, readers: Readers
 ) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
     """Corpus records read in workers, in order: the Documents and (name, line, id) of each.
 
@@ -78,7 +91,7 @@ def read_corpus(
             tasks += [("range", source.path, source.name, *r) for r in _joined(ranges, per_task)]
     documents: list[Document | FileReport] = []
     kept: list[tuple[str, int, str | None]] = []
-    with _pool(options, (text_field, id_field)) as pool, collector.paused():
+    with _pool(options, readers, (text_field, id_field)) as pool, collector.paused():
         for read, names in pool.imap(_read_task, tasks):
             documents += read
             kept += names
@@ -90,43 +103,38 @@ def _joined(ranges: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, 
     return [(ranges[k][0], ranges[min(k + n, len(ranges)) - 1][1], ranges[k][2]) for k in range(0, len(ranges), n)]
 
 
-def _pool(options: Options, fields: tuple[str, str | None] = ("", None)):
-    _warm(options)
+def _pool(options: Options, readers: Readers, fields: tuple[str, str | None] = ("", None)):
+    _warm(options, readers)
     try:
         context = multiprocessing.get_context(START_METHOD)
     except ValueError:
         context = multiprocessing.get_context()
-    return context.Pool(workers(options), initializer=_init, initargs=(options, fields))
+    return context.Pool(workers(options), initializer=_init, initargs=(options, readers, fields))
 
 
 _WARM_UP = "A dose of 10 mg daily was studied (PMID: 1) [1], as Smith et al. (2019) found.\n\n## References\n\n1. X\n"
 
 
-def _warm(options: Options) -> None:
+def _warm(options: Options, readers: Readers) -> None:
     """Read one small report before forking: every lazy parser, rule and table is then built once, here."""
-    from clinaudit.check import corrections
-    from clinaudit.pipeline import read_document
-
-    read_document("<warm-up>", [(_WARM_UP, 0)], True, corrections.for_report(None, options))
+    readers.record(CorpusRecord("<warm-up>", 0, _WARM_UP, source="<warm-up>"), options)
 
 
-def _init(options: Options, fields: tuple[str, str | None]) -> None:
-    global _options, _fields
-    _options, _fields = options, fields
+def _init(options: Options, readers: Readers, fields: tuple[str, str | None]) -> None:
+    global _options, _readers, _fields
+    _options, _readers, _fields = options, readers, fields
 
 
 def _read_source(source: Source) -> Document | FileReport:
-    from clinaudit.pipeline import read_source
-
-    assert _options is not None
-    return read_source(source, _options)
+    assert _options is not None and _readers is not None
+    return _readers.source(source, _options)
 
 
 def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
-    from clinaudit.pipeline import read_record
     from clinaudit.read.inputs import read_range
 
-    assert _options is not None
+    assert _options is not None and _readers is not None
+    read_record = _readers.record
     if task[0] == "records":
         records = task[1]
     else:

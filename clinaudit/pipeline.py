@@ -12,60 +12,28 @@ and guard/ runs the same stages on a stream as it is generated.
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left, bisect_right
+import time
 from collections import ChainMap
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from dataclasses import replace
 from os import PathLike
 from pathlib import Path
-from typing import NamedTuple
 
-from clinaudit import collector
 from clinaudit.check import corrections
 from clinaudit.errors import InputError
 from clinaudit.lookup import resolve
 from clinaudit.lookup.cache import ResolutionCache
 from clinaudit.models import (
     AuditResult,
-    CitationKind,
-    CitationMention,
-    Claim,
-    Context,
     CorpusRecord,
-    Directive,
     Document,
     FileReport,
-    Finding,
-    Link,
-    MarkerUse,
     Options,
-    ReferenceEntry,
-    Sentence,
-    Severity,
-    Unit,
 )
-from clinaudit.read import citations, claims, inputs, kept, sentences
+from clinaudit.read import inputs, kept
+from clinaudit.read.document import read_document
 from clinaudit.read.knowledge import KnowledgeBase
-from clinaudit.read.parse import (
-    REFERENCE_LINK,
-    ParsedDocument,
-    ReadState,
-    is_reference_heading,
-    parse_markdown,
-    parse_text,
-    reference_rules,
-    unit_span,
-)
-from clinaudit.report import verdict
-
-SENTENCE_DISPLAY = 200
-_LAYOUTS_KEPT = 50_000  # unit layouts one reading keeps before it starts again
-DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
-_WORD = re.compile(r"[A-Za-z]{3,}")
-# The space before a closing mark, matched alone so the substitute is "" (no template for `sub` to expand).
-_SPACE_BEFORE_PUNCT = re.compile(r" (?=[.,;:!?](?:\s|$))")
+from clinaudit.report import findings, verdict
 
 
 def audit_text(text: str, path: str = "<text>", options: Options | None = None, markdown: bool = True) -> FileReport:
@@ -86,7 +54,7 @@ def audit_paths(paths: Iterable[str] | str | PathLike[str], options: Options | N
     if options.jobs != 1 and len(sources) > 1:
         from clinaudit import parallel
 
-        documents = parallel.read_sources(sources, options)
+        documents = parallel.read_sources(sources, options, readers())
         cache = None  # opened after the workers are forked, never beside them
     else:
         cache = _run_cache()
@@ -111,6 +79,13 @@ def read_source(source: inputs.Source, options: Options) -> Document | FileRepor
         return document
     except InputError as exc:
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
+
+
+def readers():
+    """How --jobs workers read a file and a corpus record: as this process does (clinaudit/parallel.py)."""
+    from clinaudit import parallel
+
+    return parallel.Readers(read_source, read_record)
 
 
 def _size(path: Path) -> int:
@@ -139,7 +114,7 @@ def audit_corpus(
         from clinaudit import parallel
 
         if parallel.workers(options) > 1:
-            read, kept = parallel.read_corpus(sources, text_field, id_field, options)
+            read, kept = parallel.read_corpus(sources, text_field, id_field, options, readers())
             return _corpus_result(read, kept, options)
     records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
     reports = audit_records(records, replace(options, jobs=1))
@@ -203,7 +178,8 @@ def _finish(
 def _checked(
     documents: list[Document | FileReport], options: Options, cache: ResolutionCache, shown: dict[str, str]
 ) -> list[FileReport]:
-    from clinaudit.check import verify
+    from clinaudit.check import metadata, topic, verify
+    from clinaudit.lookup import refsearch
     from clinaudit.report import (
         baseline,  # here, not at the top: most runs need neither
         suppress,
@@ -214,30 +190,35 @@ def _checked(
     accepted = baseline.load(options.baseline) if options.baseline else None
     read = [d for d in documents if isinstance(d, Document)]
     condemned = corrections.known_bad(read, options)  # resolved offline: never sent to the services
-    started = verify.clock()
-    statuses = resolve.resolve_all(corrections.without(read, condemned), knowledge, options, cache)
-    referenced = verify.references(read, options, started, cache)  # entries with text and no id: ECitMatch / esearch
+    started = time.monotonic()
+    asked = corrections.without(read, condemned)
+    # each fetched record is cached with its topic terms, made with the first report's synonyms
+    terms = topic.term_adder(asked[0].path if asked else None, options)
+    statuses = resolve.resolve_all(asked, knowledge, options, cache, terms)
+    # entries with text and no id (ECitMatch, then esearch), within what is left of --timeout
+    left = max(0.0, options.timeout - (time.monotonic() - started))
+    referenced = refsearch.lookup(read, options, metadata.same_paper, left, cache)
     reports = []
     for item in documents:
         if isinstance(item, FileReport):
             reports.append(item)
             continue
-        cited = verdict.citation_results(
+        cited = findings.citation_results(
             item, ChainMap(condemned.get(item.path, {}), referenced.get(item.path, {}), statuses)
         )
         cited, checked = verify.check(item, cited, options)  # verify → score: metadata, topic, credibility, evidence
         if reviewer is not None:  # after every other check: it needs the records, one batched call per report
             cited = reviewer.review(item.path, cited)
         found = corrections.refine_findings(
-            item, cited, verify.merge(verdict.findings(item, cited, options), checked), options
+            item, cited, verify.merge(findings.findings(item, cited, options), checked), options
         )
         name = shown.get(item.path, item.path)  # what --write-baseline wrote for it
-        findings, suppressed = suppress.apply(name, found, item.directives, options, accepted)
+        counted, suppressed = suppress.apply(name, found, item.directives, options, accepted)
         reports.append(
             FileReport(
                 path=item.path,
-                verdict=verdict.file_verdict(findings, cited, options),
-                findings=findings,
+                verdict=verdict.file_verdict(counted, cited, options),
+                findings=counted,
                 citations=cited,
                 sentences=item.sentences,
                 claims=len(item.claims),
@@ -263,552 +244,3 @@ def _knowledge(options: Options) -> KnowledgeBase | None:
     from clinaudit.read import knowledge
 
     return knowledge.load(options.sources)
-
-
-# ---------------------------------------------------------------- read: parse → sentences → citations → claims
-
-
-class _Layout(NamedTuple):
-    """A unit's sentences and the citations in each: read, never changed, so a repeated unit shares it."""
-
-    bounds: list[tuple[int, int]]  # each sentence's start and end
-    cites: list[_Cite]
-    per_sentence: list[list[_Cite]]  # the citations each sentence takes (a markers-only one gives its own away)
-    prose: list[bool]  # does the sentence say something besides its citations
-    ends: list[int]  # where each sentence's context ends: past the markers it takes over
-
-
-class _Decided(NamedTuple):
-    """Everything read from a sentence's text alone; offsets are into the sentence."""
-
-    display: str
-    disclaimer: bool
-    claim: claims.Match | None
-    weak: list[tuple[str, int, int]]  # author-year mentions
-    known: list[tuple[corrections.Entry, int, int]]  # the known failures it states
-
-
-@dataclass(slots=True)
-class _Reading:
-    sentences: int = 0
-    claims: list[Claim] = field(default_factory=list)
-    mentions: list[CitationMention] = field(default_factory=list)
-    markers: list[MarkerUse] = field(default_factory=list)
-    entries: list[ReferenceEntry] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    has_disclaimer: bool = False
-    prose: bool = False
-    comments: list[tuple[int, str]] = field(default_factory=list)  # (line it ends on, text)
-    corrections: corrections.Corrections | None = None  # the known failures that apply to this report
-    headings: list[tuple[int, str]] = field(default_factory=list)  # (level, text) of the heading path here
-    path: tuple[str, ...] = ()  # the same, as the texts a citation's Context shares
-    title: str = ""  # the document's first heading
-    abbreviations: dict[str, str] = field(default_factory=dict)  # short form → long form, first definition wins
-    plain: Context | None = None  # the Context of a sentence shown whole under the current headings
-    # One reference list per part of a report: a part is the text up to a reference list and the list
-    # itself, so "Part A … References … Part B … References" gives each [1] its own list.
-    part: int = 0
-    in_list: bool = False  # the last unit read was in a reference section
-    entry_groups: list[int] = field(default_factory=list)  # per entry: its part, or DEFINITIONS
-    marker_parts: list[int] = field(default_factory=list)  # per marker: the part it was read in
-    numbered: int | None = None  # the number a reader saw on the last numbered entry line of this list
-    # The last sentence of the paragraph just read, which a paragraph "Source: PMID 123" cites:
-    # (its display text, its claim type, its index in `claims` when it is a claim, its raw text).
-    last_sentence: tuple[str, str | None, int | None, str] | None = None
-    # What was decided of each sentence text read so far: a report that repeats a sentence
-    # (a disclaimer, "Consult your doctor.") has it decided once.
-    decided: dict[str, _Decided] = field(default_factory=dict)
-    # The same for each unit's layout, by its text and links: list items, table rows and
-    # boilerplate paragraphs come back in a report.
-    layouts: dict[tuple[str, tuple[Link, ...]], _Layout] = field(default_factory=dict)
-
-
-def read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None = None
-) -> Document:
-    """One report's text (in chunks: text, the line it starts on) read into a Document.
-
-    The cyclic garbage collector rests meanwhile (clinaudit/collector.py says why).
-    """
-    with collector.paused():
-        return _read_document(path, chunks, markdown, known)
-
-
-def _read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: corrections.Corrections | None
-) -> Document:
-    reading = _Reading(corrections=known)
-    state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
-    for text, line_base in chunks:
-        parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
-        state = parsed.state
-        _read_units(parsed, reading)
-        reading.comments += [  # only a "clinaudit-…" comment can be a directive: the others need no line
-            (parsed.index.position(c.offset + 4 + len(c.text))[0], c.text)
-            for c in parsed.comments
-            if "clinaudit-" in c.text
-        ]
-    _link_references(reading)
-    return Document(
-        path=path,
-        sentences=reading.sentences,
-        claims=tuple(reading.claims),
-        mentions=tuple(reading.mentions),
-        markers=tuple(reading.markers),
-        entries=tuple(reading.entries),
-        findings=tuple(reading.findings),
-        has_disclaimer=reading.has_disclaimer,
-        prose=reading.prose,
-        directives=tuple(_directives(reading.comments)),
-        title=reading.title,
-        abbreviations=tuple(reading.abbreviations.items()),
-    )
-
-
-def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
-    """Suppression comments; most reports have none, so the module loads only when one is there."""
-    if not any("clinaudit-" in text for _, text in comments):
-        return []
-    from clinaudit.report.suppress import directives
-
-    return directives(comments)
-
-
-def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
-    index = parsed.index
-    rules = claims.rules()
-    for unit in parsed.units:
-        previous, reading.last_sentence = reading.last_sentence, None
-        if unit.kind == "heading":
-            _heading(unit, reading)
-            if is_reference_heading(unit.text):
-                reading.numbered = None  # a new list, in the same part as the one before it if no text came between
-            else:
-                _end_list(reading)
-                _read_citations_only(unit, index, reading)  # "## Metformin (PMID 123)": cited, not prose
-            continue
-        if is_reference_heading(unit.section):
-            reading.in_list = True
-            _add_entries(reading, _reference_entries(unit, index, reading), reading.part)
-            continue
-        if unit.kind == "paragraph" and citations.is_definition(unit.text):
-            _add_entries(reading, _reference_entries(unit, index, reading), DEFINITIONS)
-            continue
-        _end_list(reading)
-        if unit.kind == "table_header":
-            _read_citations_only(unit, index, reading)
-            continue
-        _read_prose(unit, index, rules, reading, previous)
-    for label, text, span in parsed.definitions:
-        ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
-        _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
-
-
-def _end_list(reading: _Reading) -> None:
-    """Text after a reference list starts the next part of the report."""
-    if reading.in_list:
-        reading.part += 1
-        reading.in_list = False
-    reading.numbered = None
-
-
-def _add_entries(reading: _Reading, entries: list[ReferenceEntry], group: int) -> None:
-    reading.entries += entries
-    reading.entry_groups += [group] * len(entries)
-
-
-def _entry_label(label: str) -> str:
-    if label.startswith("^"):
-        return citations.footnote_label(label)
-    return (label.lstrip("0") or "0") if label.isdigit() else label
-
-
-def _heading(unit: Unit, reading: _Reading) -> None:
-    """Keep the heading path (and the document's title) that a citation's Context reports."""
-    text = _display(unit.text)
-    if not text:
-        return
-    level = unit.level or 7  # "**References**" as a paragraph: below any real heading
-    while reading.headings and reading.headings[-1][0] >= level:
-        reading.headings.pop()
-    reading.headings.append((level, text))
-    reading.path = tuple(t for _, t in reading.headings)
-    reading.title = reading.title or text
-    _abbreviations(unit.text, reading)
-
-
-def _abbreviations(text: str, reading: _Reading) -> None:
-    """Short forms the document defines ("Chronic Kidney Disease (CKD)"), for the topic check."""
-    if "(" in text:
-        for short, long in _find_abbreviations(text).items():
-            reading.abbreviations.setdefault(short, long)
-
-
-def _find_abbreviations(text: str) -> dict[str, str]:
-    global _find_abbreviations
-    from clinaudit.check.abbreviations import find
-
-    _find_abbreviations = find  # imported once, on the first bracket of the run
-    return find(text)
-
-
-def _link_references(reading: _Reading) -> None:
-    """Tie each `[n]` marker to its entry in the list that closes its part, now that every list is known.
-
-    A marker after the last list (an appendix) uses the list before it; `[n]:` and `[^n]:`
-    definitions serve every part. Each entry is used or reported on its own, so two
-    entries with one label never hide each other.
-    """
-    lists: dict[int, dict[str, int]] = {}  # group → label → first entry with it
-    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
-        if entry.label:
-            lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
-    parts = sorted(g for g in lists if g != DEFINITIONS)
-    used: set[int] = set()
-    for use, part in zip(reading.markers, reading.marker_parts, strict=True):
-        own = part if part in lists else max((p for p in parts if p < part), default=None)
-        searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
-        for label in use.labels:
-            k = None
-            key = _label_key(label)
-            for found in searched:
-                if key in found:
-                    k = found[key]
-                    break
-            if k is None:
-                reading.findings.append(
-                    Finding(
-                        "dangling-reference",
-                        Severity.HIGH,
-                        use.span,
-                        f"[{label}] has no entry in the reference list",
-                        sentence=use.sentence,
-                        claim_type=use.claim_type,
-                        suggestion="Add the entry under References, or correct the marker's number.",
-                    )
-                )
-                continue
-            used.add(k)
-            entry = reading.entries[k]
-            ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
-            for cid, kind, value in ids:
-                reading.mentions.append(
-                    CitationMention(
-                        cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
-                    )
-                )
-    for k, entry in enumerate(reading.entries):  # listed but never cited in the text: still reported
-        if k in used:
-            continue
-        marker = f"[{entry.label}]" if entry.label else ""
-        for cid, kind, value in entry.ids:
-            reading.mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, marker, None))
-
-
-def _label_key(label: str) -> str:
-    """Numbers and footnotes match as written (already normalised); a name as CommonMark matches link labels."""
-    if label.isdigit() or label[:1] == "^":
-        return label
-    return citations.reference_key(label)
-
-
-@dataclass(slots=True)
-class _Cite:
-    """A citation found in a unit, before it is tied to a sentence."""
-
-    start: int
-    end: int
-    found: citations.Found | None = None  # an id
-    labels: tuple[str, ...] = ()  # a [n] marker
-    source: str = ""  # a [src:…] marker
-    ref_text: str = ""
-
-
-def _read_prose(
-    unit: Unit,
-    index,
-    rules: claims.ClaimRules,
-    reading: _Reading,
-    previous: tuple[str, str | None, int | None, str] | None = None,
-) -> None:
-    text = unit.text
-    key = (text, unit.links)
-    layout = reading.layouts.get(key)
-    if layout is None:
-        if len(reading.layouts) >= _LAYOUTS_KEPT:
-            reading.layouts.clear()
-        layout = reading.layouts[key] = _layout(unit)
-        if layout.bounds:
-            _abbreviations(text, reading)  # a text seen before defined its abbreviations then
-    bounds, cites, per_sentence, prose, ends = layout
-    if not bounds:
-        return
-    reading.prose = True
-    row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
-    strongest: claims.ClaimType | None = None
-    for k, (a, b) in enumerate(bounds):
-        raw = text[a:b]
-        if not prose[k]:
-            if k == 0 and not row and previous is not None and _citation_lead().match(raw):
-                # "Source: PMID 123" as a paragraph of its own cites the sentence above it
-                display, name, claimed, said = previous
-                if claimed is not None:
-                    reading.claims[claimed] = replace(reading.claims[claimed], cited=True)
-                context = _context(unit, said, display, reading)
-                for cite in per_sentence[0]:
-                    _record(cite, unit, index, display, name, reading, context)
-            elif k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
-                alone = _display(raw)
-                context = _context(unit, raw, alone, reading)  # one for all its citations: a paragraph of 1,000 ids
-                for cite in per_sentence[0]:
-                    _record(cite, unit, index, alone, None, reading, context)
-            continue
-        reading.sentences += 1
-        decided = reading.decided.get(raw)
-        if decided is None:
-            decided = reading.decided[raw] = _decide(raw, rules, reading.corrections)
-        display, disclaimer, found, weak_mentions, known = decided
-        if disclaimer:
-            reading.has_disclaimer = True
-        claim_type = found.type if found is not None else None
-        name = claim_type.name if claim_type else None
-        if found is not None:
-            sentence = Sentence(display, unit_span(unit, index, a, b), 0, unit.kind)
-            cited = bool(per_sentence[k] or (row and cites))
-            reading.claims.append(
-                Claim(
-                    found.type.name,
-                    found.type.severity,
-                    sentence,
-                    cited,
-                    found.why,
-                    unit.section,
-                    unit.item and bool(cites),
-                )
-            )
-            if strongest is None or found.type.severity.rank > strongest.severity.rank:
-                strongest = found.type
-        for weak, s, e in weak_mentions:
-            reading.findings.append(
-                Finding(
-                    rule="weak-citation",
-                    severity=Severity.LOW,
-                    span=unit_span(unit, index, a + s, a + e),
-                    message=f"'{weak}' names a source that cannot be checked",
-                    sentence=display,
-                    claim_type=name,
-                    suggestion="Add the PMID, DOI or NCT id of the work you mean.",
-                )
-            )
-        for entry, s, e in known:  # known failures fire whether or not the sentence is cited
-            reading.findings.append(entry.finding(unit_span(unit, index, a + s, a + e), display, claim_type=name))
-        if not row:
-            full = text[a : ends[k]] if ends[k] != b else raw  # with the markers it took over
-            context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
-            for cite in per_sentence[k]:
-                _record(cite, unit, index, display, name, reading, context)
-            claimed = len(reading.claims) - 1 if claim_type is not None else None
-            reading.last_sentence = (display, name, claimed, raw)
-    if row:
-        row_text = _display(text)
-        context = _context(unit, text, "", reading)
-        for cite in cites:
-            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
-
-
-def _decide(raw: str, rules: claims.ClaimRules, known: corrections.Corrections | None) -> _Decided:
-    return _Decided(
-        _display(raw),
-        rules.is_disclaimer(raw),
-        rules.explain(raw),
-        citations.find_weak(raw),
-        known.sentence_hits(raw) if known is not None else [],
-    )
-
-
-def _layout(unit: Unit) -> _Layout:
-    """A unit's sentences and citations, tied together: what its text and links alone decide."""
-    text = unit.text
-    bounds = sentences.split(text)
-    if not bounds:
-        return _Layout([], [], [], [], [])
-    cites = _unit_citations(unit)
-    starts = [a for a, _ in bounds]
-    per_sentence: list[list[_Cite]] = [[] for _ in bounds]
-    for cite in cites:
-        k = max(bisect_right(starts, cite.start) - 1, 0)
-        per_sentence[k].append(cite)
-    prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
-    ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
-    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
-    for k in range(len(bounds) - 1, 0, -1):
-        if not prose[k]:
-            per_sentence[k - 1].extend(per_sentence[k])
-            per_sentence[k] = []
-            ends[k - 1] = ends[k]
-    return _Layout(bounds, cites, per_sentence, prose, ends)
-
-
-def _context(unit: Unit, raw: str, display: str, reading: _Reading) -> Context:
-    """A citation's surroundings: a row's cells, else its sentence (a list item's whole text), and the headings.
-
-    A sentence shown whole (`display` untrimmed) is not copied again: its Context has no text,
-    and the checks read the mention's sentence (most citations; it keeps big reports small).
-    """
-    if unit.cells:
-        cells = tuple(" ".join(unit.text[a:b].split()) for a, b in unit.cells)
-        return Context(cells=tuple(c for c in cells if c), headings=reading.path)
-    if unit.item and raw.strip() != unit.text.strip():  # a list item of several sentences: all of it
-        return Context(text=unit.text, headings=reading.path)
-    if display and not display.endswith("…"):
-        if reading.plain is None or reading.plain.headings is not reading.path:
-            reading.plain = Context(headings=reading.path)
-        return reading.plain
-    return Context(text=raw, headings=reading.path)
-
-
-def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
-    """Does the sentence say something besides its citations ("Source: PMID 123." does not)?"""
-    a, b = bound
-    if not cites:
-        return True
-    chars = list(text[a:b])
-    for cite in cites:
-        for k in range(max(cite.start, a) - a, min(cite.end, b) - a):
-            chars[k] = " "
-    words = _citation_words()
-    return any(w.lower() not in words for w in _WORD.findall("".join(chars)))
-
-
-@lru_cache(maxsize=1)
-def _citation_lead() -> re.Pattern[str]:
-    """What opens a paragraph that only attributes the one before it: "Source:", "See:", "Ref.", …"""
-    words = "|".join(re.escape(w) for w in reference_rules()["citation_leads"])
-    return re.compile(rf"^\W{{0,3}}(?:{words})\b", re.IGNORECASE)
-
-
-@lru_cache(maxsize=1)
-def _citation_words() -> frozenset[str]:
-    """Words that only introduce a citation: "Source: PMID 123." or "(Ref: [1])" says nothing of its own."""
-    return frozenset(reference_rules()["citation_words"])
-
-
-def _read_citations_only(unit: Unit, index, reading: _Reading) -> None:
-    """A heading or a table's header row is not prose, but what it cites is reported."""
-    cites = _unit_citations(unit)
-    if cites:
-        display = _display(unit.text)
-        for cite in cites:
-            _record(cite, unit, index, display, None, reading)
-
-
-def _record(
-    cite: _Cite,
-    unit: Unit,
-    index,
-    sentence: str,
-    claim_type: str | None,
-    reading: _Reading,
-    context: Context | None = None,
-) -> None:
-    span = unit_span(unit, index, cite.start, cite.end)
-    if cite.labels:
-        reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type, context))
-        reading.marker_parts.append(reading.part)
-    elif cite.source:
-        reading.mentions.append(
-            CitationMention(
-                f"source:{cite.source}", CitationKind.SOURCE, cite.source, span, sentence, "", "", claim_type, context
-            )
-        )
-    elif cite.found is not None:
-        f = cite.found
-        reading.mentions.append(
-            CitationMention(f.id, f.kind, f.value, span, sentence, cite.ref_text, "", claim_type, context)
-        )
-
-
-def _unit_citations(unit: Unit) -> list[_Cite]:
-    text = unit.text
-    cites = [_Cite(f.start, f.end, found=f, ref_text=_url_text(text, f)) for f in citations.find_ids(text)]
-    cites += _links(unit.links, cites)
-    cites += [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
-    cites += [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
-    cites.sort(key=lambda c: c.start)
-    return cites
-
-
-def _links(links, cites: list[_Cite], offset: int = 0) -> list[_Cite]:
-    """What links cite beyond the ids their text gave (`cites`, in order; a repeat is taken out of it).
-
-    A link never counts one work twice: `[PMID: 21870978](https://pubmed…/21870978/)` is one
-    citation of PMID 21870978, and `[doi:10.1056/x](https://www.nejm.org/…)` one of the DOI, with
-    the URL as its reference text. `offset` is where the text of `cites` starts in the unit.
-    """
-    if not links:
-        return []
-    starts = [c.start + offset for c in cites]
-    repeated: set[int] = set()
-    out = []
-    for link in links:
-        if link.target[:1] == REFERENCE_LINK:  # `[text][label]`: a marker, tied to `[label]: …` like `[1]`
-            out.append(_Cite(link.start - offset, link.end - offset, labels=(link.target[1:],)))
-            continue
-        inside = cites[bisect_left(starts, link.start) : bisect_left(starts, link.end)]
-        targets = citations.find_ids(link.target)
-        url = link.target.strip()
-        if inside and targets and all(t.kind is CitationKind.URL for t in targets):
-            for cite in inside:  # the text names the work, the target is a web page about it
-                cite.ref_text = url
-            continue
-        text = " ".join(link.text.split())
-        for target in targets:
-            repeated.update(id(c) for c in inside if c.found is not None and c.found.id == target.id)
-            ref_text = text or (url if target.kind is not CitationKind.URL else "")
-            out.append(_Cite(link.start - offset, link.end - offset, found=target, ref_text=ref_text))
-    if repeated:
-        cites[:] = [c for c in cites if id(c) not in repeated]
-    return out
-
-
-def _url_text(text: str, found: citations.Found) -> str:
-    """An id read from a URL in the text keeps the URL as its reference text."""
-    written = text[found.start : found.end]
-    return written if found.kind is not CitationKind.URL and "://" in written else ""
-
-
-def _display(text: str) -> str:
-    text = _SPACE_BEFORE_PUNCT.sub("", " ".join(text.split()))
-    return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
-
-
-def _reference_entries(unit: Unit, index, reading: _Reading) -> list[ReferenceEntry]:
-    """Split a unit of a reference section into entries, each labelled as a reader sees it."""
-    text = unit.text
-    pieces: list[tuple[str, int, int]] = []  # label, start, end
-    if unit.label:
-        pieces.append((unit.label.lstrip("0") or "0", 0, len(text)))  # a list item: parse numbered it
-    else:
-        offset = 0
-        for line in text.split("\n"):
-            start = citations.entry_form(line)
-            if start is not None:
-                label, at, numbered = start
-                if numbered:  # "1. 1. 1." lines: numbered by position, as a Markdown list renders them
-                    label = citations.next_number(label, reading.numbered)
-                    reading.numbered = int(label)
-                pieces.append((label, offset + at, offset + len(line)))
-            elif pieces:
-                label, s, _ = pieces[-1]
-                pieces[-1] = (label, s, offset + len(line))
-            elif line.strip():
-                pieces.append(("", offset, offset + len(line)))
-            offset += len(line) + 1
-    entries = []
-    for label, s, e in pieces:
-        body = text[s:e]
-        cites = [_Cite(f.start, f.end, found=f) for f in citations.find_ids(body)]
-        cites += _links([link for link in unit.links if s <= link.start < e], cites, s)
-        ids = tuple(dict.fromkeys((c.found.id, c.found.kind, c.found.value) for c in cites if c.found is not None))
-        entries.append(ReferenceEntry(label, " ".join(body.split()), ids, unit_span(unit, index, s, e)))
-    return entries

@@ -79,9 +79,9 @@ def load(text: str, parse: Callable[[str], Any] = safe_load, kind: str = "yaml")
 
 def _folder() -> Path | None:
     try:
-        from clinaudit.lookup.cache import PARSED, default_dir
+        from clinaudit.paths import PARSED, cache_dir
 
-        return default_dir() / PARSED
+        return cache_dir() / PARSED
     except Exception:  # no usable cache directory: parse every time
         return None
 

@@ -26,7 +26,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.mktemp("cache")
     for name in ("CLINAUDIT_EUTILS_URL", "CLINAUDIT_CTGOV_URL", "CLINAUDIT_CROSSREF_URL", "CLINAUDIT_DOI_URL"):
         monkeypatch.setenv(name, CLOSED)
-    monkeypatch.setenv("CLINAUDIT_IDCONV_URL", CLOSED)  # the PMC ID Converter (issue 16)
+    monkeypatch.setenv("CLINAUDIT_IDCONV_URL", CLOSED)  # the PMC ID Converter
     monkeypatch.setenv("CLINAUDIT_CACHE_DIR", str(cache))
     monkeypatch.delenv("NCBI_API_KEY", raising=False)
     for name in ("CLINAUDIT_JUDGE_URL", "CLINAUDIT_JUDGE_MODEL", "CLINAUDIT_JUDGE_API_KEY", "CLINAUDIT_JUDGE_BUDGET"):

@@ -5,7 +5,7 @@ there), counts every request, and can be told to misbehave per service:
 latency, 429 with Retry-After, an enforced requests-per-second limit answered
 with NCBI's real 429 body, 5xx, connection resets, read timeouts (sleeping past
 the client's timeout), and truncated or malformed bodies; and hostile answers
-(issue 15): redirects, chosen bodies, endless bodies, gzip bombs.
+: redirects, chosen bodies, endless bodies, gzip bombs.
 
 One server, five path prefixes: /eutils, /ctgov, /crossref, /doi and /idconv
 (NCBI's PMC ID Converter, answering from the PMC ids in the recorded efetch
@@ -347,7 +347,7 @@ class _Handler(BaseHTTPRequestHandler):
             pmids = [p.strip() for p in params.get("id", "").split(",") if p.strip()]
             return 200, _efetch(fake, pmids), "text/xml; charset=UTF-8", {}
         if service == "eutils" and path in ("/esearch.fcgi", "/ecitmatch.cgi"):
-            from fake_search import route  # reference lookups (issue 4)
+            from fake_search import route  # reference lookups
 
             return route(fake, path, form if method == "POST" else query)
         if service == "ctgov" and path == "/studies":

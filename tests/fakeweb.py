@@ -1,4 +1,4 @@
-"""Real web pages on loopback addresses, for `--check-urls` (issue 16).
+"""Real web pages on loopback addresses, for `--check-urls`.
 
 One handler serves every address given (127.0.0.1, 127.0.0.2, …: each is a
 separate host to the link checker), records every request with its headers,

@@ -1,4 +1,4 @@
-"""The records survive pickling whole, and cheaply: --jobs and Dask send every Document back (issue 13)."""
+"""The records survive pickling whole, and cheaply: --jobs and Dask send every Document back."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pickle
 from clinaudit import audit_paths
 from clinaudit.check import corrections
 from clinaudit.models import Options
-from clinaudit.pipeline import read_document
+from clinaudit.read.document import read_document
 
 from conftest import SAMPLES
 

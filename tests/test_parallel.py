@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 
-from clinaudit import parallel
+from clinaudit import parallel, pipeline
 from clinaudit.models import Options
 from clinaudit.pipeline import read_record
 from clinaudit.read.inputs import Source, line_ranges, read_jsonl
@@ -19,7 +20,9 @@ def test_the_parent_receives_documents_with_the_collector_paused_and_the_same_re
     source = Source(str(corpus), corpus, True)
     options = Options(jobs=2, offline=True)
     monkeypatch.setattr(parallel, "BATCH", 50)  # 12 tasks: results arrive while others are read
-    parallel.read_corpus([source], "answer", "id", options)  # imports and rules: their collections are not ours
+    parallel.read_corpus(
+        [source], "answer", "id", options, pipeline.readers()
+    )  # imports and rules: their collections are not ours
     collections = []
 
     def count(phase, info):
@@ -30,7 +33,7 @@ def test_the_parent_receives_documents_with_the_collector_paused_and_the_same_re
     gc.set_threshold(100)  # without the pause the parent collects hundreds of times as it unpickles
     gc.callbacks.append(count)
     try:
-        documents, kept = parallel.read_corpus([source], "answer", "id", options)
+        documents, kept = parallel.read_corpus([source], "answer", "id", options, pipeline.readers())
     finally:
         gc.callbacks.remove(count)
         gc.set_threshold(*old)
@@ -45,7 +48,9 @@ def test_a_collector_turned_off_stays_off(tmp_path):
     corpus.write_text(json.dumps({"id": "a", "answer": ANSWER}) + "\n")
     gc.disable()
     try:
-        documents, _ = parallel.read_corpus([Source(str(corpus), corpus, True)], "answer", "id", Options(jobs=2))
+        documents, _ = parallel.read_corpus(
+            [Source(str(corpus), corpus, True)], "answer", "id", Options(jobs=2), pipeline.readers()
+        )
         assert not gc.isenabled() and len(documents) == 1
     finally:
         gc.enable()
@@ -61,8 +66,8 @@ def test_a_corpus_is_cut_into_a_few_tasks_per_worker_that_cover_it_in_order(tmp_
     ranges = line_ranges(corpus, 10)
     joined = parallel._joined(ranges, 60 // (parallel.TASKS_PER_WORKER * 2))
     assert len(joined) == 20 and joined[0][0] == 0 and joined[-1][1] == corpus.stat().st_size
-    assert all(a[1] == b[0] for a, b in zip(joined, joined[1:], strict=False))  # contiguous
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(joined))  # contiguous
     assert [j[2] for j in joined] == [1 + 30 * k for k in range(20)]  # each task's first line
-    documents, kept = parallel.read_corpus([source], "answer", "id", Options(jobs=2, offline=True))
+    documents, kept = parallel.read_corpus([source], "answer", "id", Options(jobs=2, offline=True), pipeline.readers())
     assert [k[2] for k in kept] == [f"a{k}" for k in range(599)] and [k[1] for k in kept] == list(range(1, 600))
     assert [d.path for d in documents] == [f"{corpus}:{k}" for k in range(1, 600)]

@@ -1,4 +1,4 @@
-"""The packaged rules are parsed once per content, then read back from a JSON copy (issue 14)."""
+"""The packaged rules are parsed once per content, then read back from a JSON copy."""
 
 from __future__ import annotations
 

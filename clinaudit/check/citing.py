@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clinaudit.check.metadata import EntryFields, parse
 from clinaudit.read.citations import without_citations
+from clinaudit.read.entries import EntryFields, parse
 
 _PARTICLES = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]a|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|dos|das|ter|ten) ){0,2}"
 _NAME = r"[A-ZÀ-ÖØ-Þ](?:[^\W\d_]|['’-]){1,40}"  # Vöcking, Cieślik-Wolski, O'Byrne
@@ -130,11 +130,19 @@ _NOT_SURNAMES = frozenset({"In", "The", "Since", "From", "By", "As", "At", "For"
 # ---------------------------------------------------------------- noise
 
 
+def noise_patterns() -> tuple[str, ...]:
+    """Evidence grades and statistics boilerplate: `noise` in data/topic.yaml, which the topic check reads too."""
+    from importlib import resources
+
+    from clinaudit import yamlfiles
+
+    data = yamlfiles.load(resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"))
+    return tuple(str(p) for p in data.get("noise", ()))
+
+
 @lru_cache(maxsize=1)
 def _noise() -> re.Pattern[str]:
-    from clinaudit.check.topic import settings
-
-    return re.compile("|".join(f"(?:{p})" for p in settings().noise), re.IGNORECASE)
+    return re.compile("|".join(f"(?:{p})" for p in noise_patterns()), re.IGNORECASE)
 
 
 def strip_noise(text: str) -> str:

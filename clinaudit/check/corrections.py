@@ -13,11 +13,12 @@ once. Reading and validating the files is clinaudit/check/corrections_schema.py.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from clinaudit import catalogue
 from clinaudit.check.corrections_schema import (
     FILENAME,
     KIND_LABEL,
@@ -31,15 +32,17 @@ from clinaudit.models import (
     CitationResult,
     Document,
     Finding,
-    Options,
     Record,
     Resolution,
-    Span,
     Status,
 )
+from clinaudit.options import CheckSettings
 
 _ID_STATUS = {"retracted_id": Status.RETRACTED, "fabricated_id": Status.NOT_FOUND}
-_ID_RULES = {"retracted-citation", "fabricated-citation"}  # generic status findings a correction replaces
+_ID_RULES = {
+    catalogue.RETRACTED_CITATION,
+    catalogue.FABRICATED_CITATION,
+}  # generic status findings a correction replaces
 
 # "X is approved / FDA-approved / indicated / first-line": the claim a withdrawal makes false.
 _APPROVAL = re.compile(
@@ -260,12 +263,6 @@ class Corrections:
     def bad_resolutions(self) -> dict[str, Resolution]:
         return {cid: res for cid in self._ids if (res := self.lookup(cid)) is not None}
 
-    def sentence_findings(
-        self, raw: str, display: str, claim_type: str | None, span_of: Callable[[int, int], Span]
-    ) -> list[Finding]:
-        """withdrawn_approval, discontinued and pattern entries, for one prose sentence (cited or not)."""
-        return [entry.finding(span_of(s, e), display, claim_type=claim_type) for entry, s, e in self.sentence_hits(raw)]
-
     def sentence_hits(self, raw: str) -> list[tuple[Entry, int, int]]:
         """The entries that fire on a sentence and where: a pure function of its text, so a reader may keep it."""
         out: list[tuple[Entry, int, int]] = []
@@ -354,15 +351,14 @@ class Corrections:
             if result is not None and result.record is not None and mention.sentence:
                 for hit in self.confusable(mention.sentence, result.record):
                     out.append(
-                        Finding(
-                            rule=hit.entry.rule,
-                            severity=hit.entry.severity,
-                            span=mention.span,
-                            message=f"{KIND_LABEL['confusable']}: the sentence names {hit.named} but the cited "
+                        catalogue.finding(
+                            hit.entry.rule,
+                            mention.span,
+                            f"{KIND_LABEL['confusable']}: the sentence names {hit.named} but the cited "
                             f"record is about {hit.other}. {hit.entry.message}",
-                            sentence=mention.sentence,
-                            claim_type=mention.claim_type,
-                            citation=mention.id,
+                            severity=hit.entry.severity,
+                            suggestion="",
+                            **catalogue.citing(mention, mention.id),
                             source=hit.entry.source,
                         )
                     )
@@ -418,20 +414,20 @@ def _start_dir(report: str | None) -> Path | None:
     return None
 
 
-def files_for(report: str | None, options: Options) -> tuple[str, ...]:
+def files_for(report: str | None, options: CheckSettings) -> tuple[str, ...]:
     start = _start_dir(report)
     found = project_file(start) if start is not None else None
     return ((str(found),) if found else ()) + tuple(getattr(options, "corrections", ()) or ())
 
 
-def for_report(report: str | None, options: Options | None = None) -> Corrections:
+def for_report(report: str | None, options: CheckSettings | None = None) -> Corrections:
     """The corrections that apply to one report, in loading order, merged by id."""
     return _merged(*stamps(report, options))
 
 
-def stamps(report: str | None, options: Options | None = None) -> tuple[bool, tuple[tuple[str, int, int], ...]]:
+def stamps(report: str | None, options: CheckSettings | None = None) -> tuple[bool, tuple[tuple[str, int, int], ...]]:
     """Whether the packaged set applies, and each file's (path, size, mtime): what names the merged set."""
-    options = options or Options()
+    options = options or CheckSettings()
     default = not getattr(options, "no_default_corrections", False)
     return default, tuple((f, *_stat(f)) for f in files_for(report, options))
 
@@ -452,7 +448,7 @@ def _merged(default: bool, files: tuple[tuple[str, int, int], ...]) -> Correctio
     return Corrections.build(entries)
 
 
-def check_options(options: Options) -> None:
+def check_options(options: CheckSettings) -> None:
     """Load every --corrections file up front, so a broken one stops the run with exit 2."""
     for path in getattr(options, "corrections", ()) or ():
         load_file(path)
@@ -464,7 +460,7 @@ def default() -> Corrections:
     return Corrections.build(packaged())
 
 
-def bad_ids(report: str, options: Options | None) -> dict[str, Resolution]:
+def bad_ids(report: str, options: CheckSettings | None) -> dict[str, Resolution]:
     """Known-bad ids of one report's corrections, as offline resolutions."""
     return for_report(report, options).bad_resolutions()
 
@@ -472,7 +468,7 @@ def bad_ids(report: str, options: Options | None) -> dict[str, Resolution]:
 # ---------------------------------------------------------------- pipeline hooks
 
 
-def known_bad(documents: Iterable[Document], options: Options | None) -> dict[str, dict[str, Resolution]]:
+def known_bad(documents: Iterable[Document], options: CheckSettings | None) -> dict[str, dict[str, Resolution]]:
     """Per report path, the cited ids its corrections already condemn (retracted_id, fabricated_id)."""
     out: dict[str, dict[str, Resolution]] = {}
     for document in documents:
@@ -496,7 +492,7 @@ def without(documents: list[Document], bad: dict[str, dict[str, Resolution]]) ->
 
 
 def refine_findings(
-    document: Document, cited: tuple[CitationResult, ...], findings: tuple[Finding, ...], options: Options | None
+    document: Document, cited: tuple[CitationResult, ...], findings: tuple[Finding, ...], options: CheckSettings | None
 ) -> tuple[Finding, ...]:
     """Findings for condemned, miscited and confusable citations, once every record is known."""
     return for_report(document.path, options).refine(document, cited, findings)

@@ -14,12 +14,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from clinaudit import catalogue
 from clinaudit.errors import InputError
 from clinaudit.models import Finding, Severity, Span
 
 FILENAME = "corrections.yaml"
 SCHEMA_VERSION = 1
-RULE_PREFIX = "correction/"
+RULE_PREFIX = catalogue.CORRECTION + "/"
 
 COMMON_REQUIRED = ("id", "kind", "message", "severity", "source")
 COMMON_OPTIONAL = ("added",)
@@ -78,11 +79,12 @@ class Entry:
         return RULE_PREFIX + self.id
 
     def finding(self, span: Span, sentence: str = "", **extra: Any) -> Finding:
-        return Finding(
-            rule=self.rule,
+        return catalogue.finding(
+            self.rule,
+            span,
+            f"{KIND_LABEL[self.kind]}: {self.message}",
             severity=self.severity,
-            span=span,
-            message=f"{KIND_LABEL[self.kind]}: {self.message}",
+            suggestion=extra.pop("suggestion", ""),  # the message and its source say what to do
             sentence=sentence,
             source=self.source,
             **extra,

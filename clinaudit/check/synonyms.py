@@ -12,7 +12,7 @@ check of a run, never at start-up. Contains MeSH® 2024 data, courtesy of the U.
 National Library of Medicine; see clinaudit/data/PROVENANCE-mesh.md.
 
 `python -m clinaudit.check.synonyms BUILD_DIR OUT` rebuilds it from the MeSH TSVs in
-../shared/data/mesh (the keys depend on topic.stem: rebuild when it changes).
+../shared/data/mesh (the keys depend on text.topic_stem: rebuild when it changes).
 """
 
 from __future__ import annotations
@@ -114,9 +114,9 @@ def parse(text: str) -> Table:
 
 def key_of(name: str) -> str:
     """The lookup key of a name: folded, lower-cased, split on anything not a letter or digit, each word stemmed."""
-    from clinaudit.check.topic import fold, stem
+    from clinaudit.text import fold, topic_stem
 
-    return " ".join(stem(w) for w in _WORD.findall(fold(name).lower()))
+    return " ".join(topic_stem(w) for w in _WORD.findall(fold(name).lower()))
 
 
 def natural(name: str) -> str:

@@ -17,15 +17,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from clinaudit.models import Record
-from clinaudit.read.claims import LazyRegex
+from clinaudit.text import LazyRegex, fold, topic_stem
 
 YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
@@ -33,13 +32,6 @@ TERMS_VERSION = 2  # of term extraction; part of Matcher.version, which keys the
 TOPICAL = frozenset({"entity", "word"})  # what "shares a topic term" counts: not generic words, not numbers
 _MAX_NAME = 6  # words of the longest MeSH name looked for
 
-_GREEK = {
-    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
-    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "ν": "nu", "ξ": "xi", "π": "pi",
-    "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi",
-    "ψ": "psi", "ω": "omega", "µ": "u", "μ": "mu",
-}  # fmt: skip
-_GREEK_RE = re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|[-/](?=[A-Za-z0-9]))*")  # words, hyphens and slashes inside
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 _HYPHEN = re.compile(r"[-/]")
@@ -51,17 +43,6 @@ _UNIT_ALIASES = {
     "weeks": "wk", "week": "wk", "months": "mo", "month": "mo", "years": "y", "year": "y", "yr": "y",
     "percent": "%", "units": "u", "unit": "u", "iu": "u", "µg": "ug", "mcg": "ug", "sec": "s",
 }  # fmt: skip
-_SUFFIXES = (
-    "izations", "isations", "ization", "isation", "ational", "ations", "iveness", "fulness", "ousness",
-    "ically", "ation", "ments", "ities", "ially", "ment", "ness", "ical", "ings", "ally", "edly", "ions",
-    "ity", "ing", "ial", "ics", "ive", "ous", "ion", "ers", "ism", "ist", "ize", "ise", "ed", "al", "ic",
-    "ly", "er",
-)  # fmt: skip
-# the suffixes by length, longest first: where one suffix ends another, the longer comes first in
-# _SUFFIXES too (a test holds it), so trying lengths in turn strips what the tuple's order would
-_SUFFIX_LENGTHS = tuple(
-    (n, frozenset(s for s in _SUFFIXES if len(s) == n)) for n in sorted({len(s) for s in _SUFFIXES}, reverse=True)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +67,7 @@ class TopicMatch:
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class TopicTables:
     weights: dict[str, float]
     thresholds: dict[str, dict[str, float]]
     min_terms: int
@@ -103,15 +84,19 @@ class Settings:
     common: frozenset[str] = frozenset()  # stemmed words in 2% of abstracts or more (data/common-terms.txt)
     check_tags: frozenset[str] = frozenset()  # MeSH headings that say who and how, not what
     heading_words: frozenset[str] = frozenset()  # a heading's "Treatment", "Diagnosis": where, not what
-    noise: tuple[str, ...] = ()  # evidence grades and statistics boilerplate (clinaudit/check/citing.py)
+
+
+def topic_data() -> dict[str, Any]:
+    """data/topic.yaml as parsed (parsed once per content: clinaudit/yamlfiles.py)."""
+    from clinaudit import yamlfiles
+
+    return yamlfiles.load(resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"))
 
 
 @lru_cache(maxsize=1)
-def settings() -> Settings:
-    from clinaudit import yamlfiles
-
-    data: dict[str, Any] = yamlfiles.load(resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"))
-    return Settings(
+def settings() -> TopicTables:
+    data = topic_data()
+    return TopicTables(
         weights={k: float(v) for k, v in data["weights"].items()},
         thresholds={"lexical": data["lexical"], "semantic": data["semantic"]},
         min_terms=int(data["min_terms"]),
@@ -128,7 +113,6 @@ def settings() -> Settings:
         common=_common_terms(),
         check_tags=frozenset(str(w) for w in data.get("check_tags", ())),
         heading_words=frozenset(str(w).lower() for w in data.get("heading_words", ())),
-        noise=tuple(str(p) for p in data.get("noise", ())),
     )
 
 
@@ -140,51 +124,11 @@ def _common_terms() -> frozenset[str]:
     return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
-def stem(word: str) -> str:
-    """A light suffix stripper: enough to meet 'mitochondria' with 'mitochondrial', and 'doses' with 'dose'."""
-    done = _STEMS.get(word)
-    if done is None:
-        done = _stem(word)
-        if len(_STEMS) < 200_000:
-            _STEMS[word] = done
-    return done
-
-
-_STEMS: dict[str, str] = {}
-
-
-def _stem(word: str) -> str:
-    w = word
-    if len(w) <= 3:
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith(("sses", "xes", "ches", "shes")) or (w.endswith("is") and len(w) > 5):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us")):
-        w = w[:-1]
-    for n, suffixes in _SUFFIX_LENGTHS:  # a set look-up per length, not an endswith per suffix
-        if len(w) - n >= 4 and w[-n:] in suffixes:
-            w = w[:-n]
-            break
-    bare = w.rstrip("aeiouy")
-    return bare if len(bare) >= 3 else w
-
-
-def fold(text: str) -> str:
-    """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
-    if text.isascii():
-        return text
-    text = _GREEK_RE.sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
-    text = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in text if not unicodedata.combining(c))
-
-
 def _token_key(token: str) -> str:
     """A token's MeSH lookup key: its parts lower-cased and stemmed ("Non-ST-Elevation" → "non st elev")."""
     key = _TOKEN_KEYS.get(token)
     if key is None:
-        key = " ".join(stem(p) for p in _NOT_ALNUM.split(token.lower()) if p)
+        key = " ".join(topic_stem(p) for p in _NOT_ALNUM.split(token.lower()) if p)
         if len(_TOKEN_KEYS) < 100_000:
             _TOKEN_KEYS[token] = key
     return key
@@ -396,13 +340,13 @@ class Matcher:
             key = _symbol_key(token)
             if key.isdigit() or len(key) < 2:
                 return []
-            return [Term(token, (key, stem(key)), "entity", w["entity"])]
+            return [Term(token, (key, topic_stem(key)), "entity", w["entity"])]
         out = []
         for part in parts:
             lower = part.lower()
             if len(lower) < 3 or lower.isdigit() or lower in s.stopwords:
                 continue
-            key = stem(lower)
+            key = topic_stem(lower)
             if lower in s.generic:
                 out.append(Term(part, (key,), "generic", w["generic"]))
             elif lower in s.lexicon or self._drug.search(lower) or self._condition.search(lower):
@@ -424,7 +368,7 @@ class Matcher:
                     mesh.update(k[5:] for k in term.keys if k.startswith("mesh:"))
                     out.update(_token_key(t) for t in term.text.split())  # its words as well
                 else:
-                    out.add(stem(term.text.lower()))
+                    out.add(topic_stem(term.text.lower()))
         if mesh:
             out.update("mesh:" + u for u in self.mesh.classes(mesh))
         return frozenset(out)
@@ -472,7 +416,7 @@ class Matcher:
         sentence: str,
         record: Record,
         record_keys: frozenset[str] | RecordTerms | None = None,
-        context: Context | None = None,
+        context: Surroundings | None = None,
     ) -> TopicMatch:
         """The claim against the record; with a context, also its section headings and the document's title.
 
@@ -481,7 +425,7 @@ class Matcher:
         A claim that misses the record but whose section or document is what the record is about
         is `borderline`, and `level` says which of the three matched.
         """
-        context = context or Context()
+        context = context or Surroundings()
         if isinstance(record_keys, RecordTerms):
             rterms = record_keys
         elif record_keys is not None:
@@ -543,7 +487,7 @@ class Matcher:
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class Surroundings:
     """Where a claim stands: its section heading path, the document's title, the abbreviations it defines."""
 
     section: str = ""
@@ -624,8 +568,25 @@ def has_text(record: Record | None) -> bool:
     return bool(record.title or record.abstract or record.mesh or record.conditions)
 
 
+def term_adder(report: str | None, options: Any = None) -> Callable[[Record], Record]:
+    """What the lookup stage does to each record it fetches before caching it: add its topic terms.
+
+    The matcher is made on the first record that has text, never for a run that fetches none.
+    """
+    made: list[Matcher] = []
+
+    def add(record: Record) -> Record:
+        if not has_text(record):
+            return record
+        if not made:
+            made.append(matcher_for(report, options))
+        return made[0].with_terms(record)
+
+    return add
+
+
 def matcher_for(report: str | None, options: Any = None) -> Matcher:
-    """The matcher of one report: its corrections' synonyms (issue 5) with MeSH's."""
+    """The matcher of one report: its corrections' synonyms with MeSH's."""
     from clinaudit.check import corrections
 
     return matcher(synonym_groups(corrections.for_report(report, options)))
@@ -637,7 +598,7 @@ def matcher(synonym_groups: tuple[tuple[str, ...], ...] = ()) -> Matcher:
 
 
 def synonym_groups(corrections: Any) -> tuple[tuple[str, ...], ...]:
-    """Synonym groups from issue 5's corrections (entries of kind `synonym`); () when it has none."""
+    """Synonym groups from the corrections (entries of kind `synonym`); () when it has none."""
     entries = getattr(corrections, "entries", None)
     if not isinstance(entries, dict):
         return ()

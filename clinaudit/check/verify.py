@@ -12,10 +12,10 @@ citation to `mismatched` or `off_topic`, and returns its own findings.
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from clinaudit import catalogue as rules
 from clinaudit.check import citing, metadata, score, topic
 from clinaudit.models import (
     CitationKind,
@@ -24,41 +24,27 @@ from clinaudit.models import (
     Context,
     Document,
     Finding,
-    Options,
     Record,
-    Resolution,
     Severity,
     Span,
     Status,
 )
+from clinaudit.options import CheckSettings
 from clinaudit.read import claims, kept
 
 if TYPE_CHECKING:
-    from clinaudit.lookup.cache import ResolutionCache
+    pass
 
 WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Status.WITHDRAWN})
 NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
 TEXT_SHOWN = 80
-
-
-def clock() -> float:
-    return time.monotonic()
-
-
-def references(
-    documents: list[Document], options: Options, started: float, cache: ResolutionCache | None = None
-) -> dict[str, dict[str, Resolution]]:
-    """Per report path, a Resolution for each reference entry that has text and no id.
-
-    It shares --timeout with resolution (`started` is when resolution began), and the run's cache.
-    """
-    from clinaudit.lookup import refsearch
-
-    return refsearch.lookup(documents, options, max(0.0, options.timeout - (time.monotonic() - started)), cache)
+# what a warm run keeps beside a kept report (read/kept.py), in the one stored form (clinaudit/codec.py)
+_KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
+_KEPT_CITING = dict[tuple[str, tuple[str, ...]], citing.Citing]  # (text, cells) → its reading
 
 
 def check(
-    document: Document, cited: tuple[CitationResult, ...], options: Options
+    document: Document, cited: tuple[CitationResult, ...], options: CheckSettings
 ) -> tuple[tuple[CitationResult, ...], tuple[Finding, ...]]:
     """Every citation with its topic, metadata, credibility and evidence filled in, and the findings they raise."""
     context = _Context(document, options)
@@ -72,37 +58,6 @@ def check(
     return tuple(results), tuple(found)
 
 
-_FIELD_TYPES = (str, str, str, str, str, (int, type(None)), str, str)  # metadata.EntryFields, in order
-
-
-def _fields_json(fields: metadata.EntryFields) -> list:
-    return [getattr(fields, name) for name in metadata.EntryFields.__slots__]
-
-
-def _citing_from(value: object) -> dict[tuple[str, tuple[str, ...]], citing.Citing]:
-    """Citing readings kept by an earlier run of the same report; {} for anything that is not exactly that."""
-    if not isinstance(value, list):
-        return {}
-    out = {}
-    try:
-        for text, cells, claim, references in value:
-            if not (isinstance(text, str) and isinstance(claim, str) and isinstance(cells, list)):
-                return {}
-            if not all(type(c) is str for c in cells):
-                return {}
-            found = []
-            for fields in references:
-                if len(fields) != len(_FIELD_TYPES) or not all(
-                    isinstance(v, t) and type(v) is not bool for v, t in zip(fields, _FIELD_TYPES, strict=True)
-                ):
-                    return {}
-                found.append(metadata.EntryFields(*fields))
-            out[text, tuple(cells)] = citing.Citing(claim, tuple(found))
-    except (TypeError, ValueError):
-        return {}
-    return out
-
-
 def merge(findings: tuple[Finding, ...], extra: tuple[Finding, ...]) -> tuple[Finding, ...]:
     """The verdict's findings and these, in report order."""
     out = list(findings) + list(extra)
@@ -113,7 +68,7 @@ def merge(findings: tuple[Finding, ...], extra: tuple[Finding, ...]) -> tuple[Fi
 class _Context:
     """What one report needs for its checks: mentions by id, entries by text, its synonyms."""
 
-    def __init__(self, document: Document, options: Options):
+    def __init__(self, document: Document, options: CheckSettings):
         self.options = options
         self.mentions: dict[str, list[CitationMention]] = {}
         per_sentence: dict[str, set[str]] = {}
@@ -130,7 +85,7 @@ class _Context:
         self._citing: dict[tuple[str, tuple[str, ...]], citing.Citing] = {}  # each citing text read once
         self._terms: dict[str, list[topic.Term]] = {}  # each claim's terms extracted once
         self.digest = document.digest  # a kept report keeps its claims' terms too (clinaudit/read/kept.py)
-        self._kept: dict[str, list] | None = None
+        self._kept: dict[str, tuple[topic.Term, ...]] | None = None
         self._new_terms = False
         self._kept_citing: dict[tuple[str, tuple[str, ...]], citing.Citing] | None = None
         self._new_citing = False
@@ -250,7 +205,8 @@ class _Context:
         cached = self._citing.get(key)
         if cached is None:
             if self._kept_citing is None:
-                self._kept_citing = _citing_from(kept.load_aside(kept.folder(), self.digest, "citing"))
+                stored = kept.load_aside(kept.folder(), self.digest, "citing", _KEPT_CITING)
+                self._kept_citing = stored if stored is not None else {}
             cached = self._kept_citing.get(key)
             if cached is None:  # not read in an earlier run of this very report
                 cached = citing.read(key[0] or sentence, key[1])
@@ -273,7 +229,7 @@ class _Context:
                 claim_terms = self._claim_terms(claim)
                 self._terms[claim] = claim_terms
             headings = mention.context.headings if mention.context is not None else ()
-            context = topic.Context(self._section(headings), self.title, self.abbreviations, claim_terms)
+            context = topic.Surroundings(self._section(headings), self.title, self.abbreviations, claim_terms)
             match = self.matcher.match(claim, record, terms, context)
             if match.verdict == topic.UNCHECKED:
                 continue
@@ -289,14 +245,11 @@ class _Context:
     def _claim_terms(self, claim: str) -> list[topic.Term]:
         """A claim's terms: kept from an earlier run of this very report and matcher, else extracted."""
         if self._kept is None:
-            stored = kept.load_aside(kept.folder(), self.digest, f"terms {self.matcher.version}")
-            self._kept = stored if isinstance(stored, dict) else {}
+            stored = kept.load_aside(kept.folder(), self.digest, f"terms {self.matcher.version}", _KEPT_TERMS)
+            self._kept = stored if stored is not None else {}
         stored = self._kept.get(claim)
         if stored is not None:
-            try:
-                return [topic.Term(text, tuple(keys), kind, float(weight)) for text, keys, kind, weight in stored]
-            except (TypeError, ValueError):
-                pass  # not a list of terms: extract them again
+            return list(stored)
         self._new_terms = True
         return self.matcher.terms(claim, self.abbreviations)
 
@@ -305,14 +258,10 @@ class _Context:
         if not self.digest:
             return
         if self._new_terms:
-            terms = {claim: [[t.text, t.keys, t.kind, t.weight] for t in found] for claim, found in self._terms.items()}
+            terms = {claim: tuple(found) for claim, found in self._terms.items()}
             kept.keep_aside(kept.folder(), self.digest, f"terms {self.matcher.version}", terms)
         if self._new_citing:
-            readings = [
-                [text, list(cells), found.claim, [_fields_json(f) for f in found.references]]
-                for (text, cells), found in self._citing.items()
-            ]
-            kept.keep_aside(kept.folder(), self.digest, "citing", readings)
+            kept.keep_aside(kept.folder(), self.digest, "citing", self._citing)
 
     def _section(self, headings: tuple[str, ...]) -> str:
         """The heading path under the document's title: "Treatment › Anticoagulation"."""
@@ -350,14 +299,12 @@ class _Context:
                 f"(topic score {match.score:.2f}{basis}{missing})"
             )
             suggestion = "Cite a source that supports this sentence; the cited work is about something else."
-        return Finding(
-            rule="off-topic-citation",
+        return rules.finding(
+            rules.OFF_TOPIC_CITATION,
+            mention.span,
+            message,
             severity=severity,
-            span=mention.span,
-            message=message,
-            sentence=mention.sentence,
-            claim_type=mention.claim_type,
-            citation=result.id,
+            **rules.citing(mention, result.id),
             suggestion=suggestion,
         )
 
@@ -380,14 +327,12 @@ class _Context:
         else:
             severity = Severity.MEDIUM
             suggestion = f"A real paper with wrong details: correct the entry's {' and '.join(meta.mismatched)}."
-        return Finding(
-            rule="mismatched-reference",
+        return rules.finding(
+            rules.MISMATCHED_REFERENCE,
+            span,
+            f"{what} is {metadata.describe_record(record)}, but the reference gives {gives}",
             severity=severity,
-            span=span,
-            message=f"{what} is {metadata.describe_record(record)}, but the reference gives {gives}",
-            sentence=mention.sentence if mention else "",
-            claim_type=mention.claim_type if mention else None,
-            citation=result.id,
+            **rules.citing(mention, result.id),
             suggestion=suggestion,
         )
 
@@ -397,21 +342,19 @@ class _Context:
 
         def finding(rule: str, severity: Severity, message: str, suggestion: str) -> list[Finding]:
             return [
-                Finding(
-                    rule=rule,
+                rules.finding(
+                    rule,
+                    span,
+                    message,
                     severity=severity,
-                    span=span,
-                    message=message,
-                    sentence=mention.sentence if mention else "",
-                    claim_type=mention.claim_type if mention else None,
-                    citation=result.id,
+                    **rules.citing(mention, result.id),
                     suggestion=suggestion,
                 )
             ]
 
         if result.status is Status.UNRESOLVED:
             return finding(
-                "unresolved-reference",
+                rules.UNRESOLVED_REFERENCE,
                 Severity.MEDIUM,
                 f"reference {marker} '{_trim(result.ref_text)}' matches no PubMed record ({result.note})",
                 "Check the entry against the source and add its PMID or DOI; it may not exist.",
@@ -420,7 +363,7 @@ class _Context:
         if result.status in (Status.VERIFIED, Status.MISMATCHED) and record is not None and record.id:
             pmid = record.id.split(":", 1)[1]
             return finding(
-                "reference-without-id",
+                rules.REFERENCE_WITHOUT_ID,
                 Severity.INFO,
                 f"reference {marker} has no id; it matches PMID {pmid} {metadata.describe_record(record)}",
                 f"Add PMID: {pmid} to the entry.",
@@ -431,15 +374,12 @@ class _Context:
 
     def _low_credibility(self, result: CitationResult, credible: score.Credibility) -> Finding:
         mention = self._first(result)
-        return Finding(
-            rule="low-credibility-source",
-            severity=Severity.LOW,
-            span=mention.span if mention else result.span,
-            message=f"{_describe(result)} scores {credible.score}/100 for credibility ({credible.label}), "
+        return rules.finding(
+            rules.LOW_CREDIBILITY_SOURCE,
+            mention.span if mention else result.span,
+            f"{_describe(result)} scores {credible.score}/100 for credibility ({credible.label}), "
             f"under --min-credibility {self.options.min_credibility}",
-            sentence=mention.sentence if mention else "",
-            claim_type=mention.claim_type if mention else None,
-            citation=result.id,
+            **rules.citing(mention, result.id),
             suggestion="Prefer a peer-reviewed, PubMed-indexed article, a trial registry or an official health agency.",
         )
 
@@ -463,7 +403,7 @@ def _comparable(record: Record) -> Record:
 
 
 def _describe(result: CitationResult) -> str:
-    from clinaudit.report.verdict import describe
+    from clinaudit.ids import describe
 
     if result.kind is CitationKind.URL:
         return _trim(result.value, 60)

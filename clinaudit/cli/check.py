@@ -10,21 +10,18 @@ import typer
 
 from clinaudit.cli.common import (
     Command,
-    FailOn,
-    FailOnOption,
     Format,
-    JudgeLog,
-    JudgeTimeout,
-    JudgeUrl,
-    SourcesOption,
     app,
     fail,
     quiet_broken_pipe,
     warnings_to_stderr,
 )
+from clinaudit.cli.options import with_options
+from clinaudit.options import Options
 
 
 @app.command(cls=Command)
+@with_options("check")
 def check(
     ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Reports, directories (recursed) or - for stdin.", metavar="PATH")],
@@ -32,20 +29,6 @@ def check(
     output: Annotated[
         Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.", metavar="FILE")
     ] = None,
-    fail_on: FailOnOption = FailOn.high,
-    require_disclaimer: Annotated[
-        bool,
-        typer.Option(
-            "--require-disclaimer/--no-require-disclaimer", help="Fail a report that has no medical-advice disclaimer."
-        ),
-    ] = False,
-    sources: SourcesOption = None,
-    strict: Annotated[
-        bool, typer.Option("--strict/--no-strict", help="Fail when a citation could not be checked.")
-    ] = False,
-    max_size: Annotated[
-        int, typer.Option("--max-size", help="Largest report to read, in MB.", min=1, metavar="MB")
-    ] = 100,
     config: Annotated[
         Optional[str],
         typer.Option(
@@ -53,98 +36,17 @@ def check(
         ),
     ] = None,
     isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")] = False,
-    exclude: Annotated[
-        Optional[list[str]],
-        typer.Option("--exclude", help="Skip reports matching this glob (repeatable).", metavar="GLOB"),
-    ] = None,
-    enable: Annotated[
-        Optional[list[str]], typer.Option("--enable", help="Turn a rule on (repeatable).", metavar="RULE")
-    ] = None,
-    disable: Annotated[
-        Optional[list[str]], typer.Option("--disable", help="Turn a rule off (repeatable).", metavar="RULE")
-    ] = None,
     show_suppressed: Annotated[
         bool, typer.Option("--show-suppressed", help="List suppressed findings too (they are always counted).")
     ] = False,
-    baseline: Annotated[
-        Optional[str], typer.Option("--baseline", help="Fail only on findings not recorded in FILE.", metavar="FILE")
-    ] = None,
     write_baseline: Annotated[
         Optional[str],
         typer.Option("--write-baseline", help="Record today's findings in FILE, then pass.", metavar="FILE"),
-    ] = None,
-    offline: Annotated[
-        bool, typer.Option("--offline/--online", help="Use only the cache; citations not cached are unverifiable.")
-    ] = False,
-    refresh: Annotated[
-        bool, typer.Option("--refresh", help="Ignore cached lookups and ask every service again.")
-    ] = False,
-    timeout: Annotated[
-        float,
-        typer.Option(
-            "--timeout", help="Seconds allowed for resolving all citations.", min=0.1, max=3600, metavar="SECONDS"
-        ),
-    ] = 60.0,
-    corrections: Annotated[
-        Optional[list[str]],
-        typer.Option(
-            "--corrections", help="Also apply this corrections.yaml, after the others (repeatable).", metavar="FILE"
-        ),
-    ] = None,
-    no_default_corrections: Annotated[
-        bool, typer.Option("--no-default-corrections", help="Leave out the packaged corrections.")
-    ] = False,
-    suggest_corrections: Annotated[
-        bool,
-        typer.Option(
-            "--suggest-corrections",
-            help="Print a corrections.yaml entry for each citation found not_found, retracted, mismatched or "
-            "off_topic (on stderr when a JSON-like report goes to stdout).",
-        ),
-    ] = False,
-    min_credibility: Annotated[
-        int,
-        typer.Option(
-            "--min-credibility",
-            help="Flag cited sources scoring under this credibility, 0–100 (low-credibility-source).",
-            min=0,
-            max=100,
-            metavar="0-100",
-        ),
-    ] = 50,
-    judge: JudgeUrl = None,
-    judge_timeout: JudgeTimeout = 12.0,
-    judge_log: JudgeLog = None,
-    check_urls: Annotated[
-        bool,
-        typer.Option(
-            "--check-urls/--no-check-urls",
-            help="Check that each cited web page answers (HEAD, else GET); 404 or 410 is a dead-link.",
-        ),
-    ] = False,
-    min_coverage: Annotated[
-        Optional[float],
-        typer.Option(
-            "--min-coverage",
-            help="Fail a report whose claims carry a citation less often than PCT percent (off by default).",
-            min=0,
-            max=100,
-            metavar="PCT",
-        ),
     ] = None,
     show_all: Annotated[
         bool,
         typer.Option("--show-all", help="In the table, list every low claim instead of a count per section."),
     ] = False,
-    mirror: Annotated[
-        Optional[str],
-        typer.Option(
-            "--mirror",
-            help="Look ids up in this local mirror first (clinaudit mirror build), then the cache, then the network "
-            "(default: $CLINAUDIT_MIRROR).",
-            metavar="PATH",
-        ),
-    ] = None,
     jsonl_text: Annotated[
         Optional[str],
         typer.Option(
@@ -157,53 +59,26 @@ def check(
         Optional[str],
         typer.Option("--jsonl-id", help="Name each corpus record by this field (default: its line).", metavar="FIELD"),
     ] = None,
-    jobs: Annotated[
-        int,
-        typer.Option(
-            "--jobs", "-j", help="Processes that read and parse reports (0 = every core).", min=0, metavar="N"
-        ),
-    ] = 1,
+    *,
+    options: Options,  # every flag declared in clinaudit/options.py, made into one (cli/options.py)
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
-    from clinaudit.errors import InputError
-    from clinaudit.models import Options
-    from clinaudit.pipeline import audit_paths
-    from clinaudit.report.formats import render
+    from dataclasses import replace
 
-    options = Options(
-        fail_on=fail_on.value,
-        require_disclaimer=require_disclaimer,
-        sources=sources,
-        strict=strict,
-        max_bytes=max_size * 1024 * 1024,
-        exclude=tuple(exclude or ()),
-        baseline=baseline,
-        offline=offline,
-        refresh=refresh,
-        timeout=timeout,
-        progress=sys.stderr.isatty(),
-        corrections=tuple(corrections or ()),
-        no_default_corrections=no_default_corrections,
-        suggest_corrections=suggest_corrections,
-        judge_url=judge,
-        judge_timeout=judge_timeout,
-        judge_log=judge_log,
-        min_credibility=min_credibility,
-        check_urls=check_urls,
-        min_coverage=min_coverage,
-        mirror=mirror,
-        jobs=jobs,
-    )
+    from clinaudit.errors import InputError
+    from clinaudit.pipeline import audit_paths
+    from clinaudit.report.formats import View, render
+
+    options = replace(options, progress=sys.stderr.isatty())  # run-time state, not a setting
     warnings_to_stderr()
     if output is None and sys.stdout is None:  # started with `>&-`: the report would be lost
         fail("stdout is closed; write the report to a file with -o FILE")
     _refuse_overwriting(output, paths)  # before the audit, for a report named on the command line
     try:
-        from dataclasses import replace
-
         from clinaudit.config import configure
 
-        options = configure(ctx, paths, options, config, isolated, tuple(enable or ()), tuple(disable or ()))
+        enable, disable = tuple(sorted(options.enable)), tuple(sorted(options.disable))
+        options = configure(ctx, paths, options, config, isolated, enable, disable)
         if write_baseline and options.baseline and not Path(options.baseline).exists():
             options = replace(options, baseline=None)  # the first --write-baseline creates it
         if jsonl_text is not None:
@@ -220,11 +95,11 @@ def check(
     errors = [report.error for report in result.files if report.error]
     try:
         if output is None:
-            render(format.value, result, sys.stdout, show_suppressed, show_all=show_all)
+            render(format.value, result, sys.stdout, View(show_suppressed, show_all))
             sys.stdout.flush()
         else:
             with open(output, "w", encoding="utf-8") as out:
-                render(format.value, result, out, show_suppressed, show_all=show_all)
+                render(format.value, result, out, View(show_suppressed, show_all))
     except BrokenPipeError:
         quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
     except OSError as exc:

@@ -12,7 +12,8 @@ from typing import Annotated, NoReturn, Optional
 import typer
 from typer.core import TyperArgument, TyperCommand
 
-from clinaudit import __version__
+from clinaudit.report.formats import FORMATS
+from clinaudit.version import __version__
 
 
 class _Argument(TyperArgument):
@@ -49,20 +50,8 @@ app = typer.Typer(
 )
 
 
-class Format(StrEnum):
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
-    sarif = "sarif"
-    github = "github"
-    markdown = "markdown"
-
-
-class FailOn(StrEnum):
-    high = "high"
-    medium = "medium"
-    low = "low"
-    never = "never"
+# --format's choices: the format registry's names (clinaudit/report/formats/__init__.py), in its order
+Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
 
 
 def _version(value: bool) -> None:
@@ -97,32 +86,6 @@ def warnings_to_stderr() -> None:
         handler._clinaudit = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
         logger.propagate = False
-
-
-FailOnOption = Annotated[FailOn, typer.Option("--fail-on", help="Lowest severity that fails the run.")]
-SourcesOption = Annotated[
-    Optional[str],
-    typer.Option("--sources", help="Knowledge base (JSONL or YAML) for [src:…] markers.", metavar="FILE"),
-]
-JudgeUrl = Annotated[
-    Optional[str],
-    typer.Option(
-        "--judge",
-        help="Second opinion: an OpenAI-compatible chat-completions URL (or $CLINAUDIT_JUDGE_URL; model in "
-        "$CLINAUDIT_JUDGE_MODEL, key in $CLINAUDIT_JUDGE_API_KEY) that checks each source supports its claims.",
-        metavar="URL",
-    ),
-]
-JudgeTimeout = Annotated[
-    float,
-    typer.Option(
-        "--judge-timeout", help="Seconds for all judge calls of one report.", min=0.1, max=3600, metavar="SECONDS"
-    ),
-]
-JudgeLog = Annotated[
-    Optional[str],
-    typer.Option("--judge-log", help="Append each judge request and reply (keys masked) to FILE.", metavar="FILE"),
-]
 
 
 def quiet_broken_pipe() -> None:

@@ -272,7 +272,7 @@ def _last_index(node) -> int:
 def suggestions(result, options=None) -> list[dict[str, Any]]:
     """One entry for each distinct citation found not_found, retracted, mismatched or off_topic."""
     from clinaudit.check import corrections
-    from clinaudit.report.verdict import describe
+    from clinaudit.ids import describe
 
     today = _dt.date.today()
     out: list[dict[str, Any]] = []

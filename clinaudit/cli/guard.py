@@ -6,20 +6,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from clinaudit.cli.common import (
-    Command,
-    FailOn,
-    FailOnOption,
-    JudgeLog,
-    JudgeTimeout,
-    JudgeUrl,
-    SourcesOption,
-    app,
-    fail,
-)
+from clinaudit.cli.common import Command, app, fail
+from clinaudit.cli.options import with_options
+from clinaudit.options import Options
 
 
 @app.command(cls=Command)
+@with_options("guard")
 def guard(
     events: Annotated[bool, typer.Option("--events", help="Write the JSON Lines event stream, not the text.")] = False,
     verify_timeout: Annotated[
@@ -37,25 +30,13 @@ def guard(
             metavar="TYPE",
         ),
     ] = None,
-    fail_on: FailOnOption = FailOn.high,
-    sources: SourcesOption = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail when a citation could not be checked.")] = False,
-    offline: Annotated[bool, typer.Option("--offline", help="Check citations against the cache only.")] = False,
-    max_size: Annotated[
-        int, typer.Option("--max-size", help="Longest stream to read, in MB.", min=1, metavar="MB")
-    ] = 100,
-    judge: JudgeUrl = None,
-    judge_timeout: JudgeTimeout = 12.0,
-    judge_log: JudgeLog = None,
+    *,
+    options: Options,  # the flags clinaudit/options.py declares for guard
 ) -> None:
     """Guard a model's answer streamed on stdin: safe text out as it arrives; exit 0 pass, 1 fail, 2 input error."""
     from clinaudit.guard.stdio import run as run_guard
-    from clinaudit.models import Options
 
-    options = Options(
-        fail_on=fail_on.value, sources=sources, strict=strict, offline=offline, max_bytes=max_size * 1024 * 1024
-    )
-    options = _judge_options(options, judge, judge_timeout, judge_log)  # checked now, not after the stream
+    _check_judge(options)  # checked now, not after the stream
     _check_sources(options)
     stops = None if stop_on is None else [t for t in stop_on if t != "none"]
     try:
@@ -78,16 +59,12 @@ def _check_sources(options) -> None:
         fail(str(exc))
 
 
-def _judge_options(options, url: str | None, timeout: float, log: str | None):
+def _check_judge(options: Options) -> None:
     """The guard's judge settings, validated before the stream starts (the judge runs within --verify-timeout)."""
-    from dataclasses import replace
-
     from clinaudit.errors import InputError
     from clinaudit.judge.review import reviewer
 
-    options = replace(options, judge_url=url, judge_timeout=timeout, judge_log=log)
     try:
         reviewer(options)  # a missing model or an unwritable log is an error now, not a silent fallback
     except InputError as exc:
         fail(str(exc))
-    return options

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clinaudit import catalogue
 from clinaudit.guard import holdback
 from clinaudit.guard import sentences as guard_sentences
 from clinaudit.guard import verify as guard_verify
@@ -377,11 +378,11 @@ class StreamGuard:
             b = index.starts[span.end_line - 1] + span.end_column - 1
             if a < end and b > start:
                 kind = rules.by_name(claim.claim_type)
-                finding = Finding(
-                    rule="uncited-claim",
+                finding = catalogue.finding(
+                    catalogue.UNCITED_CLAIM,
+                    span,
+                    f"uncited {claim.claim_type.replace('_', ' ')}: withdrawn from the stream",
                     severity=claim.severity,
-                    span=span,
-                    message=f"uncited {claim.claim_type.replace('_', ' ')}: withdrawn from the stream",
                     sentence=claim.sentence.text,
                     claim_type=claim.claim_type,
                     suggestion=kind.suggestion,

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from clinaudit import catalogue
 from clinaudit.guard.events import GuardResult, Stop
-from clinaudit.models import CitationResult, FileReport, Finding, Options, Severity, Status
+from clinaudit.ids import describe
+from clinaudit.models import CitationResult, FileReport, Finding, Options, Status
 from clinaudit.report import verdict
 
 
@@ -28,18 +30,17 @@ class Verified:
     fallback: bool = False  # the audit did not finish: this is the quick, cache-only answer
 
 
-def _option_names() -> frozenset[str]:
-    return frozenset(f.name for f in fields(Options))
-
-
 def verify(text: str, path: str, options: Options, limit: float, markdown: bool = True) -> Verified:
     """audit_text in a background thread, answered within `limit` seconds whatever happens."""
     from clinaudit.pipeline import audit_text
 
-    if "timeout" in _option_names():  # the resolution step gives up on its own just after this limit, so
-        options = replace(options, timeout=min(options.timeout, limit + 0.5))  # the limit, not a race, decides
-    if "judge_deadline" in _option_names():  # the model judge (issue 8) finishes inside the same limit
-        options = replace(options, judge_deadline=time.monotonic() + limit - min(0.5, limit / 4))
+    # the resolution step gives up on its own just after this limit, so the limit, not a race, decides;
+    # the model judge finishes inside the same limit
+    options = replace(
+        options,
+        timeout=min(options.timeout, limit + 0.5),
+        judge_deadline=time.monotonic() + limit - min(0.5, limit / 4),
+    )
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -57,7 +58,7 @@ def verify(text: str, path: str, options: Options, limit: float, markdown: bool 
         return Verified(box["report"], False, seconds, "not checked")
     timed_out = "error" not in box
     reason = f"not checked within {limit:g} s" if timed_out else f"check failed ({box['error']})"
-    quick = replace(options, offline=True) if "offline" in _option_names() else options
+    quick = replace(options, offline=True)
     return Verified(audit_text(text, path, quick, markdown), timed_out, seconds, reason, fallback=True)
 
 
@@ -70,16 +71,15 @@ def unverifiable(report: FileReport, reason: str, fallback: bool) -> tuple[tuple
             c = replace(c, status=Status.UNVERIFIABLE, note=reason)
             changed[c.id] = c
         cited.append(c)
-    findings = [f for f in report.findings if not (f.rule == "unverifiable-citation" and f.citation in changed)]
+    findings = [f for f in report.findings if not (f.rule == catalogue.UNVERIFIABLE_CITATION and f.citation in changed)]
     first_use = {f.citation: f for f in report.findings if f.citation}
     for c in changed.values():
         seen = first_use.get(c.id)
         findings.append(
-            Finding(
-                rule="unverifiable-citation",
-                severity=Severity.LOW,
-                span=c.span,
-                message=f"{verdict.describe(c.kind, c.value)} could not be checked: {reason}",
+            catalogue.finding(
+                catalogue.UNVERIFIABLE_CITATION,
+                c.span,
+                f"{describe(c.kind, c.value)} could not be checked: {reason}",
                 sentence=seen.sentence if seen else (c.claims[0] if c.claims else ""),
                 claim_type=seen.claim_type if seen else None,
                 citation=c.id,

@@ -26,7 +26,8 @@ from urllib.parse import urlsplit
 
 from clinaudit.errors import InputError
 from clinaudit.judge.prompt import DEFAULT_BUDGET, Source, batches, source, unchecked
-from clinaudit.models import CitationKind, CitationResult, Judgement, Options, Status
+from clinaudit.models import CitationKind, CitationResult, Judgement, Status
+from clinaudit.options import JudgeSettings
 
 if TYPE_CHECKING:
     from clinaudit.judge.client import Caller, JudgeLog, Outcome
@@ -42,7 +43,7 @@ MIN_BUDGET = 1000  # below this the prompt itself leaves no room for a source
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class Connection:
     """Where the judge is and how long it may take; the key never appears in a repr."""
 
     url: str  # the chat-completions endpoint itself
@@ -54,7 +55,7 @@ class Settings:
     deadline: float | None = None  # a time.monotonic() set by the guard
 
     @classmethod
-    def from_env(cls, options: Options) -> Settings | None:
+    def from_env(cls, options: JudgeSettings) -> Connection | None:
         """None when no judge is configured: then nothing is sent and nothing changes."""
         raw = options.judge_url if options.judge_url is not None else os.environ.get(ENV_URL, "")
         if not raw.strip():
@@ -105,9 +106,9 @@ def _budget() -> int:
     return value
 
 
-def reviewer(options: Options, knowledge: KnowledgeBase | None = None) -> Judge | None:
+def reviewer(options: JudgeSettings, knowledge: KnowledgeBase | None = None) -> Judge | None:
     """The run's judge, or None when none is configured."""
-    settings = Settings.from_env(options)
+    settings = Connection.from_env(options)
     return None if settings is None else Judge(settings, knowledge)
 
 
@@ -124,7 +125,7 @@ def apply(citation: CitationResult, judged: Judgement | None) -> CitationResult:
 class Judge:
     """Reviews one report at a time; counts calls and gives up on an endpoint that cannot work."""
 
-    def __init__(self, settings: Settings, knowledge: KnowledgeBase | None = None):
+    def __init__(self, settings: Connection, knowledge: KnowledgeBase | None = None):
         self.settings = settings
         self.knowledge = knowledge
         self.calls = 0  # batches sent this run (the benchmark reads it)

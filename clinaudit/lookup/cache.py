@@ -19,7 +19,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 import re
 import threading
 import time
@@ -28,12 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clinaudit.paths import PARSED, READS, cache_dir
+
 if TYPE_CHECKING:
     from clinaudit.models import Resolution
 
 log = logging.getLogger("clinaudit")
 
-SCHEMA = 1
+SCHEMA = 2  # of a stored value; 2: the resolution in the one stored form (clinaudit/codec.py)
 DAY = 86400.0
 FOUND_TTL = 30 * DAY  # a record that exists
 MISSING_TTL = 1 * DAY  # an id that does not exist (it may be published tomorrow)
@@ -46,8 +47,6 @@ DATABASE = "cache.db"
 _DATABASE_FILES = (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal")
 _HEX2 = re.compile(r"^[0-9a-f]{2}$")
 _HEX28_VAL = re.compile(r"^[0-9a-f]{28}\.val$")
-PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/yamlfiles.py)
-READS = "reads"  # JSON copies of reports as read, and their claims' topic terms (clinaudit/read/kept.py)
 _PARSED_FILE = re.compile(r"^[0-9a-f]{64}\.json$")
 _MODE_PICKLE = 4  # diskcache.core.MODE_PICKLE, without importing diskcache
 _VALUE_GLOB = "[0-9a-f][0-9a-f]/[0-9a-f][0-9a-f]/*.val"  # _VALUE_FILE, roughly, in SQL
@@ -59,14 +58,7 @@ class RefusedEntry(Exception):
     """A row that is not ours: pickled, naming a file outside the cache, or not a resolution clinaudit wrote."""
 
 
-def default_dir() -> Path:
-    """$CLINAUDIT_CACHE_DIR, or the platform's user cache directory."""
-    env = os.environ.get("CLINAUDIT_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("clinaudit", appauthor=False))
+default_dir = cache_dir  # the directory a cache opens in when none is given
 
 
 def _json_disk():
@@ -112,7 +104,7 @@ def _json_disk():
 
 
 @dataclass(frozen=True, slots=True)
-class Entry:
+class Cached:
     """A cached resolution: what `Resolution` was, as JSON, and when it was fetched."""
 
     value: dict[str, Any]
@@ -137,6 +129,7 @@ class ResolutionCache:
         self.locked = False  # … because another process holds it
         self._opener: threading.Thread | None = None
         self._opened: dict[str, Any] = {}
+        self._opening = threading.Lock()
 
     def open_soon(self) -> None:
         """Start opening the cache in the background, so a run reads its reports meanwhile.
@@ -167,7 +160,16 @@ class ResolutionCache:
         self._opener.start()
 
     def _open(self):
-        """The open cache, or None once it could not be opened within LOCK_TIMEOUT."""
+        """The open cache, or None once it could not be opened within LOCK_TIMEOUT.
+
+        The link check and the services share the run's cache from two threads: one opens it.
+        """
+        if self._cache is not None or self._broken:
+            return self._cache
+        with self._opening:
+            return self._open_once()
+
+    def _open_once(self):
         if self._cache is not None or self._broken:
             return self._cache
         self.open_soon()
@@ -195,9 +197,9 @@ class ResolutionCache:
     def key(service: str, cid: str) -> str:
         return f"v{SCHEMA}|{service}|{cid}"
 
-    def get_many(self, service: str, ids: Iterable[str]) -> dict[str, Entry]:
+    def get_many(self, service: str, ids: Iterable[str]) -> dict[str, Cached]:
         cache = self._open()
-        found: dict[str, Entry] = {}
+        found: dict[str, Cached] = {}
         if cache is None:
             return found
         refused = self.refused
@@ -272,10 +274,35 @@ class ResolutionCache:
             self._cache = None
 
 
-def read_entry(raw: Any, cid: str) -> Entry:
-    """A stored value as an Entry; RefusedEntry when it is not what `put_many` stores for a resolution."""
-    from clinaudit.lookup.resolve import from_json
+def stored(resolution: Resolution) -> dict[str, Any]:
+    """What `put_many` stores for a resolution (it adds the schema and the time it was fetched)."""
+    from clinaudit import codec
 
+    return {"resolution": codec.encode(resolution)}
+
+
+def from_json(value: Any, cid: str) -> Resolution | None:
+    """A stored value back into the Resolution of `cid`; None (a miss) for anything clinaudit would not have written.
+
+    Every field must have the type its record declares (clinaudit/codec.py): a title that is
+    a number or a year that is text would otherwise fail far from here, in the checks that read it.
+    """
+    from clinaudit import codec
+    from clinaudit.models import Resolution
+
+    if not isinstance(value, dict):
+        return None
+    try:
+        resolution = codec.decoder(Resolution)(value.get("resolution"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return (
+        resolution if resolution.id == cid else Resolution(cid, resolution.status, resolution.record, resolution.reason)
+    )
+
+
+def read_entry(raw: Any, cid: str) -> Cached:
+    """A stored value as a Cached; RefusedEntry when it is not what `put_many` stores for a resolution."""
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         raise RefusedEntry("not a cached resolution")
     fetched = raw.get("fetched")
@@ -284,7 +311,7 @@ def read_entry(raw: Any, cid: str) -> Entry:
     resolution = from_json(raw, cid)
     if resolution is None:
         raise RefusedEntry("not a resolution of the expected types")
-    return Entry(raw, fetched, resolution)
+    return Cached(raw, fetched, resolution)
 
 
 @contextlib.contextmanager
@@ -376,7 +403,7 @@ def check_store(directory: Path | None = None) -> Health:
                 entries, foreign = db.execute(
                     "SELECT count(*), coalesce(sum(raw = 0 OR mode = ? OR typeof(key) != 'text'"
                     " OR key NOT LIKE ? OR (filename IS NOT NULL AND filename NOT GLOB ?)), 0) FROM Cache",
-                    (_MODE_PICKLE, f"v{SCHEMA}|%", _VALUE_GLOB),
+                    (_MODE_PICKLE, "v_|%", _VALUE_GLOB),  # an older schema's entries are ours: runs pass them over
                 ).fetchone()
                 if foreign:
                     problems.append(f"{foreign} entries clinaudit did not write (pickled, or pointing outside it)")

@@ -39,7 +39,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from clinaudit import __version__
+from clinaudit.lookup.faults import Fault, Malformed
+from clinaudit.version import __version__
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -60,25 +61,8 @@ REDIRECT_LIMIT = 3
 ACCEPT_ENCODING = "gzip, deflate"  # only what read_body can inflate with a cap
 
 
-class Fault(Exception):
-    """A request that did not produce a usable answer; the ids it carried are unverifiable."""
-
-    def __init__(
-        self, reason: str, *, retryable: bool = False, retry_after: float | None = None, malformed: bool = False
-    ):
-        super().__init__(reason)
-        self.reason = reason
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.malformed = malformed  # a body that was not what the service promises: retried once
-
-
 class RedirectRefused(Fault):
     """A redirect the policy does not allow; the reason names the target's host."""
-
-
-class Malformed(ValueError):
-    """A body that is not what the service promises: cut short, too big, too deep, or the wrong shape."""
 
 
 @dataclass(frozen=True, slots=True)

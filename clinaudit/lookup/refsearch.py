@@ -3,11 +3,12 @@
 ECitMatch first, for entries that give journal, year, volume and first page (one
 request for every entry), then an esearch on the title's words. Every candidate
 is fetched through the PubMed service and kept only when the entry's text agrees
-with it (clinaudit/check/metadata.py): ECitMatch weighs journal, volume and page and
-can return a paper whose authors or title differ. A match suggests its PMID; no
+with it, as the caller's `SamePaper` judges (the pipeline passes the check stage's
+metadata comparison): ECitMatch weighs journal, volume and page and can return a
+paper whose authors or title differ. A match suggests its PMID; no
 match is `unresolved`; a request that failed is `unverifiable`, never
-`unresolved`. Issue 3's HTTP client, pacing and cache are reused: the answers
-are cached per entry text, and the records under PubMed's own namespace.
+`unresolved`. The run's HTTP client settings, pacing and cache are reused: the
+answers are cached per entry text, and the records under PubMed's own namespace.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinaudit.check import metadata
-from clinaudit.models import CitationKind, Document, Options, Record, Resolution, Status
+from clinaudit.lookup.services import Caller
+from clinaudit.models import CitationKind, Document, Record, Resolution, Status
+from clinaudit.options import LookupSettings
+from clinaudit.read.entries import EntryFields, parse
 
 if TYPE_CHECKING:
     from clinaudit.lookup.cache import ResolutionCache
@@ -43,7 +46,7 @@ _SEARCH_STOP = frozenset(
 class Query:
     key: str  # cache id: "ref:" + a hash of the entry's text
     text: str
-    fields: metadata.EntryFields
+    fields: EntryFields
 
     @property
     def searchable(self) -> bool:
@@ -68,8 +71,17 @@ class Query:
         return " AND ".join(f"{w}[ti]" for w in words[:SEARCH_WORDS])
 
 
+# How well an entry's text describes a candidate record: a score (higher is better) when it is the
+# entry's paper, None when it is not. `citmatched`: ECitMatch named it from journal, volume and page.
+SamePaper = Callable[[str, Record, bool], float | None]
+
+
 def lookup(
-    documents: list[Document], options: Options, seconds: float | None = None, cache: ResolutionCache | None = None
+    documents: list[Document],
+    options: LookupSettings,
+    same_paper: SamePaper,
+    seconds: float | None = None,
+    cache: ResolutionCache | None = None,
 ) -> dict[str, dict[str, Resolution]]:
     """Per report path, a Resolution for each `ref:<n>` citation (an entry with text and no id), within `seconds`."""
     wanted: dict[str, dict[str, Query]] = {}  # path → ref id → query
@@ -83,7 +95,9 @@ def lookup(
             queries[query.key] = query
     if not queries:
         return {}
-    found = _resolve(list(queries.values()), options, options.timeout if seconds is None else seconds, cache)
+    found = _resolve(
+        list(queries.values()), options, same_paper, options.timeout if seconds is None else seconds, cache
+    )
     return {
         path: {rid: _as(rid, found[q.key]) for rid, q in refs.items() if q.key in found}
         for path, refs in wanted.items()
@@ -92,7 +106,7 @@ def lookup(
 
 def _query(text: str) -> Query:
     digest = hashlib.sha256(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:24]
-    return Query(f"ref:{digest}", text, metadata.parse(text))
+    return Query(f"ref:{digest}", text, parse(text))
 
 
 def _as(rid: str, resolution: Resolution) -> Resolution:
@@ -100,10 +114,13 @@ def _as(rid: str, resolution: Resolution) -> Resolution:
 
 
 def _resolve(
-    queries: list[Query], options: Options, seconds: float, shared: ResolutionCache | None = None
+    queries: list[Query],
+    options: LookupSettings,
+    same_paper: SamePaper,
+    seconds: float,
+    shared: ResolutionCache | None = None,
 ) -> dict[str, Resolution]:
-    from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, borrowed
-    from clinaudit.lookup.resolve import from_json, to_json
+    from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, borrowed, stored
 
     out: dict[str, Resolution] = {}
     for query in queries:
@@ -119,7 +136,7 @@ def _resolve(
         missing = []
         for query in pending:
             entry = entries.get(query.key)
-            cached = from_json(entry.value, query.key) if entry else None
+            cached = entry.resolution if entry else None
             if cached is not None:
                 out[query.key] = cached
             elif options.offline:
@@ -127,32 +144,32 @@ def _resolve(
             else:
                 missing.append(query)
         if missing:
-            fresh = _search(missing, options, cache, seconds)
+            fresh = _search(missing, options, same_paper, cache, seconds)
             out.update(fresh)
             store = {}
             for key, resolution in fresh.items():
                 if resolution.status is Status.VERIFIED:
-                    store[key] = (to_json(resolution), FOUND_TTL)
+                    store[key] = (stored(resolution), FOUND_TTL)
                 elif resolution.status is Status.UNRESOLVED:
-                    store[key] = (to_json(resolution), MISSING_TTL)
+                    store[key] = (stored(resolution), MISSING_TTL)
             cache.put_many(NAMESPACE, store)
     return out
 
 
-def _search(queries: list[Query], options: Options, cache, seconds: float) -> dict[str, Resolution]:
+def _search(
+    queries: list[Query], options: LookupSettings, same_paper: SamePaper, cache, seconds: float
+) -> dict[str, Resolution]:
     """ECitMatch, then esearch, then the candidates' records; one shared client, paced."""
     from clinaudit.lookup.http import Deadline, Fault, Http
-    from clinaudit.lookup.resolve import Settings, _endpoints
+    from clinaudit.lookup.network import Network
 
-    settings = Settings.from_env(options)
-    endpoints = _endpoints(settings)
-    eutils = next(e for e in endpoints if e.name == "eutils")
-    pause = min(eutils.interval, seconds)
+    network = Network.of(options)
+    pause = min(network.interval("eutils"), seconds)
     time.sleep(pause)  # resolution's own client may have just asked NCBI: keep the pace across both
     faults: dict[str, str] = {}
     candidates: dict[str, list[str]] = {q.key: [] for q in queries}
-    with Http(endpoints, Deadline(max(0.0, seconds - pause)), secrets=[settings.api_key or ""]) as http:
-        ask = _asker(http, settings)
+    with Http(network.endpoints(), Deadline(max(0.0, seconds - pause)), secrets=network.secrets) as http:
+        ask = _asker(http, network.caller)
         lines = [q for q in queries if q.citmatch]
         for start in range(0, len(lines), ECITMATCH_BATCH):
             batch = lines[start : start + ECITMATCH_BATCH]
@@ -171,22 +188,22 @@ def _search(queries: list[Query], options: Options, cache, seconds: float) -> di
             except Fault as fault:
                 faults.setdefault(query.key, fault.reason)
         pmids = sorted({p for ids in candidates.values() for p in ids[:CANDIDATES]})
-        records, unfetched = _records(http, settings, cache, pmids) if pmids else ({}, {})
+        records, unfetched = _records(http, network.caller, cache, pmids) if pmids else ({}, {})
     out = {}
     for query in queries:
         found = candidates[query.key][:CANDIDATES]
         fault = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
-        out[query.key] = _judge(query, found, records, fault)
+        out[query.key] = _best_match(query, found, records, fault, same_paper)
     return out
 
 
-def _asker(http, settings) -> Callable[[str, dict[str, str]], Any]:
+def _asker(http, caller: Caller) -> Callable[[str, dict[str, str]], Any]:
     def ask(path: str, params: dict[str, str]):
         params = {**params, "tool": "clinaudit"}
-        if settings.email:
-            params["email"] = settings.email
-        if settings.api_key:  # in the POST body: never in a URL or a log line
-            return http.request("eutils", "POST", path, data={**params, "api_key": settings.api_key})
+        if caller.email:
+            params["email"] = caller.email
+        if caller.api_key:  # in the POST body: never in a URL or a log line
+            return http.request("eutils", "POST", path, data={**params, "api_key": caller.api_key})
         return http.request("eutils", "GET", path, params=params)
 
     return ask
@@ -228,25 +245,24 @@ def esearch(ask, term: str) -> list[str]:
     return [str(i) for i in result.get("idlist", []) if str(i).isdigit()]
 
 
-def _records(http, settings, cache, pmids: list[str]) -> tuple[dict[str, Record], dict[str, str]]:
+def _records(http, caller: Caller, cache, pmids: list[str]) -> tuple[dict[str, Record], dict[str, str]]:
     """PubMed records for candidate PMIDs (the resolution cache first, then efetch), and why the
     ones that could not be fetched were not: a candidate never seen is no evidence against the entry."""
-    from clinaudit.lookup.cache import FOUND_TTL
-    from clinaudit.lookup.resolve import from_json, to_json
+    from clinaudit.lookup.cache import FOUND_TTL, stored
     from clinaudit.lookup.services.pubmed import PubMed
 
     ids = [f"pmid:{p}" for p in pmids]
     out: dict[str, Record] = {}
     for cid, entry in cache.get_many("pubmed", ids).items():
-        cached = from_json(entry.value, cid)
+        cached = entry.resolution
         if cached is not None and cached.record is not None:
             out[cid] = cached.record
     missing = [cid for cid in ids if cid not in out]
     unfetched: dict[str, str] = {}
     if missing:
-        fresh = PubMed(email=settings.email, api_key=settings.api_key).resolve(http, missing, lambda n: None)
+        fresh = PubMed(caller).resolve(http, missing, lambda n: None)
         found = {cid: r for cid, r in fresh.items() if r.record is not None and r.status is not Status.UNVERIFIABLE}
-        cache.put_many("pubmed", {cid: (to_json(r), FOUND_TTL) for cid, r in found.items()})
+        cache.put_many("pubmed", {cid: (stored(r), FOUND_TTL) for cid, r in found.items()})
         out.update({cid: r.record for cid, r in found.items() if r.record is not None})
         unfetched = {
             cid: f"the record of candidate {cid.replace('pmid:', 'PMID ')} could not be fetched: {r.reason}"
@@ -256,19 +272,18 @@ def _records(http, settings, cache, pmids: list[str]) -> tuple[dict[str, Record]
     return out, unfetched
 
 
-def _judge(query: Query, pmids: list[str], records: dict[str, Record], fault: str | None) -> Resolution:
+def _best_match(
+    query: Query, pmids: list[str], records: dict[str, Record], fault: str | None, same_paper: SamePaper
+) -> Resolution:
+    """The candidate the entry describes best, else why there is none (a fault is never `unresolved`)."""
     best: tuple[float, Record] | None = None
     for pmid in pmids:
         record = records.get(f"pmid:{pmid}")
         if record is None:
             continue
-        check = metadata.compare(query.text, record)
-        if check.title_score is not None:
-            if check.title_score < metadata.TITLE_SAME:
-                continue  # another paper with similar words
-        elif not (query.citmatch and check.match is not False):
-            continue  # no title to compare: only an ECitMatch hit whose details agree
-        score = check.title_score or 0.0
+        score = same_paper(query.text, record, bool(query.citmatch))
+        if score is None:
+            continue  # another paper with similar words, or an ECitMatch hit whose details disagree
         if best is None or score > best[0]:
             best = (score, record)
     if best is not None:

@@ -2,10 +2,11 @@
 
 Offline checks come first (a malformed id is never sent anywhere; knowledge-base
 sources are looked up locally). The remaining PMIDs, NCT ids and DOIs of all
-documents are split per service into cached and missing ids, and only the
-missing ones are asked, all services in parallel. PMC ids are first mapped to
-PMIDs (the PMC ID Converter), which then ride in the same efetch batches as the
-other PMIDs. URLs stay `unchecked` unless the user asks for `--check-urls`
+documents are split per service (the registry, lookup/services/registry.py, says
+which service answers for each kind) into cached and missing ids, and only the
+missing ones are asked, all services in parallel. Ids a mapping service answers
+(PMC ids, mapped to PMIDs by the PMC ID Converter) go first, and the ids they map
+to then ride in the same batches as the others (the same efetch as other PMIDs). URLs stay `unchecked` unless the user asks for `--check-urls`
 (clinaudit/lookup/urlcheck.py): nothing in a report alone can make clinaudit
 fetch an arbitrary address.
 """
@@ -17,12 +18,12 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
-from clinaudit.errors import InputError
-from clinaudit.models import CitationKind, Document, Options, Record, Resolution, Status
+from clinaudit.lookup.network import Network
+from clinaudit.lookup.services import Service
+from clinaudit.models import CitationKind, Document, Record, Resolution, Status
+from clinaudit.options import LookupSettings
 from clinaudit.read.knowledge import KnowledgeBase
 
 if TYPE_CHECKING:
@@ -30,99 +31,81 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("clinaudit")
 
-SERVICE_OF = {
-    CitationKind.PMID: "pubmed",
-    CitationKind.PMCID: "pmc",
-    CitationKind.NCT: "ctgov",
-    CitationKind.DOI: "crossref",
-}
-URL_DEFAULTS = {
-    "eutils": ("CLINAUDIT_EUTILS_URL", "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"),
-    "ctgov": ("CLINAUDIT_CTGOV_URL", "https://clinicaltrials.gov/api/v2"),
-    "crossref": ("CLINAUDIT_CROSSREF_URL", "https://api.crossref.org"),
-    "doi": ("CLINAUDIT_DOI_URL", "https://doi.org"),
-    "idconv": ("CLINAUDIT_IDCONV_URL", "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles"),
-}
 FOUND = frozenset({Status.VERIFIED, Status.RETRACTED, Status.CONCERN, Status.WITHDRAWN})
-SAFETY = 1.1  # pace a little under each published limit, so clock skew never trips it
+Enrich = Callable[[Record], Record]
 
 
 def resolve_all(
-    documents: list[Document], knowledge: KnowledgeBase | None, options: Options, cache: ResolutionCache | None = None
+    documents: list[Document],
+    knowledge: KnowledgeBase | None,
+    options: LookupSettings,
+    cache: ResolutionCache | None = None,
+    enrich: Enrich | None = None,
+    services: tuple[type[Service], ...] | None = None,
 ) -> dict[str, Resolution]:
     """One Resolution for every cited id in `documents`; none is ever dropped.
 
     `cache` is the run's own, shared with the reference search; without one, one is opened here.
+    `enrich` is applied to each record fetched from a service before it is cached. `services`:
+    the registry's, unless a caller (a test) hands in its own.
     """
-    from clinaudit.report import verdict
+    from clinaudit.lookup import offline
+    from clinaudit.lookup.services.registry import SERVICES, service_of
 
+    services = SERVICES if services is None else services
+    service_for = service_of(services)
     found: dict[str, Resolution] = {}
-    pending: dict[str, list[str]] = {name: [] for name in SERVICE_OF.values()}
+    pending: dict[str, list[str]] = {s.name: [] for s in services}
     links: list[str] = []  # web pages, checked only with --check-urls
     for document in documents:
         for mention in document.mentions:
             if mention.id in found:
                 continue
-            resolution = verdict.offline_lookup(mention, knowledge)
+            resolution = offline.lookup(mention, knowledge)
             found[mention.id] = resolution
-            if resolution.status is Status.UNCHECKED and mention.kind in SERVICE_OF:
-                pending[SERVICE_OF[mention.kind]].append(mention.id)
+            if resolution.status is Status.UNCHECKED and mention.kind in service_for:
+                pending[service_for[mention.kind]].append(mention.id)
             elif resolution.status is Status.UNCHECKED and mention.kind is CitationKind.URL and options.check_urls:
                 links.append(mention.id)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="links") as pool:
-        checking = pool.submit(_check_links, links, options) if links else None  # beside the services, not after
+        checking = pool.submit(_check_links, links, options, cache) if links else None  # beside the services, not after
         if any(pending.values()):
-            found.update(Resolver(options, documents[0].path if documents else None, cache).resolve(pending))
+            found.update(Resolver(options, cache, enrich, services).resolve(pending))
         if checking is not None:
             found.update(checking.result())
     return found
 
 
-def _check_links(cids: list[str], options: Options) -> dict[str, Resolution]:
+def _check_links(cids: list[str], options: LookupSettings, cache: ResolutionCache | None) -> dict[str, Resolution]:
     from clinaudit.lookup import urlcheck
 
     try:
-        return urlcheck.check_all(cids, options)
+        return urlcheck.check_all(cids, options, shared=cache)
     except Exception as exc:  # a bug must not drop citations: report it, keep them
         log.warning("link check failed (%s)", type(exc).__name__)
         return {cid: Resolution(cid, Status.UNVERIFIABLE, reason="link check failed") for cid in cids}
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Where the services are and who is asking; read from the environment once per run."""
-
-    urls: dict[str, str]
-    email: str | None
-    api_key: str | None
-
-    @classmethod
-    def from_env(cls, options: Options) -> Settings:
-        urls = {}
-        for name, (variable, default) in URL_DEFAULTS.items():
-            url = os.environ.get(variable, "").strip() or default
-            parts = urlsplit(url)
-            if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-                raise InputError(f"{variable} must be an http(s) base URL without a query, not {url!r}")
-            urls[name] = url.rstrip("/")
-        email = options.email or os.environ.get("CLINAUDIT_EMAIL", "").strip() or None
-        return cls(urls, email, os.environ.get("NCBI_API_KEY", "").strip() or None)
-
-
 class Resolver:
     """One run's resolution: cache, shared HTTP client, services, progress."""
 
-    def __init__(self, options: Options, report: str | None = None, cache: ResolutionCache | None = None):
+    def __init__(
+        self,
+        options: LookupSettings,
+        cache: ResolutionCache | None = None,
+        enrich: Enrich | None = None,
+        services: tuple[type[Service], ...] | None = None,
+    ):
         self.options = options
-        self.report = report  # whose corrections' synonyms the cached topic terms are made with
         self.cache = cache  # the run's, closed by the run; None: this resolution opens and closes its own
+        self.enrich = enrich  # what a fetched record gains before it is cached (the check stage's topic terms)
+        self.services = services  # None: the registry's
 
     def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
         """Mirror first (when one is configured), then the cache, then the network."""
         from clinaudit.lookup.cache import borrowed
 
-        settings = Settings.from_env(self.options)
-        session = _Session(self.options, settings)
+        session = _Session(self.options, Network.of(self.options, self.services))
         mirror = _open_mirror(self.options)
         try:
             with borrowed(self.cache) as cache:  # opened on its first use: ids the mirror answers never touch it
@@ -134,20 +117,26 @@ class Resolver:
                 mirror.close()
 
     def _resolve(self, pending: dict[str, list[str]], cache, session: _Session, mirror=None) -> dict[str, Resolution]:
-        """PMC ids to PMIDs first; then every service at once, the mapped PMIDs among the others."""
-        from clinaudit.lookup.services import pmc
-
-        pmc_ids = pending.get("pmc") or []
-        links = self._round({"pmc": pmc_ids}, cache, session, mirror) if pmc_ids else {}
-        rest = {name: list(ids) for name, ids in pending.items() if name != "pmc"}
-        mapped = [pmid for pmid in map(pmc.mapped_pmid, links.values()) if pmid]
-        if mapped:
-            rest["pubmed"] = list(dict.fromkeys([*rest.get("pubmed", []), *mapped]))
+        """The ids of mapping services first (PMC ids → PMIDs); then every service at once, the mapped ids
+        among the others, each mapped id with the service that answers for its kind."""
+        network = session.network
+        mapping = {name: ids for name, ids in pending.items() if ids and hasattr(network.service(name), "target")}
+        links = self._round(mapping, cache, session, mirror) if mapping else {}
+        rest = {name: list(ids) for name, ids in pending.items() if name not in mapping}
+        owner = _owner(network)
+        for name, ids in mapping.items():
+            for cid in ids:
+                target = network.service(name).target(links.get(cid) or _NO_ANSWER)
+                service = owner(target) if target else None
+                if service is not None and target not in rest.setdefault(service, []):
+                    rest[service].append(target)
         out = self._round(rest, cache, session, mirror)
-        for cid in pmc_ids:
-            link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
-            pmid = pmc.mapped_pmid(link)
-            out[cid] = pmc.combine(cid, link, out.get(pmid) if pmid else None)
+        for name, ids in mapping.items():
+            service = network.service(name)
+            for cid in ids:
+                link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
+                target = service.target(link)
+                out[cid] = service.combine(cid, link, out.get(target) if target else None)
         return {cid: out[cid] for ids in pending.values() for cid in ids}
 
     def _round(self, pending: dict[str, list[str]], cache, session: _Session, mirror=None) -> dict[str, Resolution]:
@@ -175,7 +164,7 @@ class Resolver:
                     if cached is not None and cached.status in FOUND:
                         stale[cid] = _aged(cached, entry.age)
         if missing:
-            fresh = _with_terms(self._ask(missing, session), self.options, self.report)
+            fresh = _enriched(self._ask(missing, session), self.enrich)
             self._store(cache, missing, fresh)
             for cid, resolution in fresh.items():
                 out[cid] = _fall_back(resolution, stale.get(cid))
@@ -185,7 +174,7 @@ class Resolver:
         return out
 
     def _ask(self, missing: dict[str, list[str]], session: _Session) -> dict[str, Resolution]:
-        services = _services(session.settings)
+        network = session.network
         total = sum(len(ids) for ids in missing.values())
         out: dict[str, Resolution] = {}
         http = session.http()
@@ -193,7 +182,9 @@ class Resolver:
             _progress(self.options.progress, total) as advance,
             ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="resolve") as pool,
         ):
-            futures = {name: pool.submit(services[name].resolve, http, ids, advance) for name, ids in missing.items()}
+            futures = {
+                name: pool.submit(network.service(name).resolve, http, ids, advance) for name, ids in missing.items()
+            }
             for name, future in futures.items():
                 try:
                     out.update(future.result())
@@ -205,7 +196,7 @@ class Resolver:
 
     @staticmethod
     def _store(cache, missing: dict[str, list[str]], fresh: dict[str, Resolution]) -> None:
-        from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL
+        from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, stored
 
         for service, ids in missing.items():
             values = {}
@@ -214,9 +205,9 @@ class Resolver:
                 if resolution is None:
                     continue
                 if resolution.status in FOUND:
-                    values[cid] = (to_json(resolution), FOUND_TTL)
+                    values[cid] = (stored(resolution), FOUND_TTL)
                 elif resolution.status is Status.NOT_FOUND:
-                    values[cid] = (to_json(resolution), MISSING_TTL)
+                    values[cid] = (stored(resolution), MISSING_TTL)
                 # faults (unverifiable) are never cached
             cache.put_many(service, values)
 
@@ -224,9 +215,9 @@ class Resolver:
 class _Session:
     """One HTTP client and one `--timeout` for every round of a run, opened only when a round must ask."""
 
-    def __init__(self, options: Options, settings: Settings):
+    def __init__(self, options: LookupSettings, network: Network):
         self.options = options
-        self.settings = settings
+        self.network = network
         self._started = time.monotonic()
         self._http = None
 
@@ -235,8 +226,7 @@ class _Session:
             from clinaudit.lookup.http import Deadline, Http
 
             left = max(0.0, self.options.timeout - (time.monotonic() - self._started))
-            secrets = [self.settings.api_key or ""]
-            self._http = Http(_endpoints(self.settings), Deadline(left), secrets=secrets)
+            self._http = Http(self.network.endpoints(), Deadline(left), secrets=self.network.secrets)
         return self._http
 
     def close(self) -> None:
@@ -244,7 +234,7 @@ class _Session:
             self._http.close()
 
 
-def _open_mirror(options: Options):
+def _open_mirror(options: LookupSettings):
     """The read-only mirror named by --mirror, $CLINAUDIT_MIRROR or the config; None when there is none."""
     if not (options.mirror or os.environ.get("CLINAUDIT_MIRROR", "").strip()):
         return None  # no mirror: nothing of it is even imported
@@ -254,49 +244,33 @@ def _open_mirror(options: Options):
     return Mirror.open(mirror_path(options.mirror) or "")
 
 
-def _services(settings: Settings) -> dict[str, Any]:
-    from clinaudit.lookup.services.crossref import Crossref
-    from clinaudit.lookup.services.ctgov import ClinicalTrials
-    from clinaudit.lookup.services.pmc import PmcConverter
-    from clinaudit.lookup.services.pubmed import PubMed
-
-    return {
-        "pubmed": PubMed(email=settings.email, api_key=settings.api_key),
-        "pmc": PmcConverter(email=settings.email),
-        "ctgov": ClinicalTrials(),
-        "crossref": Crossref(email=settings.email),
-    }
+_NO_ANSWER = Resolution("", Status.UNVERIFIABLE, reason="no answer")
 
 
-def _endpoints(settings: Settings):
-    """Each service's pace and body cap; a body over its cap is malformed, and the run goes on."""
-    from clinaudit.lookup.http import Endpoint
-    from clinaudit.lookup.services import crossref, ctgov, pmc, pubmed
+def _owner(network: Network) -> Callable[[str], str | None]:
+    """The name of the service that answers for a canonical id ('pmid:123' → pubmed), or None."""
+    from clinaudit.lookup.services.registry import service_of
 
-    ncbi_rate = 10.0 if settings.api_key else 3.0  # NCBI: 3 requests/s, or 10 with an API key
-    return [
-        Endpoint("eutils", settings.urls["eutils"], SAFETY / ncbi_rate, concurrency=3, max_bytes=pubmed.MAX_BYTES),
-        Endpoint("ctgov", settings.urls["ctgov"], interval=SAFETY / 1.0, concurrency=1, max_bytes=ctgov.MAX_BYTES),
-        Endpoint("crossref", settings.urls["crossref"], interval=0.0, concurrency=3, max_bytes=crossref.MAX_BYTES),
-        Endpoint("doi", settings.urls["doi"], interval=0.0, concurrency=3, max_bytes=crossref.HANDLE_MAX_BYTES),
-        Endpoint(
-            "idconv", settings.urls["idconv"], SAFETY / 3.0, concurrency=2, max_bytes=pmc.MAX_BYTES
-        ),  # NCBI's pace
-    ]
+    kinds = service_of(network.services)
+
+    def owner(cid: str) -> str | None:
+        try:
+            return kinds.get(CitationKind(cid.split(":", 1)[0]))
+        except ValueError:
+            return None
+
+    return owner
 
 
-def _with_terms(fresh: dict[str, Resolution], options: Options, report: str | None) -> dict[str, Resolution]:
-    """Each found record with its topic terms, extracted once and cached with it (clinaudit/check/topic.py)."""
-    if not any(r.status in FOUND and r.record is not None for r in fresh.values()):
+def _enriched(fresh: dict[str, Resolution], enrich: Enrich | None) -> dict[str, Resolution]:
+    """Each found record as `enrich` makes it (the caller's topic terms), so the cache keeps them with it."""
+    if enrich is None or not any(r.status in FOUND and r.record is not None for r in fresh.values()):
         return fresh
-    from clinaudit.check import topic
-
-    matcher = topic.matcher_for(report, options)
     out = {}
     for cid, resolution in fresh.items():
         record = resolution.record
-        if resolution.status in FOUND and record is not None and topic.has_text(record):
-            resolution = Resolution(resolution.id, resolution.status, matcher.with_terms(record), resolution.reason)
+        if resolution.status in FOUND and record is not None:
+            resolution = Resolution(resolution.id, resolution.status, enrich(record), resolution.reason)
         out[cid] = resolution
     return out
 
@@ -345,116 +319,3 @@ class _progress:
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
             self._bar.stop()
-
-
-# ---------------------------------------------------------------- cache values
-
-
-def to_json(resolution: Resolution) -> dict[str, Any]:
-    record = resolution.record
-    return {
-        "status": resolution.status.value,
-        "reason": resolution.reason,
-        "record": None if record is None else _record_json(record),
-    }
-
-
-def _record_json(record: Record) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in fields(Record):
-        value = getattr(record, f.name)
-        out[f.name] = [list(pair) for pair in value] if f.name == "extra" else value
-    return out
-
-
-def from_json(value: Any, cid: str) -> Resolution | None:
-    """A cached value back into a Resolution; None (a miss) for anything clinaudit would not have written.
-
-    Every field must have the type Record declares: a title that is a number or a year
-    that is text would otherwise fail far from here, in the checks that read it.
-    """
-    if not isinstance(value, dict):
-        return None
-    try:
-        status = Status(value["status"])
-    except (KeyError, TypeError, ValueError):
-        return None
-    reason = value.get("reason", "")
-    data = value.get("record")
-    if type(reason) is not str:
-        return None
-    record = None if data is None else _record_from(data)
-    if data is not None and record is None:
-        return None
-    return Resolution(cid, status, record, reason)
-
-
-def _record_from(data: Any) -> Record | None:
-    """A Record from its JSON, or None when a field is missing or not of its declared type."""
-    if not isinstance(data, dict):
-        return None
-    kwargs: dict[str, Any] = {}
-    for name, read in _RECORD_FIELDS.items():
-        if name in data:
-            value = read(data[name])
-            if value is _WRONG:
-                return None
-            kwargs[name] = value
-    try:
-        return Record(**kwargs)
-    except TypeError:  # id, database or exists missing
-        return None
-
-
-_WRONG = object()  # what a field reader returns for a value of another type
-_SCALAR = (str, int, float, bool, type(None))  # JSON's scalars: hashable, as a frozen Record must be
-_STR = {str}
-_ARRAY = (list, tuple)  # a JSON array; a tuple when the value comes straight from to_json, not through the cache
-
-
-def _text(value: Any) -> Any:
-    return value if type(value) is str else _WRONG
-
-
-def _flag(value: Any) -> Any:
-    return value if type(value) is bool else _WRONG
-
-
-def _year(value: Any) -> Any:
-    return value if value is None or type(value) is int else _WRONG  # not a bool, not a float
-
-
-def _texts(value: Any) -> Any:
-    if type(value) not in _ARRAY or (
-        value and set(map(type, value)) != _STR
-    ):  # the type test in C: terms run to hundreds
-        return _WRONG
-    return tuple(value)
-
-
-def _pairs(value: Any) -> Any:
-    """`extra`: [name, value] pairs; a value is a scalar or a list of them (a tuple in the Record)."""
-    if type(value) not in _ARRAY:
-        return _WRONG
-    out = []
-    for pair in value:
-        if type(pair) not in _ARRAY or len(pair) != 2 or type(pair[0]) is not str:
-            return _WRONG
-        item = pair[1]
-        if type(item) in _ARRAY and all(type(v) in _SCALAR for v in item):
-            item = tuple(item)
-        elif type(item) not in _SCALAR:
-            return _WRONG
-        out.append((pair[0], item))
-    return tuple(out)
-
-
-# each Record field's reader, by the type the dataclass declares; a new field of a new type fails here, at import
-_READERS = {
-    "str": _text,
-    "bool": _flag,
-    "int | None": _year,
-    "tuple[str, ...]": _texts,
-    "tuple[tuple[str, Any], ...]": _pairs,
-}
-_RECORD_FIELDS = {f.name: _READERS[str(f.type)] for f in fields(Record)}

@@ -41,9 +41,15 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
 
-from clinaudit.models import Options, Resolution, Status
+from clinaudit.errors import InputError
+from clinaudit.models import Resolution, Status
+from clinaudit.options import LookupSettings
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.cache import ResolutionCache
 
 log = logging.getLogger("clinaudit")
 
@@ -99,18 +105,19 @@ class Stats:
             self.body_bytes += body
 
 
-def check_all(cids: list[str], options: Options, resolver: Resolver | None = None) -> dict[str, Resolution]:
-    """A Resolution for every `url:` id: from the cache, else checked; found kept 7 days, dead 1 day."""
-    from clinaudit.lookup.cache import ResolutionCache
-    from clinaudit.lookup.resolve import from_json, to_json
+def check_all(
+    cids: list[str], options: LookupSettings, resolver: Resolver | None = None, shared: ResolutionCache | None = None
+) -> dict[str, Resolution]:
+    """A Resolution for every `url:` id: from the cache (the run's, when given), else checked; found kept 7 days,
+    dead 1 day."""
+    from clinaudit.lookup.cache import borrowed, stored
 
-    cache = ResolutionCache()
-    try:
+    with borrowed(shared) as cache:
         entries = {} if options.refresh else cache.get_many(NAMESPACE, cids)
         out: dict[str, Resolution] = {}
         todo: list[str] = []
         for cid in cids:
-            cached = from_json(entries[cid].value, cid) if cid in entries else None
+            cached = entries[cid].resolution if cid in entries else None
             if cached is not None:
                 out[cid] = cached
             elif options.offline:
@@ -118,7 +125,7 @@ def check_all(cids: list[str], options: Options, resolver: Resolver | None = Non
             else:
                 todo.append(cid)
         if todo:
-            checker = LinkChecker(options.url_allow_hosts, resolver=resolver, canary=_canary())
+            checker = LinkChecker(options.url_allow_hosts, resolver=resolver, canary=_canary(options))
             fresh = checker.check_many([cid.split(":", 1)[1] for cid in todo], options.timeout)
             values = {}
             for cid in todo:
@@ -126,23 +133,20 @@ def check_all(cids: list[str], options: Options, resolver: Resolver | None = Non
                 resolution = Resolution(cid, resolution.status, None, resolution.reason)
                 out[cid] = resolution
                 if resolution.status is Status.VERIFIED:
-                    values[cid] = (to_json(resolution), FOUND_TTL)
+                    values[cid] = (stored(resolution), FOUND_TTL)
                 elif resolution.status is Status.NOT_FOUND:
-                    values[cid] = (to_json(resolution), DEAD_TTL)
+                    values[cid] = (stored(resolution), DEAD_TTL)
             cache.put_many(NAMESPACE, values)  # failures (unverifiable) are never cached
         return out
-    finally:
-        cache.close()
 
 
-def _canary() -> str:
+def _canary(options: LookupSettings) -> str:
     """A name that certainly exists: the E-utilities host clinaudit depends on anyway."""
-    from clinaudit.lookup.resolve import URL_DEFAULTS
+    from clinaudit.lookup.network import Network
 
-    variable, default = URL_DEFAULTS["eutils"]
     try:
-        return urlsplit(os.environ.get(variable, "").strip() or default).hostname or ""
-    except ValueError:
+        return urlsplit(Network.of(options).urls["eutils"]).hostname or ""
+    except (ValueError, InputError):
         return ""
 
 
@@ -229,7 +233,7 @@ class LinkChecker:
             )
         except Failed as exc:
             return Resolution(url, Status.UNVERIFIABLE, reason=str(exc))
-        return _judge(url, status, final, hops)
+        return _status_of(url, status, final, hops)
 
     def _fetch(self, method: str, url: str, end: float) -> tuple[int, str, int]:
         """Follow up to MAX_REDIRECTS redirects, checking every hop; (final status, final URL, redirects)."""
@@ -438,7 +442,7 @@ def _tls() -> ssl.SSLContext:
 # ---------------------------------------------------------------- helpers
 
 
-def _judge(url: str, status: int, final: str, hops: int) -> Resolution:
+def _status_of(url: str, status: int, final: str, hops: int) -> Resolution:
     moved = f" after {hops} redirect{'s' if hops != 1 else ''} to {final}" if hops else ""
     if 200 <= status < 300:
         return Resolution(url, Status.VERIFIED, reason=f"HTTP {status}{moved}")
@@ -511,7 +515,7 @@ def _interleave(urls: Iterable[str]) -> list[str]:
 
 
 def _user_agent() -> str:
-    from clinaudit import __version__
+    from clinaudit.version import __version__
 
     return f"clinaudit/{__version__} (link check; +https://pypi.org/project/clinaudit/)"
 

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
+from clinaudit.ids import valid_doi, valid_nct, valid_pmcid, valid_pmid
 from clinaudit.models import CitationKind
-
-PMID_MAX_DIGITS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +49,6 @@ _MORE_PMIDS = re.compile(
 # After a number, what shows it is a count or a measure, not one more id: "PMID 11111111, 22 patients".
 _NOT_AN_ID_AFTER = re.compile(r"[ \t]{0,3}(?:%|\.\d|(?!and\b|or\b)[a-z]{2,})")
 _NCT = re.compile(r"\bNCT[\s_-]?(\d{1,20})(?!\d)", re.IGNORECASE)
-PMCID_MAX_DIGITS = 9
 _PMCID = re.compile(r"\b(?:(?i:PMCID)\s{0,3}:?\s{0,3}(?:PMC)?|PMC)(\d{1,20})(?!\d)")
 # Crossref's advice (crossref.org/blog/dois-and-matching-regular-expressions): a modern DOI is
 # 10.<4-9 digits>/ then [-._;()/:A-Z0-9]; the early SICI DOIs add a <…> segment and may end in a
@@ -61,7 +59,6 @@ _DOI = re.compile(
 )
 _DOI_HOST = re.compile(r"doi\.org/(?=10\.)", re.IGNORECASE)  # what comes before it: see _read_doi_host
 _DOI_HOST_PREFIX = re.compile(r"(?:(?<![\w./-])(?:dx|www)\.)?$", re.IGNORECASE)
-_DOI_VALID = re.compile(r"^10\.\d{4,9}/[^\s\"]+$")  # SICI DOIs hold '<' and '>': doi_path escapes them
 _DOI_PREFIX = re.compile(r"10\.\d{4,9}$")
 # Another citation glued to a DOI: "10.1056/NEJMoa1107039;PMID:21870978".
 _GLUED_LABEL = re.compile(r"[;,.](?:PMC?ID|PubMed|NCT\d|doi:|https?:)", re.IGNORECASE)
@@ -153,18 +150,6 @@ def _trim(value: str) -> str:
         else:
             break
     return value
-
-
-def valid_pmid(value: str) -> bool:
-    return value.isdigit() and len(value) <= PMID_MAX_DIGITS and int(value) > 0 and value[0] != "0"
-
-
-def valid_nct(value: str) -> bool:
-    return bool(re.fullmatch(r"NCT\d{8}", value))
-
-
-def valid_doi(value: str) -> bool:
-    return bool(_DOI_VALID.match(value)) and len(value) <= 300
 
 
 def pmid(value: str, start: int, end: int) -> Found:
@@ -651,12 +636,6 @@ def find_weak(text: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def entry_start(line: str) -> tuple[str, int] | None:
-    """The label and text offset of a reference entry line ("[3] …", "[^3]: …", "3. …"), if it is one."""
-    found = entry_form(line)
-    return (found[0], found[1]) if found else None
-
-
 def entry_form(line: str) -> tuple[str, int, bool] | None:
     """Label, text offset, and whether the label is a list number (which lazy numbering may repeat)."""
     for pattern, numbered in _ENTRY_FORMS:
@@ -681,15 +660,10 @@ def next_number(label: str, previous: int | None) -> str:
     return label
 
 
-# ---------------------------------------------------------------- PubMed Central (issue 16)
+# ---------------------------------------------------------------- PubMed Central
 # PMC1234567 and PMCID: PMC1234567; PMC article pages at NCBI and Europe PMC are that PMC id,
 # and a Europe PMC page of a MEDLINE record (/abstract/MED/<pmid>, /article/MED/<pmid>) is a PMID.
 # Both are rows of the tables above: IdForm "pmcid" and UrlForm "pmc".
-
-
-def valid_pmcid(value: str) -> bool:
-    digits = value[3:]
-    return value[:3] == "PMC" and digits.isdigit() and len(digits) <= PMCID_MAX_DIGITS and digits[0] != "0"
 
 
 def pmcid(digits: str, start: int, end: int) -> Found:

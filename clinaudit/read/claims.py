@@ -28,6 +28,7 @@ from pathlib import Path
 
 from clinaudit.models import Severity
 from clinaudit.read import anchors
+from clinaudit.text import LazyRegex, plural_stem
 
 HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
@@ -37,39 +38,6 @@ _WORDS_KEPT = 100_000  # tokens (or words) whose answers are remembered before a
 _PLAIN_WORD = 42  # the longest run of letters that is one WORD (and one anchor word: those run to 100)
 _NO_PARTS: frozenset[int] = frozenset()
 _DIGIT = re.compile(r"\d")  # what a part that needs a digit asks of a sentence first
-
-
-def stem(word: str) -> str:
-    """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
-        return word[:-1]
-    if word.endswith("'s"):
-        return word[:-2]
-    return word
-
-
-class LazyRegex:
-    """A regex compiled on first use, then used exactly as the compiled pattern."""
-
-    __slots__ = ("_regex", "pattern")
-
-    def __init__(self, pattern: str) -> None:
-        self.pattern = pattern
-        self._regex: re.Pattern[str] | None = None
-
-    @property
-    def regex(self) -> re.Pattern[str]:
-        regex = self._regex
-        if regex is None:  # two threads may both compile it: the same pattern either way
-            regex = self._regex = re.compile(self.pattern)
-        return regex
-
-    def __getattr__(self, name: str):  # search, match, sub, finditer, findall, flags, …
-        return getattr(self.regex, name)
 
 
 class Part(LazyRegex):
@@ -158,7 +126,7 @@ class MedicalContent:
     def is_term(self, word: str) -> bool:
         """Is a lower-cased word in the vocabulary, as written or without its plural ending?"""
         words = self.words
-        return word in words or (word[-1] == "s" and stem(word) in words)
+        return word in words or (word[-1] == "s" and plural_stem(word) in words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,10 +352,6 @@ class ClaimRules:
     def disclaimer(self) -> re.Pattern[str]:
         return re.compile(_alternation([self.parts[i].regex.pattern for i in self.disclaimers]))
 
-    @property
-    def every_part(self) -> tuple[re.Pattern[str], ...]:
-        return tuple(p.regex for p in self.parts)
-
 
 _EMPHASIS_LINE = re.compile(r"^(?:\*\*|__)[^*_\n]{1,120}(?:\*\*|__)$")
 _TITLE_WORD = re.compile(r"[A-Za-z][\w'-]{0,40}")
@@ -520,7 +484,7 @@ def compile_rules(
     medical_spec = data.get("medical")
     medical = None
     if medical_spec is not None:
-        words = vocabulary | {stem(w.lower()) for w in medical_spec.get("words") or []}
+        words = vocabulary | {plural_stem(w.lower()) for w in medical_spec.get("words") or []}
         signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
         entity = medical_spec.get("entity")
         medical = MedicalContent(

@@ -17,32 +17,20 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from clinaudit.models import CitationResult, Directive, Finding, Options, Severity, Span, Status, Suppressed
+from clinaudit import catalogue as rules
+from clinaudit.catalogue import covers, get, known, suggest
+from clinaudit.models import Directive, Finding, Severity, Span, Suppressed
+from clinaudit.options import ReportSettings
 from clinaudit.report.baseline import Baseline
-from clinaudit.report.catalogue import covers, get, known, suggest
 
-_DIRECTIVE = re.compile(r"^\s*clinaudit-(disable-next-line|disable-file|disable|enable)(?![\w-])(.*)$", re.DOTALL)
 _RULE_SPLIT = re.compile(r"[\s,]+")
-
-
-def directives(comments: Iterable[tuple[int, str]]) -> list[Directive]:
-    """(line the comment ends on, comment text) → directives; other comments are ignored."""
-    out = []
-    for line, text in comments:
-        m = _DIRECTIVE.match(text)
-        if not m:
-            continue
-        rest, _, reason = m.group(2).partition(" -- ")
-        rules = tuple(r for r in _RULE_SPLIT.split(rest.strip()) if r)
-        out.append(Directive(m.group(1), line, rules, reason.strip()))
-    return out
 
 
 def apply(
     path: str,
     findings: Iterable[Finding],
     directives_: Iterable[Directive],
-    options: Options,
+    options: ReportSettings,
     baseline: Baseline | None = None,
 ) -> tuple[tuple[Finding, ...], tuple[Suppressed, ...]]:
     """(findings that count, suppressed ones) after rule selection and severity overrides."""
@@ -84,9 +72,8 @@ def _unknown_rules(directives_: tuple[Directive, ...]) -> list[Finding]:
         for name in d.rules:
             if not known(name):
                 out.append(
-                    Finding(
-                        "bad-suppression",
-                        Severity.LOW,
+                    rules.finding(
+                        rules.BAD_SUPPRESSION,
                         Span(d.line, 1, d.line, 1),
                         f"clinaudit-{d.action} names unknown rule '{name}'{suggest(name)}",
                         suggestion="Correct the rule id (clinaudit rules lists them), or remove the comment.",
@@ -95,15 +82,7 @@ def _unknown_rules(directives_: tuple[Directive, ...]) -> list[Finding]:
     return out
 
 
-def countable(cited: tuple[CitationResult, ...], suppressed: tuple[Suppressed, ...]) -> tuple[CitationResult, ...]:
-    """Citations minus the unverifiable ones whose finding was suppressed, so --strict respects suppressions."""
-    excused = {s.finding.citation for s in suppressed if s.finding.rule == "unverifiable-citation"}
-    if not excused:
-        return cited
-    return tuple(c for c in cited if not (c.status is Status.UNVERIFIABLE and c.id in excused))
-
-
-def _enabled(rule_id: str, options: Options) -> bool:
+def _enabled(rule_id: str, options: ReportSettings) -> bool:
     if any(covers(name, rule_id) for name in options.disable):
         return False
     rule = get(rule_id)

@@ -1,4 +1,4 @@
-"""What a citing sentence or row claims, and what it says its source is (issue 11); abbreviations it defines."""
+"""What a citing sentence or row claims, and what it says its source is; abbreviations it defines."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from clinaudit.check import abbreviations, citing, regex_guard, topic
+from clinaudit.check import citing, regex_guard, topic
+from clinaudit.read import abbreviations
 
 
 def test_an_evidence_table_row_splits_into_claim_and_reference():
@@ -86,7 +87,7 @@ def test_a_defined_abbreviation_counts_as_its_long_form():
     record = Record("pmid:1", "pubmed", True, title="Statins in chronic kidney disease: a meta-analysis")
     matcher = topic.Matcher()
     defined = {"CKD": "chronic kidney disease"}
-    context = topic.Context(abbreviations=defined)
+    context = topic.Surroundings(abbreviations=defined)
     assert "CKD" in matcher.match("Statins slow CKD progression.", record, context=context).matched
     assert "CKD" not in matcher.match("Statins slow CKD progression.", record).matched
 
@@ -103,7 +104,7 @@ def test_patterns_are_linear():
         abbreviations._SHORT_WORD,
         abbreviations._SENTENCE_END,
     ]
-    patterns += [re.compile(p, re.IGNORECASE) for p in topic.settings().noise]
+    patterns += [re.compile(p, re.IGNORECASE) for p in citing.noise_patterns()]
     patterns += [topic._RUN_BREAK]
     verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])
     assert [v for v in verdicts if not v.ok] == []

@@ -1,13 +1,14 @@
-"""What the checks get from the reader (issue 11): a citation's row cells, full sentence, heading path; the
+"""What the checks get from the reader: a citation's row cells, full sentence, heading path; the
 document's title and abbreviations. And record terms extracted once, cached with the resolution."""
 
 from __future__ import annotations
 
-from clinaudit import pipeline
 from clinaudit.check import topic
 from clinaudit.lookup import resolve
 from clinaudit.lookup.cache import ResolutionCache
 from clinaudit.models import Options, Record
+from clinaudit.pipeline import audit_paths
+from clinaudit.read.document import read_document
 
 DOC = """# Chronic Kidney Disease (CKD) plan
 
@@ -32,7 +33,7 @@ N Engl J Med. 2008;359:2195-207) PMID: 35830032.
 
 
 def read():
-    return pipeline.read_document("plan.md", [(DOC, 0)], True)
+    return read_document("plan.md", [(DOC, 0)], True)
 
 
 def test_a_row_gives_its_cells_and_heading_path():
@@ -83,17 +84,17 @@ def test_terms_are_cached_with_the_resolution_and_a_warm_run_extracts_none(tmp_p
         "Budesonide-formoterol as needed in mild asthma (PMID: 29768149).\n",
         encoding="utf-8",
     )
-    document = pipeline.read_document(str(report), [(report.read_text(encoding="utf-8"), 0)], True)
-    resolve.resolve_all([document], None, Options())
+    document = read_document(str(report), [(report.read_text(encoding="utf-8"), 0)], True)
+    resolve.resolve_all([document], None, Options(), enrich=topic.term_adder(str(report), Options()))
     cache = ResolutionCache()
     entries = cache.get_many("pubmed", ["pmid:22663011", "pmid:29768149"])
     cache.close()
     version = topic.matcher_for(str(report), Options()).version
     assert len(entries) == 2
     for entry in entries.values():
-        record = entry.value["record"]
-        assert record["terms_version"] == version and len(record["topic_keys"]) > 20
-        assert set(record["subject_keys"]) <= set(record["topic_keys"])
+        record = entry.resolution.record
+        assert record.terms_version == version and len(record.topic_keys) > 20
+        assert set(record.subject_keys) <= set(record.topic_keys)
 
     calls = []
     original = topic.Matcher.keys
@@ -104,7 +105,7 @@ def test_terms_are_cached_with_the_resolution_and_a_warm_run_extracts_none(tmp_p
 
     monkeypatch.setattr(topic.Matcher, "keys", counting)
     topic.matcher.cache_clear()
-    result = pipeline.audit_paths([str(report)], Options(offline=True))
+    result = audit_paths([str(report)], Options(offline=True))
     statuses = {c.id: (c.status.value, c.topic) for f in result.files for c in f.citations}
     assert statuses == {"pmid:22663011": ("verified", "yes"), "pmid:29768149": ("verified", "yes")}
     assert calls == []  # both records' terms came from the cache

@@ -354,18 +354,19 @@ def test_confusable_finding_after_resolution():
     """The hook `refine` runs once records exist: a Record built by hand stands in for a lookup."""
     from dataclasses import replace
 
-    from clinaudit import pipeline
-    from clinaudit.report import verdict
+    from clinaudit.models import Resolution
+    from clinaudit.read.document import read_document
+    from clinaudit.report.findings import citation_results
 
-    document = pipeline.read_document(
+    document = read_document(
         "<text>", [("Vinblastine was given weekly (PMID: 11111111).\n", 0)], True, corrections.default()
     )
     lookups = {
-        "pmid:11111111": verdict.Resolution(
+        "pmid:11111111": Resolution(
             "pmid:11111111", Status.VERIFIED, record=record("Vincristine neurotoxicity in children")
         )
     }
-    cited = verdict.citation_results(document, lookups)
+    cited = citation_results(document, lookups)
     findings = corrections.refine_findings(document, cited, (), Options())
     (finding,) = findings
     assert finding.rule == "correction/confusable-vinblastine-vincristine"
@@ -373,7 +374,7 @@ def test_confusable_finding_after_resolution():
     assert "names Vinblastine but the cited record is about vincristine" in finding.message
     assert finding.source.startswith("FDA Name Differentiation Project")
     unrelated = replace(lookups["pmid:11111111"], record=record("Vinblastine in Hodgkin lymphoma"))
-    cited = verdict.citation_results(document, {"pmid:11111111": unrelated})
+    cited = citation_results(document, {"pmid:11111111": unrelated})
     assert corrections.refine_findings(document, cited, (), Options()) == ()
 
 
@@ -416,7 +417,7 @@ def test_phrase_and_case_sensitive_patterns():
     )
 
     def fired(text: str) -> list[str]:
-        return [f.rule for f in known.sentence_findings(text, text, None, lambda s, e: (s, e))]
+        return [entry.rule for entry, _, _ in known.sentence_hits(text)]
 
     assert fired("Many think antibiotics  cure the Common Cold.") == ["correction/cold-antibiotics"]
     assert fired("Antibiotics cure the common colds of the mind.") == []

@@ -1,4 +1,4 @@
-"""Reference-entry metadata (issue 4, point 1): parsing entries and comparing them with records."""
+"""Reference-entry metadata: parsing entries and comparing them with records."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from clinaudit.check import metadata
 from clinaudit.lookup import refsearch
 from clinaudit.models import Record
+from clinaudit.read import entries
 
 from conftest import FIXTURES
 
@@ -30,14 +31,14 @@ VANCOUVER = (
 
 
 def test_parse_vancouver():
-    f = metadata.parse(VANCOUVER)
+    f = entries.parse(VANCOUVER)
     assert (f.surname, f.author, f.year, f.volume, f.first_page) == ("Flaherty", "Flaherty KT", 2012, "367", "107")
     assert f.title == "Improved survival with MEK inhibition in BRAF-mutated melanoma"
     assert f.journal == "N Engl J Med"
 
 
 def test_parse_apa():
-    f = metadata.parse(
+    f = entries.parse(
         "Flaherty, K. T., Robert, C., & Hersey, P. (2012). Improved survival with MEK inhibition in BRAF-mutated "
         "melanoma. New England Journal of Medicine, 367(2), 107–114. https://doi.org/10.1056/NEJMoa1203421"
     )
@@ -109,7 +110,7 @@ def test_a_reworded_title_with_matching_details_is_not_another_paper():
 
 
 def test_harvard_volume_and_page():
-    f = metadata.parse("Flaherty KT et al (2012) Improved survival in melanoma. N Engl J Med 367:107-114")
+    f = entries.parse("Flaherty KT et al (2012) Improved survival in melanoma. N Engl J Med 367:107-114")
     assert (f.year, f.journal, f.volume, f.first_page) == (2012, "N Engl J Med", "367", "107")
 
 
@@ -168,14 +169,14 @@ def test_own_regexes_do_not_backtrack():
     from clinaudit.check import regex_guard, topic
 
     patterns = [v for m in (metadata, refsearch, topic) for v in vars(m).values() if isinstance(v, re.Pattern)]
-    patterns += list(metadata._STRIP)
+    patterns += list(entries._STRIP)
     matcher = topic.Matcher([("myocardial infarction", "heart attack", "MI")])
     patterns += [p for p in (matcher._phrases, matcher._number, matcher._drug, matcher._condition) if p is not None]
     verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])
     assert [v for v in verdicts if not v.ok] == []
 
 
-# ---------------------------------------------------------------- any reference text (issue 11)
+# ---------------------------------------------------------------- any reference text
 
 MEK_PAGES = Record(
     "pmid:22663011",
@@ -191,7 +192,7 @@ MEK_PAGES = Record(
 )
 
 
-def snippet(text: str) -> metadata.EntryFields:
+def snippet(text: str) -> entries.EntryFields:
     from clinaudit.check import citing
 
     (fields,) = citing.references(text)
@@ -205,7 +206,7 @@ def test_author_year_text_confirms_the_paper():
 
 
 def test_one_agreeing_field_is_not_a_confirmation():
-    year_only = metadata.compare_fields(metadata.EntryFields("2012", year=2012), MEK)
+    year_only = metadata.compare_fields(entries.EntryFields("2012", year=2012), MEK)
     assert year_only.match is True and year_only.agreed == ("year",) and not year_only.confirmed
     coauthor = metadata.compare_fields(snippet("Robert et al. (2013)"), MEK)  # a co-author; the epub year
     assert coauthor.confirmed and set(coauthor.agreed) == {"author", "year"}

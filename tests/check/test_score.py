@@ -1,4 +1,4 @@
-"""Credibility 0–100 and evidence level I–V (issue 4, point 3): the data tables applied."""
+"""Credibility 0–100 and evidence level I–V: the data tables applied."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""MeSH synonyms for the topic check (issue 11): the compact table, how it is built, loaded and used."""
+"""MeSH synonyms for the topic check: the compact table, how it is built, loaded and used."""
 
 from __future__ import annotations
 

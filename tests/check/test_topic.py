@@ -1,4 +1,4 @@
-"""Topic match (issue 4, point 2): terms, normalisation, verdicts, and the PubMedQA regression subset."""
+"""Topic match: terms, normalisation, verdicts, and the PubMedQA regression subset."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_synonyms_from_corrections_yaml(matcher):
 
 
 def test_synonym_hook_without_corrections():
-    """The matcher takes plain groups, so it works whatever issue 5's module looks like."""
+    """The matcher takes plain groups, so it works whatever the corrections module looks like."""
     plain = topic.Matcher([("paracetamol", "acetaminophen")])
     assert keys(plain, "acetaminophen") == keys(plain, "Paracetamol")
     assert topic.synonym_groups(object()) == ()
@@ -164,7 +164,8 @@ def test_a_retraction_notice_or_erratum_has_no_topic_to_match(records):
 
 def test_where_one_suffix_ends_another_the_longer_is_stripped_first():
     """The stemmer tries suffix lengths longest first; that equals _SUFFIXES' order only while this holds."""
-    from clinaudit.check.topic import _SUFFIXES, _stem
+    from clinaudit.text import _SUFFIXES
+    from clinaudit.text import _topic_stem as _stem
 
     for shorter in _SUFFIXES:
         for longer in _SUFFIXES:

@@ -1,4 +1,4 @@
-"""What each citation is cited for (issue 4), end to end against the recorded services.
+"""What each citation is cited for, end to end against the recorded services.
 
 Every rule is shown firing and not firing on near-miss text: mismatched-reference,
 unresolved-reference (and reference-without-id), off-topic-citation and

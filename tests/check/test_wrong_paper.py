@@ -1,4 +1,4 @@
-"""Wrong-paper checks on clinical documents (issue 11), end to end through the CLI and the recorded services.
+"""Wrong-paper checks on clinical documents, end to end through the CLI and the recorded services.
 
 Reference text beside an id (a row's reference cell, author–year text in a sentence) is
 compared with the record; a confirmed paper's topic doubt is at most borderline; a

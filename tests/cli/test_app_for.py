@@ -1,4 +1,4 @@
-"""A run builds only the command it names (issue 14, start-up), and says exactly what the whole app says."""
+"""A run builds only the command it names (start-up), and says exactly what the whole app says."""
 
 from __future__ import annotations
 

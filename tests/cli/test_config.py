@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from clinaudit.config import KEYS, Config, ConfigError, load
+from clinaudit.config import Config, ConfigError, keys, load
 from clinaudit.models import Options
 
 from conftest import run_cli
@@ -165,7 +166,7 @@ def test_unknown_rule_on_the_command_line_is_exit_2(tmp_path):
     assert "--disable weak-citations: unknown rule; did you mean 'weak-citation'?" in proc.stderr
 
 
-def test_every_key_is_accepted(tmp_path):
+def test_every_key_is_accepted(tmp_path, monkeypatch):
     """Keys for features other issues add (min-credibility, corrections) are checked even before they act."""
     config = tmp_path / ".clinaudit.toml"
     config.write_text(
@@ -206,7 +207,7 @@ def test_every_key_is_accepted(tmp_path):
         encoding="utf-8",
     )
     loaded = load(config)
-    assert set(loaded.values) == set(KEYS)
+    assert set(loaded.values) == set(keys())
     options = loaded.apply(Options())
     assert options.fail_on == "low" and options.strict and options.offline and options.require_disclaimer
     assert options.sources == str(tmp_path / "kb.jsonl")
@@ -223,6 +224,13 @@ def test_every_key_is_accepted(tmp_path):
     if "min_credibility" in {f.name for f in dataclasses.fields(Options)}:  # plumbed once the credibility check exists
         assert options.min_credibility == 60
     assert options.judge_timeout == 3 and options.judge_url == "http://127.0.0.1:1/v1"
+    assert options.service_urls == ()  # the environment names every service here, and beats the file
+    for name in ("EUTILS", "CTGOV", "CROSSREF", "DOI", "IDCONV"):
+        monkeypatch.delenv(f"CLINAUDIT_{name}_URL")
+    assert dict(loaded.apply(Options()).service_urls) == {
+        api: f"http://127.0.0.1:1/{api}" for api in ("eutils", "ctgov", "crossref", "doi", "idconv")
+    }  # in the lookup settings, never through os.environ
+    assert "CLINAUDIT_EUTILS_URL" not in os.environ
 
 
 def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
@@ -232,11 +240,11 @@ def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
     monkeypatch.delenv("CLINAUDIT_EUTILS_URL", raising=False)
     loaded = load(config)
     assert loaded.apply(Options()).email == "file@example.org"
-    assert loaded.environment() == {"CLINAUDIT_EUTILS_URL": "http://127.0.0.1:1/eutils"}
+    assert loaded.apply(Options()).service_urls == (("eutils", "http://127.0.0.1:1/eutils"),)
     monkeypatch.setenv("CLINAUDIT_EMAIL", "env@example.org")
     monkeypatch.setenv("CLINAUDIT_EUTILS_URL", "http://127.0.0.1:2/eutils")
     assert loaded.apply(Options()).email is None  # the resolver reads $CLINAUDIT_EMAIL itself
-    assert loaded.environment() == {}
+    assert loaded.apply(Options()).service_urls == ()
 
 
 def test_config_error_is_an_input_error():

@@ -1,4 +1,4 @@
-"""The model judge (issue 8): batched calls, a hard time limit, and failure that is never evidence.
+"""The model judge: batched calls, a hard time limit, and failure that is never evidence.
 
 A local OpenAI-compatible server (tests/fake_llm.py) replays recorded reply shapes;
 the citations that "passed existence" come from the recorded services
@@ -266,7 +266,7 @@ def _cited(
 
 
 def _review(llm, cited, **options) -> tuple[CitationResult, ...]:
-    settings = judge.Settings(
+    settings = judge.Connection(
         url=judge.endpoint(llm.url), model="m", api_key=None, timeout=options.pop("timeout", 5.0), budget=6000
     )
     return judge.Judge(replace(settings, **options)).review("report.md", cited)
@@ -307,7 +307,7 @@ def test_no_abstract_sends_the_title_and_nothing_at_all_is_unchecked(llm):
 
 
 def test_an_endpoint_that_cannot_work_is_not_asked_again_in_the_run(llm):
-    settings = judge.Settings(url=judge.endpoint(CLOSED), model="m", api_key=None, timeout=2.0, budget=6000)
+    settings = judge.Connection(url=judge.endpoint(CLOSED), model="m", api_key=None, timeout=2.0, budget=6000)
     reviewer = judge.Judge(settings)
     first = reviewer.review("a.md", [_cited(1)])
     second = reviewer.review("b.md", [_cited(2)])
@@ -404,18 +404,18 @@ def test_the_endpoint_is_the_chat_completions_path(url, expected):
 
 
 def test_settings(monkeypatch):
-    assert judge.Settings.from_env(Options()) is None  # nothing configured: no judge
+    assert judge.Connection.from_env(Options()) is None  # nothing configured: no judge
     monkeypatch.setenv("CLINAUDIT_JUDGE_URL", "http://localhost:11434/v1")
     with pytest.raises(InputError, match="CLINAUDIT_JUDGE_MODEL"):
-        judge.Settings.from_env(Options())
+        judge.Connection.from_env(Options())
     monkeypatch.setenv("CLINAUDIT_JUDGE_MODEL", "llama3.1:8b")
     monkeypatch.setenv("CLINAUDIT_JUDGE_API_KEY", KEY)
-    settings = judge.Settings.from_env(Options())
+    settings = judge.Connection.from_env(Options())
     assert settings.api_key == KEY and KEY not in repr(settings)
-    assert judge.Settings.from_env(Options(judge_url="")) is None  # "" switches an environment judge off
+    assert judge.Connection.from_env(Options(judge_url="")) is None  # "" switches an environment judge off
     monkeypatch.setenv("CLINAUDIT_JUDGE_BUDGET", "12")
     with pytest.raises(InputError, match="at least"):
-        judge.Settings.from_env(Options())
+        judge.Connection.from_env(Options())
     with pytest.raises(InputError, match="http"):
         judge.endpoint("ftp://example.org")
 
@@ -431,7 +431,7 @@ def _assert_nothing_lost(plain: dict, data: dict) -> None:
     assert plain["verdict"] == data["verdict"]
 
 
-# ---------------------------------------------------------------- redirects (issue 15)
+# ---------------------------------------------------------------- redirects
 
 
 def test_a_redirect_to_another_host_never_gets_the_bearer_token(services, llm, tmp_path):

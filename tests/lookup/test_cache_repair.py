@@ -1,4 +1,4 @@
-"""A broken cache does not stay broken: `cache check` says so, `cache clear` repairs it (issue 15, point 5).
+"""A broken cache does not stay broken: `cache check` says so, `cache clear` repairs it.
 
 Only the store's own files are removed (cache.db and its journals, diskcache's value
 files); anything else in the directory is left where it is.
@@ -39,7 +39,7 @@ def _pickled_rows(cache_dir: Path) -> None:
     db = sqlite3.connect(cache_dir / "cache.db")
     db.execute(
         "INSERT INTO Cache (key, raw, store_time, expire_time, access_time, mode, value)"
-        " VALUES ('v1|pubmed|pmid:1', 1, 0, NULL, 0, 4, ?)",
+        " VALUES ('v2|pubmed|pmid:1', 1, 0, NULL, 0, 4, ?)",
         (pickle.dumps({"status": "verified"}),),
     )
     db.commit()
@@ -92,7 +92,7 @@ def test_a_run_on_a_broken_cache_says_how_to_repair_it(services, tmp_path, cache
 
 def test_value_files_go_and_everything_else_stays(services, tmp_path, cache_dir):
     long_abstract = "x" * 100_000  # past diskcache's 32 kB: stored in a value file, not in the database
-    db_value = {"status": "verified", "reason": long_abstract, "record": None}
+    db_value = {"resolution": ["pmid:1", "verified", None, long_abstract]}
     from clinaudit.lookup.cache import ResolutionCache
 
     cache = ResolutionCache(cache_dir)

@@ -1,4 +1,4 @@
-"""A broken or hostile service never changes a verdict, never gets the API key, never exhausts memory (issue 15).
+"""A broken or hostile service never changes a verdict, never gets the API key, never exhausts memory.
 
 Each case runs the installed `clinaudit check` against the loopback services
 (tests/fakeserver.py) with an NCBI API key set and a second server standing by as

@@ -1,4 +1,4 @@
-"""The reusable hardening in clinaudit/lookup/http.py, piece by piece, against a real loopback server (issue 15).
+"""The reusable hardening in clinaudit/lookup/http.py, piece by piece, against a real loopback server.
 
 `send` (redirect policy, bounded read), `read_body` (caps on the wire and after
 inflating), `parse_json` (depth guard), `Http.fetch` (a malformed body retried once,
@@ -199,7 +199,7 @@ def test_the_depth_scan_stays_linear(name):
         ("https://a.org/x", "https://a.org:8443/y", SAME_ORIGIN, False, "https://a.org:8443 refused: another origin"),
         ("http://a.org/x", "https://a.org/y", SAME_ORIGIN, True, "another origin (the request carries a credential)"),
         ("https://a.org/x", "http://a.org/y", SAME_ORIGIN, False, "refused: from https to http"),
-        # a permissive policy (issue 16's link checker) applies only to requests without a credential
+        # a permissive policy (the link checker) applies only to requests without a credential
         ("https://a.org/x", "https://b.org/y", RedirectPolicy(other_origins=True), False, None),
         ("https://a.org/x", "https://b.org/y", RedirectPolicy(other_origins=True), True, "another origin"),
         ("https://a.org/x", "http://b.org/y", RedirectPolicy(other_origins=True), False, "from https to http"),

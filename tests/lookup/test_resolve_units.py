@@ -10,9 +10,9 @@ from email.utils import formatdate
 
 import pytest
 
-from clinaudit.lookup.cache import RefusedEntry, ResolutionCache, _json_disk
+from clinaudit.lookup.cache import RefusedEntry, ResolutionCache, _json_disk, from_json
+from clinaudit.lookup.cache import stored as to_json
 from clinaudit.lookup.http import Deadline, Endpoint, Fault, Http, _retry_after
-from clinaudit.lookup.resolve import from_json, to_json
 from clinaudit.lookup.services import crossref, ctgov, pubmed
 from clinaudit.models import Record, Resolution, Status
 
@@ -44,7 +44,7 @@ def test_pubmed_parses_every_field():
     assert cbp.retracted_by == ("pmid:11905463",)
     assert cbp.corrections == ("J Biol Chem 1999 May 7;274(19):13728",)  # ErratumIn without a PMID
     assert "Retracted Publication" in cbp.publication_types
-    assert pubmed.judge("pmid:10066780", cbp).status is Status.RETRACTED
+    assert pubmed.status_of("pmid:10066780", cbp).status is Status.RETRACTED
 
 
 def test_pubmed_old_dtd_and_two_records_in_one_body():
@@ -55,9 +55,9 @@ def test_pubmed_old_dtd_and_two_records_in_one_body():
 
 def test_pubmed_retracted_publication_type_alone_is_retracted():
     record = Record("pmid:1", "pubmed", True, publication_types=("Journal Article", "Retracted Publication"))
-    resolution = pubmed.judge("pmid:1", record)
+    resolution = pubmed.status_of("pmid:1", record)
     assert resolution.status is Status.RETRACTED and "Retracted Publication" in resolution.reason
-    concern = pubmed.judge("pmid:1", Record("pmid:1", "pubmed", True, concern=("pmid:2",)))
+    concern = pubmed.status_of("pmid:1", Record("pmid:1", "pubmed", True, concern=("pmid:2",)))
     assert concern.status is Status.CONCERN
 
 
@@ -88,11 +88,11 @@ def test_trial_statuses():
     )
     assert base is not None
     suspended = replace(base, trial_status="SUSPENDED", why_stopped="safety review")
-    resolution = ctgov.judge("nct:NCT00000001", suspended)
+    resolution = ctgov.status_of("nct:NCT00000001", suspended)
     assert resolution.status is Status.VERIFIED and resolution.reason == "suspended: safety review"
-    withdrawn = ctgov.judge("nct:NCT00000001", replace(base, trial_status="WITHDRAWN"))
+    withdrawn = ctgov.status_of("nct:NCT00000001", replace(base, trial_status="WITHDRAWN"))
     assert withdrawn.status is Status.WITHDRAWN
-    assert ctgov.judge("nct:NCT00000001", replace(base, trial_status="COMPLETED")).status is Status.VERIFIED
+    assert ctgov.status_of("nct:NCT00000001", replace(base, trial_status="COMPLETED")).status is Status.VERIFIED
     assert ctgov.parse_study({"protocolSection": {}}) is None
 
 
@@ -105,12 +105,12 @@ def test_crossref_update_types():
 
     for kind in ("retraction", "withdrawal", "removal"):
         record = crossref.parse_work(work(**{"updated-by": update(kind)}), "doi:10.1/x")
-        assert crossref.judge("doi:10.1/x", record).status is Status.RETRACTED
+        assert crossref.status_of("doi:10.1/x", record).status is Status.RETRACTED
     record = crossref.parse_work(work(**{"updated-by": update("expression_of_concern")}), "doi:10.1/x")
-    assert crossref.judge("doi:10.1/x", record).status is Status.CONCERN
+    assert crossref.status_of("doi:10.1/x", record).status is Status.CONCERN
     for kind in ("correction", "erratum"):
         record = crossref.parse_work(work(**{"updated-by": update(kind)}), "doi:10.1/x")
-        assert crossref.judge("doi:10.1/x", record).status is Status.VERIFIED
+        assert crossref.status_of("doi:10.1/x", record).status is Status.VERIFIED
         assert record.corrections == ("doi:10.1/notice",)
     notice = crossref.parse_work(work(**{"update-to": update("retraction")}), "doi:10.1/x")
     assert notice.retraction_of == ("doi:10.1/notice",)
@@ -175,8 +175,9 @@ def test_cache_values_round_trip():
     )
     resolution = Resolution("pmid:1", Status.RETRACTED, record, "retraction notice PMID 2")
     assert from_json(to_json(resolution), "pmid:1") == resolution
-    assert from_json({"status": "nonsense"}, "pmid:1") is None
-    assert from_json({"status": "verified", "record": {"title": "no id"}}, "pmid:1") is None
+    assert from_json({"resolution": ["pmid:1", "nonsense", None, ""]}, "pmid:1") is None
+    assert from_json({"resolution": ["pmid:1", "verified", ["no id"], ""]}, "pmid:1") is None
+    assert from_json({"status": "verified", "record": None}, "pmid:1") is None  # schema 1's form: a miss
 
 
 def test_an_unwritable_cache_directory_is_a_warning(tmp_path, caplog):

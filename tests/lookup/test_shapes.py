@@ -1,4 +1,4 @@
-"""Every row of every service's shape table, with a body that breaks it (issue 15).
+"""Every row of every service's shape table, with a body that breaks it.
 
 `Field` rows get their bodies made here: a recorded answer, completed so that every
 optional field is present, then broken at that one path (wrong type, wrong item,

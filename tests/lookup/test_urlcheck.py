@@ -1,4 +1,4 @@
-"""`--check-urls` (issue 16): real web pages on loopback addresses, every rule of the link check."""
+"""`--check-urls`: real web pages on loopback addresses, every rule of the link check."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_a_year_alone_is_not_a_citation(text):
     assert find_weak(text) == []
 
 
-# ---------------------------------------------------------------- issue 17: the id grammar on real documents
+# ---------------------------------------------------------------- the id grammar on real documents
 
 
 @pytest.mark.parametrize(
@@ -146,7 +146,7 @@ def test_a_glued_pmid_is_read_as_well():
 @pytest.mark.parametrize(
     "text, doi_value",
     [
-        # issue 15: a DOI followed by a query, a fragment or '=' ends where a DOI can end
+        # a DOI followed by a query, a fragment or '=' ends where a DOI can end
         ("doi:10.1234/x?next=http://example.org/a", "10.1234/x"),
         ("https://doi.org/10.1056/NEJMoa1715274#sec-2", "10.1056/NEJMoa1715274"),
         ("doi:10.1056/NEJMoa1715274=", "10.1056/NEJMoa1715274"),
@@ -182,7 +182,7 @@ def test_a_doi_before_a_query_url_keeps_both():
     assert [(f.kind.value, f.value) for f in found] == [("doi", "10.1234/x"), ("url", "http://example.org/a")]
 
 
-# issue 16, point 2: the DOI in a publisher's URL is a DOI citation. Real URLs of each family, as cited in
+# the DOI in a publisher's URL is a DOI citation. Real URLs of each family, as cited in
 # ExpertQA's answers (tests/fixtures/expertqa) or in public READMEs and reference lists; the bioRxiv
 # example is the issue's own.
 @pytest.mark.parametrize(

@@ -8,7 +8,8 @@ import pytest
 
 from clinaudit import yamlfiles
 from clinaudit.read import anchors, claims
-from clinaudit.read.claims import WORD, rules, stem
+from clinaudit.read.claims import WORD, rules
+from clinaudit.text import plural_stem as stem
 
 
 def kind(sentence):
@@ -80,7 +81,7 @@ def test_fell_and_rose_by_a_percentage_are_statistics():
     assert kind("Admissions rose by 12 percent after the change.") == "statistic"
 
 
-# ---------------------------------------------------------------- every prose sentence is a claim or not (issue 12)
+# ---------------------------------------------------------------- every prose sentence is a claim or not
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claims"
 SENTENCES = [json.loads(line) for line in (FIXTURES / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -119,7 +120,7 @@ def test_typed_rules_still_win_over_shapes_and_new_types():
     # advice-shaped, but a dose: the typed rule wins, at its old severity
     found = rules().explain("Consult your doctor before you take 500 mg twice daily.")
     assert found.type.name == "dose_recommendation" and found.type.severity.value == "high"
-    # "associated with" was `general` before issue 12 and stays so, even though it also names a risk
+    # "associated with" was `general` before the claim rules grew and stays so, even though it also names a risk
     assert kind("Smoking causes emphysema and is associated with lung cancer.") == "general"
 
 
@@ -177,7 +178,7 @@ def test_the_guard_uses_the_same_detector():
 
 @pytest.mark.timeout(60)
 def test_new_patterns_are_linear_on_pathological_text():
-    """The patterns issue 12 added (test_pathological.py already runs every claim type's patterns)."""
+    """The newer claim patterns (test_pathological.py already runs every claim type's patterns)."""
     from test_pathological import PATHOLOGICAL
 
     r = rules()

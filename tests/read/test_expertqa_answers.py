@@ -1,6 +1,6 @@
 """Real LLM answers (ExpertQA, tests/fixtures/expertqa) with their source lists written in every
 supported reference style: every source is an entry with its id, every [n] resolves, nothing is
-split or invented (issue 17). benchmarks/citation_sweep.py runs the same over all 58 answers."""
+split or invented. benchmarks/citation_sweep.py runs the same over all 58 answers."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from clinaudit.pipeline import read_document
 from clinaudit.read.citations import classify_url
+from clinaudit.read.document import read_document
 
 from conftest import FIXTURES
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from resolve_helpers import check, write
 
-from clinaudit import pipeline
+from clinaudit import codec, pipeline
 from clinaudit.check import citing, topic
 from clinaudit.models import Options
-from clinaudit.read import inputs, kept
+from clinaudit.read import entries, inputs, kept
 
 from conftest import FIXTURES, SAMPLES, run_cli
 
@@ -68,8 +68,8 @@ def test_a_kept_copy_gives_back_exactly_the_document_read(tmp_path, monkeypatch)
     firsts = [read(path) for path in paths]
     calls = counting_reads(monkeypatch)
     for path, first in zip(paths, firsts, strict=True):
-        value = json.loads(json.dumps(kept.encode(first)))
-        assert kept._decoder(type(first))(value) == first
+        value = json.loads(json.dumps(codec.encode(first, shared=True)))
+        assert codec.decoder(type(first), True)(value) == first
         assert read(path) == first  # and the second read, from the copy, is the same
     assert calls == []
 
@@ -181,23 +181,29 @@ def test_cache_clear_removes_the_kept_copies_and_the_next_run_is_the_same(tmp_pa
 
 
 def test_kept_citing_readings_round_trip_and_anything_else_is_nothing():
-    from clinaudit.check import metadata, verify
+    """What the checks keep beside a kept report goes through the one stored form (clinaudit/codec.py)."""
+    from clinaudit.check import verify
 
-    fields = metadata.EntryFields(
+    fields = entries.EntryFields(
         "Flaherty KT et al. N Engl J Med 2012", "Flaherty KT", "Flaherty", "", "N Engl J Med", 2012
     )
     reading = citing.Citing("MEK inhibition prolonged survival", (fields,))
-    stored = [["row text", ["a", "b"], reading.claim, [verify._fields_json(fields)]]]
-    assert verify._citing_from(json.loads(json.dumps(stored))) == {("row text", ("a", "b")): reading}
-    good = stored[0]
+    value = {("row text", ("a", "b")): reading}
+    decode = codec.decoder(verify._KEPT_CITING, True)
+    stored = json.loads(json.dumps(codec.encode(value, shared=True)))
+    assert decode(stored) == value
+    body, table = stored
+    good = body[0]
     for bad in (
         "text",
-        {"row text": 1},
-        [[*good[:3]]],
-        [["row text", "ab", good[2], good[3]]],
-        [["row text", good[1], None, good[3]]],
-        [["row text", good[1], good[2], [["x"] * 8]]],  # a year that is text
-        [["row text", good[1], good[2], [[*good[3][0][:5], True, "", ""]]]],  # a year that is a boolean
-        [["row text", good[1], good[2], [good[3][0][:7]]]],
+        [body, [1]],  # a string table of other things
+        [{"row text": 1}, table],
+        [[[good[0]]], table],  # a pair with no value
+        [[[["row text", "ab"], good[1]]], table],  # cells that are not a list
+        [[[good[0], [None, good[1][1]]]], table],  # a claim that is not text
+        [[[good[0], [good[1][0], [["x"] * 8]]]], table],  # a year that is text
+        [[[good[0], [good[1][0], [[*good[1][1][0][:5], True, "", ""]]]]], table],  # a year that is a boolean
+        [[[good[0], [good[1][0], [good[1][1][0][:7]]]]], table],  # a field short
     ):
-        assert verify._citing_from(bad) == {}, bad
+        with pytest.raises((TypeError, ValueError)):
+            decode(bad)

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from resolve_helpers import check, findings, write
 
-from clinaudit import pipeline
+from clinaudit import codec, pipeline
 from clinaudit.models import Document, Options
 from clinaudit.pipeline import audit_text
 from clinaudit.read import inputs, kept
+from clinaudit.read.document import read_document
 from clinaudit.read.parse import parse_markdown
 
 
@@ -80,25 +81,25 @@ def test_citations_of_one_sentence_share_one_context_read_or_loaded(tmp_path, sh
         cited = [m for m in document.mentions if m.sentence]
         assert len(cited) == 300
         assert len({id(m.context) for m in cited}) == 1  # its text or cells: one object, not 300 copies
-        if len(cited[0].sentence) >= kept.SHARED:
+        if len(cited[0].sentence) >= codec.SHARED:
             assert len({id(m.sentence) for m in cited}) == 1
 
 
 def test_citations_standing_alone_share_one_context():
-    document = pipeline.read_document("r.md", [(f"Aspirin works.\n\nPMID: {ids(300)}\n", 0)], True)
+    document = read_document("r.md", [(f"Aspirin works.\n\nPMID: {ids(300)}\n", 0)], True)
     assert len(document.mentions) == 300
     assert len({id(m.context) for m in document.mentions}) == 1  # was a Context per citation
 
 
 def test_the_copy_writes_each_long_string_once_and_short_ones_in_place():
-    document = pipeline.read_document("r.md", [(f"Aspirin works. PMID {ids(50)}\n", 0)], True)
-    value = kept.encode(document)
+    document = read_document("r.md", [(f"Aspirin works. PMID {ids(50)}\n", 0)], True)
+    value = codec.encode(document, shared=True)
     table = value[-1]
     assert len(table) == len(set(table))
-    assert all(len(s) >= kept.SHARED for s in table)
+    assert all(len(s) >= codec.SHARED for s in table)
     body = json.dumps(value)
     assert body.count(ids(50)) == 1
-    assert kept._decoder(Document)(json.loads(body)) == document
+    assert codec.decoder(Document, True)(json.loads(body)) == document
     assert kept.VERSION >= 2  # a copy of the old layout is never looked for
 
 
@@ -107,15 +108,16 @@ def test_a_copy_with_a_bad_reference_is_never_trusted(tmp_path):
     first = read(report)
     (copy,) = copies()
     good = json.loads(copy.read_bytes())
-    fields, table = good[:-1], good[-1]
+    (fields, table) = good  # codec.encode(shared=True): [the Document's fields, the string table]
     assert isinstance(fields[0], int)  # the path: long, so in the table
     bad = [
-        [len(table), *fields[1:], table],  # past the table's end
-        [-1, *fields[1:], table],  # from its end, as Python would read it
-        [*fields, [*table, 7]],  # a table of something else than strings
-        [*fields[:2], [0, *fields[2]], *fields[3:], table],  # a claim as the first record read: a Span
-        [*fields[:2], [len(fields[2]) + 99], *fields[3:], table],  # a claim as a record not read yet
-        fields,  # no table at all (the old layout)
+        [[len(table), *fields[1:]], table],  # past the table's end
+        [[-1, *fields[1:]], table],  # from its end, as Python would read it
+        [fields, [*table, 7]],  # a table of something else than strings
+        [[*fields[:2], [0, *fields[2]], *fields[3:]], table],  # a claim as the first record read: a Span
+        [[*fields[:2], [len(fields[2]) + 99], *fields[3:]], table],  # a claim as a record not read yet
+        fields,  # no table at all
+        [*fields, table],  # the layout before the one stored form
     ]
     for body in bad:
         copy.write_text(json.dumps(body), encoding="utf-8")

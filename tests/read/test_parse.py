@@ -127,7 +127,7 @@ def test_bracket_definitions_are_reference_entries():
     text = "Metformin reduces the risk of diabetes [1].\n\n[1]: https://pubmed.ncbi.nlm.nih.gov/11832527/\n"
     report = audit(text)
     assert [c.id for c in report.citations] == ["pmid:11832527"]
-    # the tests have no network, so the PMID itself is unverifiable (issue 3); nothing else is wrong
+    # the tests have no network, so the PMID itself is unverifiable; nothing else is wrong
     assert [f.rule for f in report.findings] == ["unverifiable-citation"]
 
 
@@ -148,7 +148,7 @@ def test_reading_pauses_the_collector_and_leaves_it_as_it_was():
 
     import pytest
 
-    from clinaudit.pipeline import read_document
+    from clinaudit.read.document import read_document
 
     assert gc.isenabled()
     seen = []

@@ -28,7 +28,7 @@ PATHOLOGICAL = {
     "url": "https://" + "a/" * (N // 2),
     "pipes": "|" * N,
     "numbers and units": "10 mg/kg 5% of " * (N // 15),
-    # issue 17's grammar: id lists, DOI boundaries, URLs naming ids, footnotes, definitions, HTML blocks
+    # the id grammar: id lists, DOI boundaries, URLs naming ids, footnotes, definitions, HTML blocks
     "pmid list": "PMIDs 11111111" + ", 22222222" * (N // 10),
     "pmid list, no ids": "PMID 1" + ", and" * (N // 5),
     "glued dois": "10.1234/a;PMID:" * (N // 15),

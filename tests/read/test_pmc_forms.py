@@ -1,4 +1,4 @@
-"""PMC id forms (issue 16): bare, labelled, and the PMC article pages at NCBI and Europe PMC."""
+"""PMC id forms: bare, labelled, and the PMC article pages at NCBI and Europe PMC."""
 
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ import pytest
 
 from clinaudit.errors import InputError
 from clinaudit.models import Options
-from clinaudit.pipeline import audit_paths, audit_text, read_document
+from clinaudit.pipeline import audit_paths, audit_text
 from clinaudit.read import citations, inputs
+from clinaudit.read.document import read_document
 
 PUBMED = "https://pubmed.ncbi.nlm.nih.gov/"
 

@@ -1,4 +1,4 @@
-"""Reports as people and models write them (issue 17): every cited id found once, every [n] resolved, no
+"""Reports as people and models write them: every cited id found once, every [n] resolved, no
 entry lost. Each case of the issue has a test, with at least one variant found while fixing it.
 
 The tests run offline (the services point at a closed port), so an id that reaches lookup is
@@ -421,7 +421,7 @@ def test_a_link_whose_text_is_its_id_is_one_mention(link, cid):
 
 
 def test_doi_in_link_text_with_a_web_page_target_is_the_doi_with_the_url_as_reference_text():
-    """Issue 16: `doi:` inside link text; the DOI is the citation, its URL the reference text."""
+    """`doi:` inside link text; the DOI is the citation, its URL the reference text."""
     url = "https://www.thelancet.com/journals/lancet/article/PIIS0140-6736(97)11096-0/fulltext"
     report = audit(f"The MMR vaccine was linked to autism [doi:10.1016/S0140-6736(97)11096-0]({url}).\n")
     (citation,) = report.citations

@@ -1,4 +1,4 @@
-"""Issue 17 end to end: what the parser now reads goes through the recorded services as any id does."""
+"""End to end: what the parser now reads goes through the recorded services as any id does."""
 
 from __future__ import annotations
 

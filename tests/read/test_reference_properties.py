@@ -1,4 +1,4 @@
-"""Property (issue 17): for a generated report with N numbered references in any supported style,
+"""Property: for a generated report with N numbered references in any supported style,
 every entry's id comes out exactly once, and no marker that has an entry is dangling."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinaudit.pipeline import read_document
+from clinaudit.read.document import read_document
 
 HEADINGS = [
     "## References",

@@ -1,4 +1,4 @@
-"""Grounding coverage, --min-coverage, and a table that stays readable with many low claims (issue 12)."""
+"""Grounding coverage, --min-coverage, and a table that stays readable with many low claims."""
 
 import json
 import textwrap

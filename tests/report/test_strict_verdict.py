@@ -1,4 +1,4 @@
-"""What fails the run is what is shown (issue 17, point 8): `--strict` fails on an
+"""What fails the run is what is shown: `--strict` fails on an
 `unverifiable-citation` finding the reader sees, never on one switched off."""
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ class Mirror:
     # ---------------------------------------------------------------- PubMed
 
     def _pubmed(self, ids: list[str]) -> dict[str, Resolution]:
-        from clinaudit.lookup.services.pubmed import judge
+        from clinaudit.lookup.services.pubmed import status_of
 
         out: dict[str, Resolution] = {}
         wanted = {int(cid[5:]): cid for cid in ids}
@@ -116,7 +116,7 @@ class Mirror:
                 if record is None:
                     self.refused += 1
                     continue
-                out[cid] = judge(cid, record)
+                out[cid] = status_of(cid, record)
             gone = self.store.db.execute(f"SELECT pmid FROM pubmed_deleted WHERE pmid IN ({marks})", batch)
             for (pmid,) in gone:
                 cid = wanted[pmid]
@@ -128,7 +128,7 @@ class Mirror:
 
     def _trials(self, ids: list[str]) -> dict[str, Resolution]:
         from clinaudit.lookup.mirror.trials import study_record
-        from clinaudit.lookup.services.ctgov import judge
+        from clinaudit.lookup.services.ctgov import status_of
 
         out: dict[str, Resolution] = {}
         wanted = {cid[4:]: cid for cid in ids}
@@ -148,7 +148,7 @@ class Mirror:
                     self.refused += 1
                     continue
                 record = replace(record, extra=(*record.extra, *_provenance(as_of)))
-                out[wanted[asked]] = judge(wanted[asked], record)
+                out[wanted[asked]] = status_of(wanted[asked], record)
         return out
 
 

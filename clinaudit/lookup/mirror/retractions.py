@@ -1,7 +1,7 @@
 """The Retraction Watch database (Crossref's CSV) in the mirror, and what it says about a cited id.
 
 Rows are keyed by the original paper's PMID and DOI. Their nature decides the
-status, as in the services (issue 3): a retraction makes a citation `retracted`,
+status, as in the services: a retraction makes a citation `retracted`,
 an expression of concern makes it `concern`, and the two are never merged; a
 correction is kept as information. PubMed flags retractions late and Crossref
 only for DOIs it holds, so this overlay runs on every PMID and DOI of a run,

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from clinaudit.errors import InputError
-from clinaudit.read.citations import valid_pmid
+from clinaudit.ids import valid_pmid
 
 SCHEMA = 1
 SEP = "\x1f"  # joins list fields; XML 1.0 and the CSV never carry this control character
@@ -81,7 +81,7 @@ def checked_id(text: str | None) -> int | None:
 
 
 def checked_pmid(text: str | None) -> int | None:
-    """A PMID `check` would look up (read/citations.py `valid_pmid`), leading zeros read as padding; else None."""
+    """A PMID `check` would look up (`ids.valid_pmid`), leading zeros read as padding; else None."""
     value = checked_id(text)
     return value if value is not None and valid_pmid(str(value)) else None
 

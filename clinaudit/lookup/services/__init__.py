@@ -1,5 +1,12 @@
 """One module per database, behind one small interface: resolve many ids → {id: Resolution}.
 
+The interface, as pip-audit's `interface.py` is: a service class declares the citation
+kinds it answers for, the HTTP APIs it calls (`Api`: default base URL, the environment
+variable and config key that move it, its pace and its body cap) and
+`resolve(http, ids, progress)`; it is made with the `Caller` (who is asking). The
+registry (registry.py) lists the classes, one line each: the resolver, the config keys,
+the environment variables and the HTTP endpoints all come from it.
+
 A service answers for every id it is given. A fault (network, rate limit, bad
 body) makes the ids it carried `unverifiable`, never `not_found`: only a
 well-formed answer that lacks an id is evidence that the id does not exist, and
@@ -10,22 +17,64 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from clinaudit.models import Resolution, Status
+from clinaudit.models import CitationKind, Resolution, Status
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Http
 
 Progress = Callable[[int], None]  # called with how many ids were just settled
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """One HTTP API a service calls, as the service declares it."""
+
+    name: str  # "eutils": the key of its base URL in the lookup settings, and of its endpoint
+    default_url: str
+    env: str  # the environment variable that moves it (a mirror, a proxy, a test server)
+    about: str  # what it is, for `--help` and the docs
+    rate: float = 0.0  # requests per second it allows; 0: unpaced
+    keyed_rate: float | None = None  # the same with NCBI_API_KEY set
+    concurrency: int = 1  # requests in flight at once
+    max_bytes: int = 8 * MB  # a body over this is malformed, and the run goes on
+
+    @property
+    def key(self) -> str:
+        """Its config key: `eutils-url`."""
+        return f"{self.name}-url"
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is asking: NCBI and Crossref want an email (and NCBI takes a key); never sent elsewhere."""
+
+    email: str | None = None
+    api_key: str | None = None  # sent in a POST body only; never in a URL, message or cache key
 
 
 class Service(Protocol):
-    name: str  # the cache namespace: pubmed | ctgov | crossref
+    """A database behind one or more APIs: canonical ids in, one Resolution per id out."""
 
-    def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
-        """Canonical ids in, one Resolution per id out."""
+    name: ClassVar[str]  # the cache namespace: pubmed | pmc | ctgov | crossref
+    kinds: ClassVar[tuple[CitationKind, ...]]  # the citation kinds it answers for
+    apis: ClassVar[tuple[Api, ...]]
+
+    def __init__(self, caller: Caller) -> None: ...
+
+    def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]: ...
+
+
+class Mapping(Service, Protocol):
+    """A service whose answer names another id to resolve (a PMC id → its PMID), whose status it then takes."""
+
+    def target(self, link: Resolution) -> str | None:
+        """The canonical id the answer maps to, resolved in the next round by its own service."""
         ...
+
+    def combine(self, cid: str, link: Resolution, found: Resolution | None) -> Resolution: ...
 
 
 def unverifiable(ids: list[str], reason: str) -> dict[str, Resolution]:
@@ -104,7 +153,7 @@ class Rule:
 
 def conform(data: Any, shape: Iterable[Field | Rule], *context: Any) -> None:
     """Raise `Malformed` at the first row of `shape` the answer breaches; `context` is what was asked."""
-    from clinaudit.lookup.http import Malformed
+    from clinaudit.lookup.faults import Malformed
 
     for row in shape:
         problem = row.breach(data, *context)

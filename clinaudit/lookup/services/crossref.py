@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 from urllib.parse import quote
 
-from clinaudit.lookup.http import MB, Malformed
-from clinaudit.lookup.services import Field, Progress, Rule, conform
-from clinaudit.models import Record, Resolution, Status
+from clinaudit.lookup.faults import Malformed
+from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, conform
+from clinaudit.models import CitationKind, Record, Resolution, Status
 
 IN_FLIGHT = 3
 MAX_BYTES = 8 * MB  # one work; the longest author and reference lists run to a few MB
@@ -34,10 +34,17 @@ MalformedResponse = Malformed  # a body that is not the JSON the API promises
 
 @dataclass(frozen=True, slots=True)
 class Crossref:
-    email: str | None = None
-    name: str = "crossref"
-    endpoint: str = "crossref"
-    handles: str = "doi"
+    caller: Caller = field(default_factory=Caller)
+    name: ClassVar[str] = "crossref"
+    kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.DOI,)
+    apis: ClassVar[tuple[Api, ...]] = (
+        Api("crossref", "https://api.crossref.org", "CLINAUDIT_CROSSREF_URL", "the Crossref REST API", concurrency=3,
+            max_bytes=MAX_BYTES),
+        Api("doi", "https://doi.org", "CLINAUDIT_DOI_URL", "doi.org's handle API (DOIs Crossref does not know)",
+            concurrency=3, max_bytes=HANDLE_MAX_BYTES),
+    )  # fmt: skip
+    endpoint: ClassVar[str] = "crossref"
+    handles: ClassVar[str] = "doi"
 
     def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         out: dict[str, Resolution] = {}
@@ -48,10 +55,10 @@ class Crossref:
         return out
 
     def _one(self, http, cid: str) -> Resolution:
-        from clinaudit.lookup.http import Fault
+        from clinaudit.lookup.faults import Fault
 
         doi = cid.split(":", 1)[1]
-        params = {"mailto": self.email} if self.email else None
+        params = {"mailto": self.caller.email} if self.caller.email else None
         try:
             record = http.fetch(
                 self.endpoint,
@@ -65,11 +72,11 @@ class Crossref:
             return Resolution(cid, Status.UNVERIFIABLE, reason=fault.reason)
         if record is None:
             return self._handle(http, cid, doi)
-        return judge(cid, record)
+        return status_of(cid, record)
 
     def _handle(self, http, cid: str, doi: str) -> Resolution:
         """Crossref does not know the DOI: ask doi.org whether it is registered at all."""
-        from clinaudit.lookup.http import Fault
+        from clinaudit.lookup.faults import Fault
 
         try:
             code = http.fetch(
@@ -95,7 +102,7 @@ def doi_path(doi: str) -> str:
     return "/".join(s.replace(".", "%2E") if s in (".", "..") else s for s in segments)
 
 
-def judge(cid: str, record: Record) -> Resolution:
+def status_of(cid: str, record: Record) -> Resolution:
     if record.retracted_by:
         return Resolution(
             cid, Status.RETRACTED, record, "retraction notice " + ", ".join(_doi(n) for n in record.retracted_by)

@@ -10,13 +10,13 @@ unverifiable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
-from clinaudit.lookup.http import MB, Malformed
-from clinaudit.lookup.services import Field, Progress, Rule, chunks, conform, unverifiable
-from clinaudit.models import Record, Resolution, Status
+from clinaudit.lookup.faults import Malformed
+from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.models import CitationKind, Record, Resolution, Status
 
 BATCH = 100  # keeps the URL short; 50 trials cost one request
 MAX_BYTES = 8 * MB  # 100 studies with FIELDS run to about 1 MB
@@ -27,7 +27,7 @@ FIELDS = ",".join(
         "protocolSection.conditionsModule",
         "protocolSection.designModule.phases",
         "protocolSection.designModule.studyType",
-        "protocolSection.designModule.designInfo",  # allocation and model: the evidence level (issue 4)
+        "protocolSection.designModule.designInfo",  # allocation and model: the evidence level
         "protocolSection.armsInterventionsModule.interventions",
         "hasResults",
     ]
@@ -40,8 +40,14 @@ MalformedResponse = Malformed  # a body that is not the JSON the API promises
 
 @dataclass(frozen=True, slots=True)
 class ClinicalTrials:
-    name: str = "ctgov"
-    endpoint: str = "ctgov"
+    caller: Caller = field(default_factory=Caller)
+    name: ClassVar[str] = "ctgov"
+    kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.NCT,)
+    apis: ClassVar[tuple[Api, ...]] = (
+        Api("ctgov", "https://clinicaltrials.gov/api/v2", "CLINAUDIT_CTGOV_URL", "the ClinicalTrials.gov API v2",
+            rate=1.0, max_bytes=MAX_BYTES),
+    )  # fmt: skip
+    endpoint: ClassVar[str] = "ctgov"
 
     def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         out: dict[str, Resolution] = {}
@@ -58,7 +64,7 @@ class ClinicalTrials:
 
     def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
         """Resolutions for the ids the batch answered; an absent id is left out, to be asked alone."""
-        from clinaudit.lookup.http import Fault
+        from clinaudit.lookup.faults import Fault
 
         wanted = {cid.split(":", 1)[1]: cid for cid in ids}
         params = {"filter.ids": ",".join(wanted), "pageSize": str(len(wanted)), "fields": FIELDS, "format": "json"}
@@ -79,13 +85,13 @@ class ClinicalTrials:
                 nct = record.id.split(":", 1)[1]
                 for asked in [nct, *_aliases(study)]:
                     if asked in wanted:
-                        out[wanted[asked]] = judge(wanted[asked], record)
+                        out[wanted[asked]] = status_of(wanted[asked], record)
             if not token or pages >= 10 or len(out) == len(ids):
                 return out
             params = {**params, "pageToken": token}
 
     def _single(self, http, cid: str) -> Resolution:
-        from clinaudit.lookup.http import Fault
+        from clinaudit.lookup.faults import Fault
 
         nct = cid.split(":", 1)[1]
         try:
@@ -101,10 +107,10 @@ class ClinicalTrials:
             return Resolution(cid, Status.UNVERIFIABLE, reason=fault.reason)
         if record is None:
             return Resolution(cid, Status.NOT_FOUND, reason="not in ClinicalTrials.gov")
-        return judge(cid, record)
+        return status_of(cid, record)
 
 
-def judge(cid: str, record: Record) -> Resolution:
+def status_of(cid: str, record: Record) -> Resolution:
     actual = record.id
     record = replace(record, id=cid)
     alias = f"alias of {actual.split(':', 1)[1]}" if actual != cid else ""

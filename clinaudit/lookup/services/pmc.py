@@ -20,11 +20,11 @@ own. NCBI's API key is never sent here: the converter is another host.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-from clinaudit.lookup.services import Field, Progress, Rule, chunks, conform, unverifiable
-from clinaudit.models import Record, Resolution, Status
+from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.models import CitationKind, Record, Resolution, Status
 
 BATCH = 200  # the converter's limit per request
 MAX_BYTES = 1024 * 1024  # 200 records of a few hundred bytes each
@@ -48,9 +48,20 @@ SHAPE = (
 
 @dataclass(frozen=True, slots=True)
 class PmcConverter:
-    email: str | None = None
-    name: str = "pmc"
-    endpoint: str = "idconv"
+    caller: Caller = field(default_factory=Caller)
+    name: ClassVar[str] = "pmc"
+    kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.PMCID,)
+    apis: ClassVar[tuple[Api, ...]] = (
+        Api("idconv", "https://pmc.ncbi.nlm.nih.gov/tools/idconv/api/v1/articles", "CLINAUDIT_IDCONV_URL",
+            "the PMC ID Converter (PMC ids to PMIDs)", rate=3.0, concurrency=2, max_bytes=MAX_BYTES),
+    )  # fmt: skip
+    endpoint: ClassVar[str] = "idconv"
+
+    def target(self, link: Resolution) -> str | None:
+        return mapped_pmid(link)
+
+    def combine(self, cid: str, link: Resolution, found: Resolution | None) -> Resolution:
+        return combine(cid, link, found)
 
     def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         batches = chunks(ids, BATCH)
@@ -62,14 +73,14 @@ class PmcConverter:
         return out
 
     def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
-        from clinaudit.lookup.http import Fault
-        from clinaudit.read.citations import valid_pmcid
+        from clinaudit.ids import valid_pmcid
+        from clinaudit.lookup.faults import Fault
 
         values = {cid: cid.split(":", 1)[1] for cid in ids}
         values = {cid: value for cid, value in values.items() if valid_pmcid(value)}  # never send a malformed id
         params = {"ids": ",".join(values.values()), "format": "json", "versions": "no", "tool": "clinaudit"}
-        if self.email:
-            params["email"] = self.email
+        if self.caller.email:
+            params["email"] = self.caller.email
         try:
             links = http.fetch(self.endpoint, "GET", "/", lambda reply: parse_records(reply.json()), params=params)
         except Fault as fault:

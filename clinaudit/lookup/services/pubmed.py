@@ -13,11 +13,12 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
-from clinaudit.lookup.http import MB, Malformed
-from clinaudit.lookup.services import Progress, Rule, chunks, conform, unverifiable
-from clinaudit.models import Record, Resolution, Status
+from clinaudit.lookup.faults import Malformed
+from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.models import CitationKind, Record, Resolution, Status
 
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
 MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
@@ -38,12 +39,25 @@ _ARTICLE_IDS = ("PubmedData", "ArticleIdList", "ArticleId")
 _CORRECTIONS = ("CommentsCorrectionsList", "CommentsCorrections")
 
 
+EUTILS = Api(
+    "eutils",
+    "https://eutils.ncbi.nlm.nih.gov/entrez/eutils",
+    "CLINAUDIT_EUTILS_URL",
+    "NCBI E-utilities (PubMed efetch, esearch, ECitMatch)",
+    rate=3.0,  # NCBI: 3 requests/s, or 10 with an API key
+    keyed_rate=10.0,
+    concurrency=3,
+    max_bytes=MAX_BYTES,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class PubMed:
-    email: str | None = None
-    api_key: str | None = None  # sent in the POST body only; never in a URL, message or cache key
-    name: str = "pubmed"
-    endpoint: str = "eutils"
+    caller: Caller = field(default_factory=Caller)
+    name: ClassVar[str] = "pubmed"
+    kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.PMID,)
+    apis: ClassVar[tuple[Api, ...]] = (EUTILS,)
+    endpoint: ClassVar[str] = "eutils"
 
     def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         batches = chunks(ids, BATCH)
@@ -55,13 +69,13 @@ class PubMed:
         return out
 
     def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
-        from clinaudit.lookup.http import Fault
+        from clinaudit.lookup.faults import Fault
 
         form = {"db": "pubmed", "retmode": "xml", "id": ",".join(i.split(":", 1)[1] for i in ids), "tool": "clinaudit"}
-        if self.email:
-            form["email"] = self.email
-        if self.api_key:
-            form["api_key"] = self.api_key
+        if self.caller.email:
+            form["email"] = self.caller.email
+        if self.caller.api_key:
+            form["api_key"] = self.caller.api_key
         asked = {i.split(":", 1)[1] for i in ids}
         try:
             records = http.fetch(
@@ -72,14 +86,14 @@ class PubMed:
         out = {}
         for cid in ids:
             record = records.get(cid.split(":", 1)[1])
-            out[cid] = judge(cid, record) if record else Resolution(cid, Status.NOT_FOUND, reason="not in PubMed")
+            out[cid] = status_of(cid, record) if record else Resolution(cid, Status.NOT_FOUND, reason="not in PubMed")
         return out
 
 
 MalformedResponse = Malformed  # a body that is not the document the service promises
 
 
-def judge(cid: str, record: Record) -> Resolution:
+def status_of(cid: str, record: Record) -> Resolution:
     """Status from a PubMed record: retraction beats expression of concern beats verified."""
     record = _with_id(record, cid)
     if record.retracted_by or any(t.lower() == "retracted publication" for t in record.publication_types):

@@ -1,28 +1,53 @@
-"""Output formats: one module each, each with `render(result, out)`.
+"""Output formats: one module each behind one interface, `render(result, out, view)`, listed in FORMATS.
 
-Modules load on demand so `clinaudit check --format json` never imports Rich's table.
+A format is a module with `render(result: AuditResult, out: TextIO, view: View) -> None`
+and one line in FORMATS below; the CLI's `--format` choices are read from FORMATS, so
+adding a format touches its module and that line. Modules load on demand, so
+`clinaudit check --format json` never imports Rich's table.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib import import_module
 from typing import TextIO
 
 from clinaudit.models import AuditResult
 
-FORMATS = ("table", "json", "jsonl", "sarif", "github", "markdown")
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What the reader asked to see. Every format counts suppressed findings; the flags say what it lists."""
+
+    show_suppressed: bool = False  # list suppressed findings too, where the format can
+    show_all: bool = False  # the table's: every low claim, instead of a count per section
 
 
-def render(name: str, result: AuditResult, out: TextIO, show_suppressed: bool = False, show_all: bool = False) -> None:
-    """Every format counts suppressed findings; `show_suppressed` also lists them where it can.
+@dataclass(frozen=True, slots=True)
+class Format:
+    name: str  # the --format value
+    module: str  # clinaudit.report.formats.<module>, imported when the format is used
+    about: str  # for the docs and --help
 
-    `show_all` is the table's: it lists every low claim instead of a count per section. The
-    other formats always carry every finding.
-    """
+    def render(self, result: AuditResult, out: TextIO, view: View = View()) -> None:
+        import_module(f"{__name__}.{self.module}").render(result, out, view)
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("table", "table_format", "a table for a terminal (the default)"),
+        Format("json", "json_format", "one JSON document, schema version 1"),
+        Format("jsonl", "jsonl_format", "one JSON line per finding"),
+        Format("sarif", "sarif_format", "SARIF 2.1.0, for code scanning"),
+        Format("github", "github_format", "GitHub Actions workflow commands (annotations)"),
+        Format("markdown", "markdown_format", "a Markdown summary, for a pull-request comment or a step summary"),
+    )
+}
+
+
+def render(name: str, result: AuditResult, out: TextIO, view: View = View()) -> None:
+    """Render `result` in the format named `name` (one of FORMATS)."""
     if name not in FORMATS:
         raise ValueError(f"unknown format {name!r}")
-    module = import_module(f"clinaudit.report.formats.{name}_format")
-    if name == "table":
-        module.render(result, out, show_suppressed=show_suppressed, show_all=show_all)
-    else:
-        module.render(result, out, show_suppressed=show_suppressed)
+    FORMATS[name].render(result, out, view)

@@ -6,6 +6,7 @@ import os
 from functools import cache
 from pathlib import Path
 
+from clinaudit.catalogue import UNCITED_CLAIM
 from clinaudit.models import Finding
 
 # C0 controls but tab and newline, DEL and C1 controls, shown as \xNN: a report's own ESC
@@ -49,7 +50,7 @@ def shown_path(path: str) -> str:
 def describe(finding: Finding) -> str:
     """The message, the sentence it is about, and the fix: one text for annotations and SARIF."""
     text = finding.message
-    if finding.sentence and finding.rule == "uncited-claim":
+    if finding.sentence and finding.rule == UNCITED_CLAIM:
         text = f"{text}: “{finding.sentence}”"
     if finding.suggestion:
         text = f"{text}\nFix: {finding.suggestion}"

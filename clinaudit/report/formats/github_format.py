@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from clinaudit.models import AuditResult, Finding
+from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, printable, shown_path
 
 COMMAND = {"high": "error", "medium": "warning", "low": "notice", "info": "notice"}
@@ -45,7 +46,8 @@ def annotation(path: str, finding: Finding, suppressed: str = "") -> str:
     )
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
+    show_suppressed = view.show_suppressed
     for report in result.files:
         if report.error:
             out.write(

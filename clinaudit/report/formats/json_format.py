@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed, distinct_works
 from clinaudit.report.baseline import fingerprint
+from clinaudit.report.formats import View
 
 SCHEMA_VERSION = 1
 
@@ -70,7 +71,7 @@ def mirror_keys(citation: CitationResult) -> dict[str, Any]:
 
 
 def _check_keys(citation: CitationResult) -> dict[str, Any]:
-    """What it is cited for (issue 4): topic match, credibility, evidence level, reference metadata."""
+    """What it is cited for: topic match, credibility, evidence level, reference metadata."""
     matched, missing = citation.topic_terms
     return {
         "topic": citation.topic,
@@ -152,7 +153,7 @@ def to_dict(result: AuditResult) -> dict[str, Any]:
     }
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show."""
     out.write(json.dumps(to_dict(result), indent=2, ensure_ascii=False))  # one write: json.dump makes one per token
     out.write("\n")

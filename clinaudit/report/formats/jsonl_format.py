@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 from clinaudit.models import AuditResult, FileReport, Finding
 from clinaudit.report.baseline import fingerprint
+from clinaudit.report.formats import View
 from clinaudit.report.formats.json_format import finding_dict
 
 
@@ -30,7 +31,8 @@ def record_line(report: FileReport) -> str:
     return json.dumps({"record": report.record, "line": report.line, **file_dict(report)}, ensure_ascii=False) + "\n"
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
+    show_suppressed = view.show_suppressed
     """One finding a line for report files; one result a line for JSONL corpus records (--jsonl-text)."""
     for report in result.files:
         if report.line:

@@ -8,7 +8,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
+from clinaudit.catalogue import UNCITED_CLAIM
 from clinaudit.models import AuditResult, Finding, Severity, distinct_works
+from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown_path
 
 MAX_ROWS = 100
@@ -28,7 +30,8 @@ def code(text: str) -> str:
     return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
+    show_suppressed = view.show_suppressed
     out.write(printable("\n".join(_lines(result, show_suppressed))) + "\n")  # a report's ESC never reaches a reader
 
 
@@ -97,7 +100,7 @@ def _findings_table(rows: list[tuple[str, Finding]], why: list[str] | None = Non
     lines = [head, "|---|---|---|---|" + ("---|" if why else "")]
     for k, (path, f) in enumerate(rows[:MAX_ROWS]):
         text = f.message
-        if f.sentence and f.rule == "uncited-claim":
+        if f.sentence and f.rule == UNCITED_CLAIM:
             text = f"{text}: “{f.sentence}”"
         if f.suggestion:
             text = f"{text}\nFix: {f.suggestion}"

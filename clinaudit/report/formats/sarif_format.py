@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from clinaudit import __version__
+from clinaudit import catalogue
 from clinaudit.models import AuditResult, FileReport, Finding, Span, Suppressed
-from clinaudit.report import catalogue
 from clinaudit.report.baseline import fingerprints
+from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, relative, repo_root
 from clinaudit.report.formats.json_format import judge_dict
+from clinaudit.version import __version__
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -26,7 +27,7 @@ FINGERPRINT_KEY = "clinaudit/v1"
 SRCROOT = "%SRCROOT%"
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False) -> None:
+def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     out.write(json.dumps(to_sarif(result), indent=2, ensure_ascii=False))  # one write: json.dump makes one per token
     out.write("\n")
 

@@ -16,6 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
+from clinaudit.catalogue import UNCITED_CLAIM
 from clinaudit.models import (
     AuditResult,
     CitationKind,
@@ -26,6 +27,7 @@ from clinaudit.models import (
     Status,
     distinct_works,
 )
+from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
@@ -43,7 +45,8 @@ STATUS_STYLE = {
 LINES_SHOWN = 30  # line numbers listed in one compact row of low claims
 
 
-def render(result: AuditResult, out: TextIO, show_suppressed: bool = False, show_all: bool = False) -> None:
+def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
+    show_suppressed, show_all = view.show_suppressed, view.show_all
     console = Console(
         file=out,
         width=None if out.isatty() else 140,
@@ -343,7 +346,7 @@ def _link_mark(c: CitationResult) -> str:
 
 def _message(f: Finding) -> str:
     message = f.message
-    if f.sentence and f.rule == "uncited-claim":
+    if f.sentence and f.rule == UNCITED_CLAIM:
         message = f"{message}: “{f.sentence}”"
     if f.why:
         message = f"{message}\nwhy: {f.why}"
@@ -359,7 +362,7 @@ def _compact(findings: tuple[Finding, ...], show_all: bool) -> tuple[list[Findin
     listed: list[Finding] = []
     groups: dict[str, list[Finding]] = {}
     for f in findings:
-        if f.rule == "uncited-claim" and f.severity is Severity.LOW:
+        if f.rule == UNCITED_CLAIM and f.severity is Severity.LOW:
             groups.setdefault(f.section, []).append(f)
         else:
             listed.append(f)

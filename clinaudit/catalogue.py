@@ -1,7 +1,10 @@
 """The rule catalogue (rules/catalogue.yaml): one place that says what every rule means.
 
 `clinaudit rules`, `clinaudit explain`, SARIF rule metadata and config validation all
-read it, so a rule added to the YAML shows up everywhere without code changes.
+read it. Code names a rule only by one of the constants below (a test holds them and
+the YAML to the same set) and makes every finding with `finding()`, which fills in the
+rule's default severity and fix from the catalogue. Adding a rule is its YAML entry, its
+constant here, and the one call that raises it.
 """
 
 from __future__ import annotations
@@ -10,8 +13,39 @@ import difflib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from clinaudit.models import CitationMention, Finding, Severity, Span
 
 LEVELS = ("high", "medium", "low", "info")
+
+# Every rule id, as code names it; the catalogue holds the same set.
+UNCITED_CLAIM = "uncited-claim"
+WEAK_CITATION = "weak-citation"
+DANGLING_REFERENCE = "dangling-reference"
+INVALID_CITATION = "invalid-citation"
+FABRICATED_CITATION = "fabricated-citation"
+DEAD_LINK = "dead-link"
+RETRACTED_CITATION = "retracted-citation"
+CITATION_UNDER_CONCERN = "citation-under-concern"
+WITHDRAWN_TRIAL = "withdrawn-trial"
+RETIRED_SOURCE = "retired-source"
+UNVERIFIABLE_CITATION = "unverifiable-citation"
+STOPPED_TRIAL = "stopped-trial"
+RETRACTION_NOTICE = "retraction-notice"
+CORRECTED_CITATION = "corrected-citation"
+NO_SOURCES = "no-sources"
+DOSE_WITHOUT_DISCLAIMER = "dose-without-disclaimer"
+MISSING_DISCLAIMER = "missing-disclaimer"
+LOW_COVERAGE = "low-coverage"
+BAD_SUPPRESSION = "bad-suppression"
+CORRECTION = "correction"  # a family: each finding is correction/<entry-id>
+UNGROUNDED_CITATION = "ungrounded-citation"
+MISMATCHED_REFERENCE = "mismatched-reference"
+UNRESOLVED_REFERENCE = "unresolved-reference"
+REFERENCE_WITHOUT_ID = "reference-without-id"
+OFF_TOPIC_CITATION = "off-topic-citation"
+LOW_CREDIBILITY_SOURCE = "low-credibility-source"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +72,7 @@ class Rule:
 def rules() -> tuple[Rule, ...]:
     from clinaudit import yamlfiles
 
-    text = (Path(__file__).resolve().parent.parent / "rules" / "catalogue.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent / "rules" / "catalogue.yaml").read_text(encoding="utf-8")
     data = yamlfiles.load(text) or {}
     out = []
     for rule_id, entry in (data.get("rules") or {}).items():
@@ -114,3 +148,39 @@ def as_dicts() -> list[dict[str, object]]:
         }
         for r in rules()
     ]
+
+
+def citing(mention: CitationMention | None, citation: str) -> dict[str, Any]:
+    """The fields of a finding about one citation: where it is cited (the first mention, if any) and its id."""
+    return {
+        "sentence": mention.sentence if mention else "",
+        "claim_type": mention.claim_type if mention else None,
+        "citation": citation,
+    }
+
+
+def finding(
+    rule: str,
+    span: Span,
+    message: str,
+    *,
+    severity: Severity | None = None,
+    suggestion: str | None = None,
+    **fields: Any,
+) -> Finding:
+    """A finding of a catalogue rule (`correction/<id>` is of the `correction` family), with the rule's
+    default severity and its fix as the suggestion unless the caller gives its own.
+
+    A rule the catalogue does not hold is a bug, raised here rather than shipped as an unexplained finding.
+    """
+    entry = get(rule) or get(rule.partition("/")[0])
+    if entry is None:
+        raise KeyError(f"{rule!r} is not in rules/catalogue.yaml")
+    return Finding(
+        rule=rule,
+        severity=severity if severity is not None else Severity(entry.level),
+        span=span,
+        message=message,
+        suggestion=entry.fix if suggestion is None else suggestion,
+        **fields,
+    )

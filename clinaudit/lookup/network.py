@@ -1,0 +1,86 @@
+"""Where each service's APIs are and who is asking, for one run: from the lookup settings and the registry.
+
+A base URL comes from the settings (`service_urls`: the command line or a config file
+put it there), else the API's environment variable, else its default; it must be a
+bare http(s) base URL. The email goes to NCBI and Crossref; NCBI_API_KEY only to the
+E-utilities, in a POST body (the HTTP client masks it in every message).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from clinaudit.errors import InputError
+from clinaudit.lookup.services import Api, Caller, Service
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.http import Endpoint
+
+SAFETY = 1.1  # pace a little under each published limit, so clock skew never trips it
+
+
+def _services() -> tuple[type[Service], ...]:
+    from clinaudit.lookup.services.registry import SERVICES
+
+    return SERVICES
+
+
+@dataclass(frozen=True, slots=True)
+class Network:
+    urls: dict[str, str]  # API name → base URL, without a trailing slash
+    caller: Caller
+    services: tuple[type[Service], ...]
+    _made: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, options: Any, services: tuple[type[Service], ...] | None = None) -> Network:
+        """`options`: anything with `service_urls` and `email` (the lookup settings)."""
+        services = services if services is not None else _services()
+        given = dict(getattr(options, "service_urls", ()) or ())
+        urls = {}
+        for api in apis(services):
+            url = (given.get(api.name) or os.environ.get(api.env, "")).strip() or api.default_url
+            urls[api.name] = checked_url(url, api.env if api.name not in given else api.key)
+        email = getattr(options, "email", None) or os.environ.get("CLINAUDIT_EMAIL", "").strip() or None
+        return cls(urls, Caller(email, os.environ.get("NCBI_API_KEY", "").strip() or None), services)
+
+    def service(self, name: str) -> Any:
+        """The service of that name, made once with the caller."""
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = next(s for s in self.services if s.name == name)(self.caller)
+        return made
+
+    def endpoints(self) -> list[Endpoint]:
+        """Each API's base URL, pace and body cap; a body over its cap is malformed, and the run goes on."""
+        from clinaudit.lookup.http import Endpoint
+
+        out = []
+        for api in apis(self.services):
+            rate = api.keyed_rate if self.caller.api_key and api.keyed_rate else api.rate
+            interval = SAFETY / rate if rate else 0.0
+            out.append(Endpoint(api.name, self.urls[api.name], interval, api.concurrency, api.max_bytes))
+        return out
+
+    def interval(self, name: str) -> float:
+        return next(e.interval for e in self.endpoints() if e.name == name)
+
+    @property
+    def secrets(self) -> list[str]:
+        return [self.caller.api_key or ""]
+
+
+def apis(services: Iterable[type[Service]]) -> tuple[Api, ...]:
+    """Every API the services call, each once, in their order."""
+    return tuple({api.name: api for service in services for api in service.apis}.values())
+
+
+def checked_url(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise InputError(f"{name} must be an http(s) base URL without a query, not {url!r}")
+    return url.rstrip("/")

@@ -1,0 +1,31 @@
+"""Every service clinaudit can ask, one line each: add a module behind the interface, then a line here.
+
+The resolver, the HTTP endpoints, the config keys (`<api>-url`) and the environment
+variables that move an API are all read from this list. Importing it imports the
+service modules, not the HTTP client: a run that asks nothing pays only for this.
+"""
+
+from __future__ import annotations
+
+from clinaudit.lookup.services import Service
+from clinaudit.lookup.services.crossref import Crossref
+from clinaudit.lookup.services.ctgov import ClinicalTrials
+from clinaudit.lookup.services.pmc import PmcConverter
+from clinaudit.lookup.services.pubmed import PubMed
+from clinaudit.models import CitationKind
+
+SERVICES: tuple[type[Service], ...] = (
+    PubMed,
+    PmcConverter,
+    ClinicalTrials,
+    Crossref,
+)
+
+
+def service_of(services: tuple[type[Service], ...] = SERVICES) -> dict[CitationKind, str]:
+    """Which service answers for each kind of citation (the first that claims it)."""
+    out: dict[CitationKind, str] = {}
+    for service in services:
+        for kind in service.kinds:
+            out.setdefault(kind, service.name)
+    return out

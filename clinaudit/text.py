@@ -1,0 +1,105 @@
+"""Text helpers every stage shares: Unicode folding, the two stemmers, a regex compiled on first use.
+
+The two stemmers differ on purpose. `plural_stem` only takes a plural ending off: the
+claim detector's vocabulary (data/claim-vocabulary.txt) is stored in that form.
+`topic_stem` also strips derivational suffixes, so the topic check meets
+"mitochondria" with "mitochondrial"; the packaged MeSH keys (data/mesh-*.gz) are stored
+in that form, so changing either means rebuilding its data.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_GREEK = {
+    "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
+    "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "ν": "nu", "ξ": "xi", "π": "pi",
+    "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi",
+    "ψ": "psi", "ω": "omega", "µ": "u", "μ": "mu",
+}  # fmt: skip
+_GREEK_RE = re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
+_SUFFIXES = (
+    "izations", "isations", "ization", "isation", "ational", "ations", "iveness", "fulness", "ousness",
+    "ically", "ation", "ments", "ities", "ially", "ment", "ness", "ical", "ings", "ally", "edly", "ions",
+    "ity", "ing", "ial", "ics", "ive", "ous", "ion", "ers", "ism", "ist", "ize", "ise", "ed", "al", "ic",
+    "ly", "er",
+)  # fmt: skip
+# the suffixes by length, longest first: where one suffix ends another, the longer comes first in
+# _SUFFIXES too (a test holds it), so trying lengths in turn strips what the tuple's order would
+_SUFFIX_LENGTHS = tuple(
+    (n, frozenset(s for s in _SUFFIXES if len(s) == n)) for n in sorted({len(s) for s in _SUFFIXES}, reverse=True)
+)
+
+
+def plural_stem(word: str) -> str:
+    """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    if word.endswith("'s"):
+        return word[:-2]
+    return word
+
+
+def topic_stem(word: str) -> str:
+    """A light suffix stripper: enough to meet 'mitochondria' with 'mitochondrial', and 'doses' with 'dose'."""
+    done = _TOPIC_STEMS.get(word)
+    if done is None:
+        done = _topic_stem(word)
+        if len(_TOPIC_STEMS) < 200_000:
+            _TOPIC_STEMS[word] = done
+    return done
+
+
+_TOPIC_STEMS: dict[str, str] = {}
+
+
+def _topic_stem(word: str) -> str:
+    w = word
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "xes", "ches", "shes")) or (w.endswith("is") and len(w) > 5):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us")):
+        w = w[:-1]
+    for n, suffixes in _SUFFIX_LENGTHS:  # a set look-up per length, not an endswith per suffix
+        if len(w) - n >= 4 and w[-n:] in suffixes:
+            w = w[:-n]
+            break
+    bare = w.rstrip("aeiouy")
+    return bare if len(bare) >= 3 else w
+
+
+def fold(text: str) -> str:
+    """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
+    if text.isascii():
+        return text
+    text = _GREEK_RE.sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
+    text = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+class LazyRegex:
+    """A regex compiled on first use, then used exactly as the compiled pattern."""
+
+    __slots__ = ("_regex", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        regex = self._regex
+        if regex is None:  # two threads may both compile it: the same pattern either way
+            regex = self._regex = re.compile(self.pattern)
+        return regex
+
+    def __getattr__(self, name: str):  # search, match, sub, finditer, findall, flags, …
+        return getattr(self.regex, name)
