@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -17,7 +17,9 @@ from clinaudit.cli.common import (
     warnings_to_stderr,
 )
 from clinaudit.cli.options import with_options
-from clinaudit.options import Options
+
+if TYPE_CHECKING:
+    from clinaudit.options import Options
 
 
 @app.command(cls=Command)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from clinaudit.cli.common import Command, app, fail
 from clinaudit.cli.options import with_options
-from clinaudit.options import Options
+
+if TYPE_CHECKING:
+    from clinaudit.options import Options
 
 
 @app.command(cls=Command)

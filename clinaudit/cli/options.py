@@ -10,18 +10,20 @@ thing spelled three ways.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Optional, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, get_args, get_origin, get_type_hints
 
 import typer
 
-from clinaudit.options import Options, Spec, defaults, specs
+if TYPE_CHECKING:  # loaded when a command's flags are first built, not at start-up
+    from clinaudit.options import Options, Spec
 
 
 def flags(command: str) -> dict[str, Spec]:
     """The options a command takes as flags, by field name, in declaration order."""
+    from clinaudit.options import specs
+
     return {name: spec for name, spec in specs().items() if spec.flag and command in spec.commands}
 
 
@@ -62,6 +64,8 @@ def _cli_type(hint: Any, spec: Spec) -> Any:
 
 def from_flags(values: dict[str, Any], command: str) -> Options:
     """An Options from the parsed flags (the rest at their defaults), converted to the units it holds."""
+    from clinaudit.options import Options, defaults
+
     table = flags(command)
     changes: dict[str, Any] = {}
     base = defaults()
@@ -79,27 +83,60 @@ def from_flags(values: dict[str, Any], command: str) -> Options:
     return Options(**changes)
 
 
+class _WithOptions:
+    """A command whose signature gains the option flags when Typer first reads it, not at import.
+
+    `clinaudit --version` and a run of one command import every command module; building
+    the parameters of each at import would make all of them pay for it.
+    """
+
+    def __init__(self, func: Callable[..., Any], command: str) -> None:
+        self._func = func
+        self._command = command
+        self._made: tuple[inspect.Signature, dict[str, Any]] | None = None
+        self.__name__ = func.__name__
+        self.__qualname__ = func.__qualname__
+        self.__doc__ = func.__doc__
+        self.__module__ = func.__module__
+        self.__wrapped__ = func  # typing.get_type_hints finds the command module's globals through it
+
+    def _make(self) -> tuple[inspect.Signature, dict[str, Any]]:
+        if self._made is None:
+            from clinaudit.options import Options, defaults
+
+            table = flags(self._command)
+            hints = get_type_hints(Options)
+            base = defaults()
+            own = inspect.signature(self._func)
+            names = self._func.__globals__
+            kept = [
+                p.replace(annotation=eval(p.annotation, names) if isinstance(p.annotation, str) else p.annotation)
+                for p in own.parameters.values()
+                if p.name != "options"  # given by __call__, never a flag
+            ]
+            added = [_parameter(name, spec, hints[name], base[name]) for name, spec in table.items()]
+            annotations = {p.name: p.annotation for p in [*kept, *added] if p.annotation is not inspect.Parameter.empty}
+            self._made = own.replace(parameters=[*kept, *added]), annotations
+        return self._made
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return self._make()[0]
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        return self._make()[1]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        table = flags(self._command)
+        given = {name: kwargs.pop(name) for name in table if name in kwargs}
+        return self._func(*args, options=from_flags(given, self._command), **kwargs)
+
+
 def with_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Give a command every option declared for it as a flag, and call it with `options=` made from them."""
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
-        table = flags(command)
-        hints = get_type_hints(Options)
-        base = defaults()
-        own = inspect.signature(func, eval_str=True)
-        kept = [p for p in own.parameters.values() if p.name != "options"]
-        added = [_parameter(name, spec, hints[name], base[name]) for name, spec in table.items()]
-
-        @functools.wraps(func)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            given = {name: kwargs.pop(name) for name in table if name in kwargs}
-            return func(*args, options=from_flags(given, command), **kwargs)
-
-        run.__signature__ = own.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
-        run.__annotations__ = {
-            **{p.name: p.annotation for p in kept if p.annotation is not inspect.Parameter.empty},
-            **{p.name: p.annotation for p in added},
-        }
-        return run
+        return _WithOptions(func, command)
 
     return wrap

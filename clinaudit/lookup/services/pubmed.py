@@ -10,15 +10,17 @@ truncated body).
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
+
+if TYPE_CHECKING:  # parsed only when PubMed answers: an offline run reads the registry, not XML
+    import xml.etree.ElementTree as ET
 
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
 MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
@@ -188,6 +190,8 @@ def parse_efetch(body: bytes, asked: Collection[str] | None = None) -> dict[str,
 
 def _parse_xml(body: bytes) -> ET.Element:
     """Parse without entity expansion or external fetches (defusedxml); a bad body is malformed."""
+    from xml.etree.ElementTree import ParseError
+
     from defusedxml import DefusedXmlException
     from defusedxml.ElementTree import fromstring
 
@@ -195,7 +199,7 @@ def _parse_xml(body: bytes) -> ET.Element:
         raise MalformedResponse("empty body")
     try:
         return fromstring(body, forbid_dtd=False, forbid_entities=True, forbid_external=True)
-    except (ET.ParseError, DefusedXmlException) as exc:
+    except (ParseError, DefusedXmlException) as exc:
         raise MalformedResponse(f"malformed XML ({type(exc).__name__})") from None
 
 

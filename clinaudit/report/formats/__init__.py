@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import import_module
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from clinaudit.models import AuditResult
+if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: the records load only when a format runs
+    from clinaudit.models import AuditResult
 
 
 @dataclass(frozen=True, slots=True)
