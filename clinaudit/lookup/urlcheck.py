@@ -475,12 +475,62 @@ def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
+_IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # ::a.b.c.d, deprecated, still routed by some stacks
+_IPV4_TRANSLATED = ipaddress.ip_network("::ffff:0:0:0/96")  # SIIT: ::ffff:0:a.b.c.d
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")  # the well-known NAT64 prefix: 64:ff9b::a9fe:a9fe is 169.254.169.254
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")  # local-use NAT64: a private network's own translator
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries, which decide where a connection really goes.
+
+    Python's `ipaddress` calls `[::127.0.0.1]`, `[::ffff:0:127.0.0.1]` and the NAT64
+    `[64:ff9b::a9fe:a9fe]` global; a stack that routes them reaches 127.0.0.1 and
+    169.254.169.254. IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64, 6to4 and
+    Teredo (its server and its client) addresses are judged by what they embed.
+    """
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    out: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        out.append(ip.ipv4_mapped)
+    elif ip in _IPV4_TRANSLATED or ip in _NAT64:
+        out.append(low)
+    elif ip in _IPV4_COMPATIBLE and int(ip) > 1:  # :: and ::1 are IPv6's own unspecified and loopback
+        out.append(low)
+    if ip.sixtofour is not None:
+        out.append(ip.sixtofour)
+    if ip.teredo is not None:
+        out.extend(ip.teredo)
+    return out
+
+
 def _refuse_unless_public(host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """Raise Refused for any address that is not public, or that embeds an IPv4 address that is not."""
+    shown = host if host == str(ip) else f"{host} ({ip})"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _NAT64_LOCAL:
+            raise Refused(f"{shown} is a local NAT64 address (url-allow-hosts lets a host through)")
+        for inner in embedded_ipv4(ip):
+            kind = _non_public(inner)
+            if kind:
+                where = (
+                    f"{host} ({inner})"
+                    if ip.ipv4_mapped is not None and host == str(ip)
+                    else f"{shown}, embedding {inner},"
+                )
+                raise Refused(f"{where} is a {kind} address (url-allow-hosts lets a host through)")
+        if ip.ipv4_mapped is not None:
+            return  # its IPv4 address, judged above, is where it goes
+    kind = _non_public(ip)
+    if kind:
+        raise Refused(f"{shown} is a {kind} address (url-allow-hosts lets a host through)")
+
+
+def _non_public(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    """What kind of address that is not public it is; "" for a public one."""
     if ip.is_global and not ip.is_multicast:
-        return
-    kind = next(
+        return ""
+    return next(
         (
             name
             for name, flag in (
@@ -494,8 +544,6 @@ def _refuse_unless_public(host: str, ip: ipaddress.IPv4Address | ipaddress.IPv6A
         ),
         "non-public",
     )
-    shown = host if host == str(ip) else f"{host} ({ip})"
-    raise Refused(f"{shown} is a {kind} address (url-allow-hosts lets a host through)")
 
 
 def _interleave(urls: Iterable[str]) -> list[str]:

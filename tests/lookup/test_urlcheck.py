@@ -142,6 +142,14 @@ def test_at_most_256_kb_of_a_body_is_read(web):
         ("http://[::ffff:127.0.0.1]/", "loopback"),
         ("http://0.0.0.0/", "unspecified"),
         ("http://100.64.0.1/", "non-public"),  # shared address space: not private, not global either
+        ("http://[::127.0.0.1]/", "loopback"),  # IPv4-compatible
+        ("http://[::ffff:0:127.0.0.1]/", "loopback"),  # IPv4-translated
+        ("http://[64:ff9b::a9fe:a9fe]/latest/meta-data/", "link-local"),  # NAT64 of 169.254.169.254
+        ("http://[64:ff9b::10.0.0.1]/", "private"),
+        ("http://[2002:7f00:1::1]/", "loopback"),  # 6to4 of 127.0.0.1
+        ("http://[2002:c0a8:101::1]/", "private"),  # 6to4 of 192.168.1.1
+        ("http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "private"),  # Teredo: its client is 192.0.2.45
+        ("http://[64:ff9b:1::a00:1]/", "local NAT64"),
     ],
 )
 def test_non_public_addresses_are_refused(url, kind):
@@ -157,6 +165,21 @@ def test_loopback_is_refused_unless_the_host_is_allowed(web):
     assert by_name.status is Status.UNVERIFIABLE and "loopback" in by_name.reason
     assert web.requests() == []  # nothing reached the server
     assert checker(allow=("127.0.0.1",)).check(web.url("/ok")).status is Status.VERIFIED
+
+
+@pytest.mark.parametrize("host", ["[::127.0.0.1]", "[::ffff:0:127.0.0.1]", "[::ffff:127.0.0.1]", "[2002:7f00:1::1]"])
+def test_an_ipv6_form_of_loopback_never_reaches_the_server(web, host):
+    """Python calls these global; what they embed, 127.0.0.1, is where a stack that routes them goes."""
+    result = checker(allow=()).check(f"http://{host}:{web.port}/ok")
+    assert result.status is Status.UNVERIFIABLE and "127.0.0.1, is a loopback address" in result.reason
+    assert web.requests() == []
+
+
+def test_public_addresses_embedded_in_ipv6_are_let_through():
+    assert [str(a) for a in urlcheck.embedded_ipv4(urlcheck._ip("64:ff9b::808:808"))] == ["8.8.8.8"]
+    for host in ("64:ff9b::808:808", "2002:808:808::1", "2606:4700::1111"):
+        urlcheck._refuse_unless_public(host, urlcheck._ip(host))  # no Refused
+    assert urlcheck.embedded_ipv4(urlcheck._ip("::1")) == []
 
 
 def test_a_name_is_refused_after_dns_resolution(web):
