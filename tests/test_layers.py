@@ -31,6 +31,7 @@ FLOORS: list[tuple[str, ...]] = [
         "clinaudit.collector",
         "clinaudit.yamlfiles",
         "clinaudit.catalogue",
+        "clinaudit.atomic",
     ),
     ("clinaudit.read",),
     ("clinaudit.lookup", "clinaudit.check"),

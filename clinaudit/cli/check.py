@@ -100,7 +100,9 @@ def check(
             render(format.value, result, sys.stdout, View(show_suppressed, show_all))
             sys.stdout.flush()
         else:
-            with open(output, "w", encoding="utf-8") as out:
+            from clinaudit import atomic
+
+            with atomic.replacing(output) as out:  # the old file stays whole until the new one is
                 render(format.value, result, out, View(show_suppressed, show_all))
     except BrokenPipeError:
         quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error

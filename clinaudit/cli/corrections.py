@@ -176,12 +176,11 @@ def add_command(
             print(problem, file=sys.stderr)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
         fail(f"{file}: not changed: {count} with the new entries (lines as in the file they would make)")
-    temp = file.with_name(f".{file.name}.clinaudit-tmp")
+    from clinaudit import atomic
+
     try:
-        temp.write_text(new, encoding="utf-8")
-        temp.replace(file)
+        atomic.write_text(file, new)
     except OSError as exc:
-        temp.unlink(missing_ok=True)
         fail(f"{file}: cannot write ({exc.strerror})")
     ids = ", ".join(str(e.get("id")) for e in entries)
     print(f"{file}: added {ids}", file=sys.stderr)

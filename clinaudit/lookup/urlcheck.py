@@ -493,9 +493,7 @@ def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
     out: list[ipaddress.IPv4Address] = []
     if ip.ipv4_mapped is not None:
         out.append(ip.ipv4_mapped)
-    elif ip in _IPV4_TRANSLATED or ip in _NAT64:
-        out.append(low)
-    elif ip in _IPV4_COMPATIBLE and int(ip) > 1:  # :: and ::1 are IPv6's own unspecified and loopback
+    elif ip in _IPV4_TRANSLATED or ip in _NAT64 or (ip in _IPV4_COMPATIBLE and int(ip) > 1):
         out.append(low)
     if ip.sixtofour is not None:
         out.append(ip.sixtofour)

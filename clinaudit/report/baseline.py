@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from clinaudit import atomic
 from clinaudit.errors import InputError
 from clinaudit.models import AuditResult, Finding
 
@@ -139,10 +140,8 @@ def write(path: str, result: AuditResult) -> int:
                 "message": finding.message,
             }
     data = {"version": VERSION, "tool": "clinaudit", "findings": list(entries.values())}
-    tmp = Path(f"{path}.tmp")
     try:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        atomic.write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as exc:
         raise InputError(f"{path}: cannot write the baseline ({exc.strerror})") from None
     return sum(e["count"] for e in entries.values())

@@ -117,11 +117,10 @@ class Store:
         if target.is_dir():
             raise InputError(f"mirror {path}: is a directory")
         _check_writable(target, path)
+        if not target.exists():  # a new mirror is made whole beside it, then renamed: never a 0-byte file
+            cls._make_new(path, abstracts)
         try:
-            db = sqlite3.connect(path, isolation_level=None, timeout=30)
-            db.execute("PRAGMA journal_mode=DELETE")  # a single file: read-only readers need no -shm
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA cache_size=-65536")  # 64 MB of page cache keeps the upserts in memory
+            db = cls._connect(path)
             db.executescript(_TABLES)
             store = cls(db, path)
             store._init_meta(abstracts)
@@ -130,6 +129,31 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise InputError(f"mirror {path}: not a clinaudit mirror ({exc})") from None
         return store
+
+    @staticmethod
+    def _connect(path: str | Path) -> sqlite3.Connection:
+        db = sqlite3.connect(path, isolation_level=None, timeout=30)
+        db.execute("PRAGMA journal_mode=DELETE")  # a single file: read-only readers need no -shm
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA cache_size=-65536")  # 64 MB of page cache keeps the upserts in memory
+        return db
+
+    @classmethod
+    def _make_new(cls, path: str, abstracts: bool) -> None:
+        """An empty mirror (its tables and meta) in a temporary file, closed, fsynced and renamed to `path`."""
+        from clinaudit import atomic
+
+        try:
+            with atomic.temporary_beside(path, ".sqlite-tmp") as temp:
+                db = cls._connect(temp)
+                try:
+                    db.executescript(_TABLES)
+                    cls(db, str(temp))._init_meta(abstracts)
+                finally:
+                    db.close()
+                atomic.publish(temp, path)
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"mirror {path}: cannot write it ({getattr(exc, 'strerror', None) or exc})") from None
 
     @classmethod
     def open_existing(cls, path: str) -> Store:
