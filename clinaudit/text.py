@@ -1,4 +1,9 @@
-"""Text helpers every stage shares: Unicode folding, the two stemmers, a regex compiled on first use.
+"""Text helpers every stage shares: text safe to print, Unicode folding, the two stemmers, a lazy regex.
+
+`printable` and `shown` are the one escaping of everything a report contributes to
+output (its text, its file names): control characters and bidirectional overrides are
+written out as `\\xNN` / `\\u202e`, so a report cannot drive a terminal, reorder what a
+reviewer reads, or start a line a CI log reads as a command.
 
 The two stemmers differ on purpose. `plural_stem` only takes a plural ending off: the
 claim detector's vocabulary (data/claim-vocabulary.txt) is stored in that form.
@@ -11,6 +16,39 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+# C0 controls, DEL and C1 controls as \xNN: a report's own ESC sequences ("\x1b[2J") would clear
+# or restyle the reader's terminal or CI log. Bidirectional controls and the invisible marks that
+# steer them as \uNNNN: U+202E would make "gpj.exe" read as "exe.jpg".
+_BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+_ESCAPES.update({c: f"\\u{c:04x}" for c in _BIDI})
+_IN_TEXT = {c: e for c, e in _ESCAPES.items() if c not in (0x09, 0x0A)}  # a report's text keeps its lines
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "]")
+
+
+def printable(text: str) -> str:
+    """Text from a report, its lines and tabs kept, with every other control and bidi mark written out."""
+    return text.translate(_IN_TEXT) if _UNSAFE.search(text) else text
+
+
+_IN_JSON = {c: f"\\u{c:04x}" for c in (*range(0x7F, 0xA0), *_BIDI)}  # json.dumps writes these raw
+
+
+def json_text(text: str) -> str:
+    """JSON that json.dumps wrote with ensure_ascii=False, its DEL, C1 and bidi characters as \\u escapes.
+
+    They only occur inside strings, where the escape means the same character: the data is unchanged,
+    and the document printed to a terminal or a CI log cannot drive or reorder it.
+    """
+    return text.translate(_IN_JSON) if _UNSAFE.search(text) else text
+
+
+def shown(text: object) -> str:
+    """A name or a message on one line (a path, an error): newlines, tabs and every control written out."""
+    value = str(text)
+    return value.translate(_ESCAPES) if _UNSAFE.search(value) else value
+
 
 _GREEK = {
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",

@@ -7,6 +7,7 @@ import sys
 import typer
 
 from clinaudit.cli.common import Command, app, warnings_to_stderr
+from clinaudit.text import shown
 
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect, check, or empty (and repair) the lookup cache.")
 app.add_typer(cache_app, name="cache")
@@ -20,11 +21,11 @@ def cache_info() -> None:
     warnings_to_stderr()
     directory = default_dir()
     if not directory.exists():
-        print(f"directory: {directory}\nentries: 0 (no cache yet)")
+        print(f"directory: {shown(directory)}\nentries: 0 (no cache yet)")
         return
     info = ResolutionCache(directory).info()
     state = "" if info["usable"] else " (unusable)"
-    print(f"directory: {info['directory']}{state}\nentries: {info['entries']}\nsize: {info['bytes']} bytes")
+    print(f"directory: {shown(info['directory'])}{state}\nentries: {info['entries']}\nsize: {info['bytes']} bytes")
 
 
 @cache_app.command("check", cls=Command)
@@ -33,7 +34,7 @@ def cache_check() -> None:
     from clinaudit.lookup.cache import check_store, default_dir
 
     health = check_store(default_dir())
-    print(f"directory: {health.directory}\nstate: {health.state}\nentries: {health.entries}")
+    print(f"directory: {shown(health.directory)}\nstate: {health.state}\nentries: {health.entries}")
     for problem in health.problems:
         print(f"problem: {problem}")
     if health.state == "unhealthy":
@@ -50,7 +51,7 @@ def cache_clear() -> None:
     warnings_to_stderr()
     directory = default_dir()
     if not directory.exists():
-        print(f"cleared 0 entries ({directory} does not exist)")
+        print(f"cleared 0 entries ({shown(directory)} does not exist)")
         return
     health = check_store(directory)
     if health.state == "in use":
@@ -60,18 +61,20 @@ def cache_clear() -> None:
         raise typer.Exit(1)
     if health.state == "no cache yet":  # nothing to clear, and opening one would create it
         clear_parsed(directory)
-        print(f"cleared 0 entries ({directory} holds no cache)")
+        print(f"cleared 0 entries ({shown(directory)} holds no cache)")
         return
     if health.ok:
         cleared = ResolutionCache(directory).clear()
         clear_parsed(directory)  # the parsed rules are made again on the next run
-        print(f"cleared {cleared} entries from {directory}")
+        print(f"cleared {cleared} entries from {shown(directory)}")
         return
     try:
         repair = repair_store(directory)
     except OSError as exc:
-        print(f"clinaudit: error: cannot repair the cache at {directory}: {exc}", file=sys.stderr)
+        print(f"clinaudit: error: cannot repair the cache at {shown(directory)}: {shown(exc)}", file=sys.stderr)
         raise typer.Exit(1) from None
     files = f"{repair.removed} file{'s' if repair.removed != 1 else ''}"
     left = f"; left {len(repair.left)} files clinaudit did not write" if repair.left else ""
-    print(f"repaired the cache at {directory}: {health.problems[0]}; removed {files}{left}; it is empty and usable")
+    print(
+        f"repaired the cache at {shown(directory)}: {health.problems[0]}; removed {files}{left}; it is empty and usable"
+    )

@@ -16,6 +16,9 @@ from clinaudit.cli.common import (
     quiet_broken_pipe,
     warnings_to_stderr,
 )
+from clinaudit.cli.common import (
+    error as say_error,
+)
 from clinaudit.cli.options import with_options
 
 if TYPE_CHECKING:
@@ -117,7 +120,7 @@ def check(
     if len(errors) < len(result.files) and not (output is None and format is Format.table and _one_terminal()):
         print(_summary_line(result), file=sys.stderr)  # the table's last line already says it on this terminal
     for error in errors:  # last, so that a run ending in exit 2 ends with its reason
-        print(f"clinaudit: error: {error}", file=sys.stderr)
+        say_error(error)
     if errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
@@ -190,4 +193,6 @@ def _write_baseline(path: str, result) -> None:
         count = baseline.write(path, result)
     except InputError as exc:
         fail(str(exc))
-    print(f"clinaudit: wrote {count} finding(s) to the baseline {path}", file=sys.stderr)
+    from clinaudit.text import shown
+
+    print(f"clinaudit: wrote {count} finding(s) to the baseline {shown(path)}", file=sys.stderr)

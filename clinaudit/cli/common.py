@@ -71,8 +71,29 @@ def main(
 
 def fail(message: str) -> NoReturn:
     """One line on stderr and exit 2: the shape of every input error."""
-    print(f"clinaudit: error: {message}", file=sys.stderr)
+    error(message)
     raise typer.Exit(2)
+
+
+def error(message: str) -> None:
+    """`clinaudit: error: …` on stderr, on one line whatever a file's name holds (clinaudit/text.py `shown`)."""
+    from clinaudit.text import shown
+
+    print(f"clinaudit: error: {shown(message)}", file=sys.stderr)
+
+
+class _OneLine:
+    """A log formatter whose line no message (a path, a service's answer) can break or colour."""
+
+    def __init__(self, pattern: str) -> None:
+        import logging
+
+        self._inner = logging.Formatter(pattern)
+
+    def format(self, record) -> str:
+        from clinaudit.text import shown
+
+        return shown(self._inner.format(record))
 
 
 def warnings_to_stderr() -> None:
@@ -82,7 +103,7 @@ def warnings_to_stderr() -> None:
     logger = logging.getLogger("clinaudit")
     if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("clinaudit: warning: %(message)s"))
+        handler.setFormatter(_OneLine("clinaudit: warning: %(message)s"))  # type: ignore[arg-type]
         handler._clinaudit = True  # type: ignore[attr-defined]
         logger.addHandler(handler)
         logger.propagate = False

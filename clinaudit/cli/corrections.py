@@ -15,6 +15,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
+from clinaudit.text import shown
 
 corrections_app = typer.Typer(
     no_args_is_help=True, help="Validate corrections files, or add an entry to one.", rich_markup_mode=None
@@ -57,7 +58,7 @@ def check_command(
             continue
         kinds = Counter(e.kind for e in entries)
         summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-        print(f"{file}: ok, {len(entries)} entries" + (f" ({summary})" if summary else ""))
+        print(f"{shown(file)}: ok, {len(entries)} entries" + (f" ({summary})" if summary else ""))
     if bad:
         print(f"clinaudit: {bad} problem{'s' if bad != 1 else ''} found", file=sys.stderr)
         raise typer.Exit(2)
@@ -136,7 +137,7 @@ def add_command(
         if isinstance(loaded, dict) and "entries" in loaded:
             loaded = loaded["entries"]
         if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
-            print(f"{file}: nothing to add", file=sys.stderr)
+            print(f"{shown(file)}: nothing to add", file=sys.stderr)
             return
         items = loaded if isinstance(loaded, list) else [loaded]
         if not items or not all(isinstance(i, dict) for i in items):
@@ -183,7 +184,7 @@ def add_command(
     except OSError as exc:
         fail(f"{file}: cannot write ({exc.strerror})")
     ids = ", ".join(str(e.get("id")) for e in entries)
-    print(f"{file}: added {ids}", file=sys.stderr)
+    print(f"{shown(file)}: added {shown(ids)}", file=sys.stderr)
 
 
 def _yaml_problem(exc: Exception) -> str:

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
+from clinaudit.text import shown
 
 mirror_app = typer.Typer(
     no_args_is_help=True,
@@ -54,7 +55,7 @@ def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: b
         def report(outcome) -> None:
             nonlocal done
             if outcome.skipped:
-                print(f"{outcome.name}: already in, skipped")
+                print(f"{shown(outcome.name)}: already in, skipped")
                 return
             done += 1
             info = outcome.info
@@ -69,7 +70,7 @@ def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: b
             fail(f"{exc}; the files before it are in, run again once it is fixed")
     finally:
         store.close()
-    print(f"mirror {path}: {done} file(s) added")
+    print(f"mirror {shown(path)}: {done} file(s) added")
 
 
 @mirror_app.command("build", cls=Command)
@@ -123,7 +124,7 @@ def add_retractions(
     bad = f"; {_count(info.bad_dates, 'invalid date')} read as none" if info.bad_dates else ""
     if info.bad_ids:
         bad += f"; {_count(info.bad_ids, 'row')} with an invalid Record ID skipped"
-    print(f"{info.name}: {info.records} rows (newest notice {info.date or '?'}{bad}) into {path}")
+    print(f"{shown(info.name)}: {info.records} rows (newest notice {info.date or '?'}{bad}) into {shown(path)}")
 
 
 @mirror_app.command("add-trials", cls=Command)
@@ -138,7 +139,7 @@ def add_trials(
 
     path, info = _import(mirror, trials.load, source)
     studies = f"{info.records} study" if info.records == 1 else f"{info.records} studies"
-    print(f"{info.name}: {studies} (newest update {info.date or '?'}) into {path}")
+    print(f"{shown(info.name)}: {studies} (newest update {info.date or '?'}) into {shown(path)}")
 
 
 @mirror_app.command("status", cls=Command)
@@ -160,7 +161,7 @@ def status(mirror: MirrorOption = None) -> None:
     finally:
         store.close()
     size = Path(path).stat().st_size
-    print(f"mirror: {path} ({size / 1e6:.1f} MB{'' if abstracts else ', no abstracts'})")
+    print(f"mirror: {shown(path)} ({size / 1e6:.1f} MB{'' if abstracts else ', no abstracts'})")
     print(f"newest file date: {max(dates.values()) if dates else 'none'}")
     label = {"pubmed": "PubMed records", "trials": "trials", "retractions": "Retraction Watch rows"}
     for kind in ("pubmed", "trials", "retractions"):
@@ -169,4 +170,4 @@ def status(mirror: MirrorOption = None) -> None:
     print(f"files: {len(files)}")
     for f in files:
         deleted = f", {f.deleted} deleted" if f.deleted else ""
-        print(f"  {f.kind:<12} {f.name}  {f.date or '?'}  {f.records} records{deleted}")
+        print(f"  {f.kind:<12} {shown(f.name)}  {f.date or '?'}  {f.records} records{deleted}")

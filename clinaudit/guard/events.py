@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clinaudit.models import CitationResult, Finding
+from clinaudit.text import json_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +18,7 @@ class Event:
     data: dict[str, Any]
 
     def to_json(self) -> str:
-        return json.dumps({"event": self.kind, **self.data}, ensure_ascii=False)
+        return json_text(json.dumps({"event": self.kind, **self.data}, ensure_ascii=False))
 
 
 @dataclass(frozen=True, slots=True)

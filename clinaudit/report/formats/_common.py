@@ -8,15 +8,9 @@ from pathlib import Path
 
 from clinaudit.catalogue import UNCITED_CLAIM
 from clinaudit.models import Finding
+from clinaudit.text import printable, shown
 
-# C0 controls but tab and newline, DEL and C1 controls, shown as \xNN: a report's own ESC
-# sequences ("\x1b[2J") would otherwise clear or restyle the reader's terminal or CI log.
-_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if c not in (0x09, 0x0A)}
-
-
-def printable(text: str) -> str:
-    """The text with its control characters written out, so printing it cannot drive a terminal."""
-    return text.translate(_CONTROLS) if not text.isprintable() else text
+__all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
 
 
 @cache

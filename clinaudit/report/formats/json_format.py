@@ -9,6 +9,7 @@ from typing import Any, TextIO
 from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed, distinct_works
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
+from clinaudit.text import json_text
 
 SCHEMA_VERSION = 1
 
@@ -155,5 +156,7 @@ def to_dict(result: AuditResult) -> dict[str, Any]:
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show."""
-    out.write(json.dumps(to_dict(result), indent=2, ensure_ascii=False))  # one write: json.dump makes one per token
+    out.write(
+        json_text(json.dumps(to_dict(result), indent=2, ensure_ascii=False))
+    )  # one write: json.dump makes one per token
     out.write("\n")

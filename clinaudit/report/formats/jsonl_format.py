@@ -13,6 +13,7 @@ from clinaudit.models import AuditResult, FileReport, Finding
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
 from clinaudit.report.formats.json_format import finding_dict
+from clinaudit.text import json_text
 
 
 def line(path: str, finding: Finding, suppressed: str | None = None, reason: str = "") -> dict[str, Any]:
@@ -28,7 +29,10 @@ def record_line(report: FileReport) -> str:
     """A corpus record's whole result on one line: its id and line, then the JSON format's file keys."""
     from clinaudit.report.formats.json_format import file_dict
 
-    return json.dumps({"record": report.record, "line": report.line, **file_dict(report)}, ensure_ascii=False) + "\n"
+    return (
+        json_text(json.dumps({"record": report.record, "line": report.line, **file_dict(report)}, ensure_ascii=False))
+        + "\n"
+    )
 
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
@@ -43,4 +47,4 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
             rows += [line(report.path, s.finding, s.kind, s.reason) for s in report.suppressed]
         rows.sort(key=lambda r: (r["line"], r["column"], r["rule"]))
         for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.write(json_text(json.dumps(row, ensure_ascii=False)) + "\n")

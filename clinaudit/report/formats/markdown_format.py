@@ -19,9 +19,15 @@ VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error"}
 MARK = {"high": "🔴 high", "medium": "🟠 medium", "low": "🟡 low", "info": "⚪ info"}
 
 
+# What GitHub would read in a comment as markup of its own: a mention that notifies someone, emphasis,
+# a link or image, an issue reference. Written as entities, each shows as the report wrote it.
+_INERT = str.maketrans({"@": "&#64;", "*": "&#42;", "_": "&#95;", "~": "&#126;", "[": "&#91;", "]": "&#93;",
+                        "#": "&#35;", "!": "&#33;", "`": "&#96;", "\\": "&#92;"})  # fmt: skip
+
+
 def cell(text: str) -> str:
-    """Table-cell safe: no pipe, newline or HTML can break the table."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
+    """Table-cell safe: no pipe, newline or HTML can break the table, and no report text becomes markup."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_INERT).replace("|", "\\|")
     return "<br>".join(part.strip() for part in text.replace("\r", "").split("\n"))
 
 

@@ -19,6 +19,7 @@ from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, relative, repo_root
 from clinaudit.report.formats.json_format import judge_dict
+from clinaudit.text import json_text
 from clinaudit.version import __version__
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -28,7 +29,9 @@ SRCROOT = "%SRCROOT%"
 
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
-    out.write(json.dumps(to_sarif(result), indent=2, ensure_ascii=False))  # one write: json.dump makes one per token
+    out.write(
+        json_text(json.dumps(to_sarif(result), indent=2, ensure_ascii=False))
+    )  # one write: json.dump makes one per token
     out.write("\n")
 
 

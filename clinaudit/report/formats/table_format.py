@@ -28,7 +28,7 @@ from clinaudit.models import (
     distinct_works,
 )
 from clinaudit.report.formats import View
-from clinaudit.report.formats._common import printable
+from clinaudit.report.formats._common import printable, shown
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -115,14 +115,14 @@ def _broken_pipe() -> None:
 
 def _file(console: Console, report: FileReport, show_suppressed: bool = False, show_all: bool = False) -> None:
     head = Text.assemble(
-        (printable(report.path), "bold"),
+        (shown(report.path), "bold"),
         "  ",
         _verdict_text(report),
         (_coverage_note(report.coverage, report.grounded_claims, report.claims), "dim"),
     )
     console.print(head, soft_wrap=True)
     if report.error:
-        console.print(Text(f"  error: {printable(report.error)}", style="red"))
+        console.print(Text(f"  error: {shown(report.error)}", style="red"))
         return
     if report.note:
         console.print(Text(f"  {report.note}", style="dim"))
