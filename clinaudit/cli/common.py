@@ -5,6 +5,7 @@ Only typer is imported here: `clinaudit --help` must stay fast.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from enum import StrEnum
 from typing import Annotated, NoReturn, Optional
@@ -31,14 +32,24 @@ class _Argument(TyperArgument):
         return None if record is None else (self._shown(), record[1])
 
 
+class ReaderLeft(Exception):
+    """The reader of stdout left (`| head`). Not an OSError, so Typer does not turn it into exit 1."""
+
+
 class Command(TyperCommand):
-    """Every command's class: its arguments shown by their metavar alone."""
+    """Every command's class: its arguments shown by their metavar alone; a closed pipe is not a failure."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for param in self.params:
             if type(param) is TyperArgument:
                 param.__class__ = _Argument
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise ReaderLeft from None
 
 
 app = typer.Typer(
@@ -60,13 +71,65 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+_LOG_FILE: list[str] = []  # --log-file, once the callback has read it
+
+
 @app.callback()
 def main(
     version: Annotated[
         Optional[bool], typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = None,
+    log: Annotated[
+        Optional[str],
+        typer.Option(
+            "--log-file",
+            help="Append the traceback of an internal error to FILE (default: $CLINAUDIT_LOG_FILE).",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
     """Audit medical writing for uncited claims and bad citations."""
+    if log:
+        _LOG_FILE[:] = [log]
+
+
+def log_file() -> str | None:
+    """Where an internal error's traceback goes: --log-file, else $CLINAUDIT_LOG_FILE, else nowhere."""
+    import os
+
+    return (_LOG_FILE or [os.environ.get("CLINAUDIT_LOG_FILE", "").strip() or None])[0]
+
+
+# What a stream that cannot encode them gets instead: quotes, dashes, arrows and the ellipsis in ASCII.
+_ASCII = {"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "--", "→": "->", "←": "<-", "…": "...", "·": "*",
+          "×": "x", "≥": ">=", "≤": "<=", "±": "+/-", "\u00a0": " "}  # fmt: skip
+
+
+def _fallback(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start : exc.end]
+    return "".join(_ASCII.get(c, f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text), exc.end
+
+
+def encodable_streams() -> None:
+    """stdout and stderr write whatever their encoding accepts (latin-1, ASCII under LC_ALL=C, …).
+
+    A character the stream cannot encode is written in ASCII (“ as ", → as ->), else as a
+    \\u escape: an audit's own quotes never end it with UnicodeEncodeError.
+    """
+    import codecs
+
+    try:
+        codecs.lookup_error("clinaudit-ascii")
+    except LookupError:
+        codecs.register_error("clinaudit-ascii", _fallback)
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        encoding = (getattr(stream, "encoding", "") or "").lower().replace("_", "-")
+        if reconfigure is not None and encoding not in ("utf-8", "utf8"):
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="clinaudit-ascii")
 
 
 def fail(message: str) -> NoReturn:

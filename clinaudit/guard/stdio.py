@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Iterable
 
-from clinaudit.errors import InputError
+from clinaudit.errors import InputError, OutputError
 from clinaudit.guard.events import Event, GuardResult
 from clinaudit.guard.stream import StreamGuard, warm_up
 from clinaudit.models import Options
@@ -74,8 +74,13 @@ class _Writer:
             )
 
     def _write(self, text: str) -> None:
-        self.out.write(text.encode("utf-8"))
-        self.out.flush()
+        try:
+            self.out.write(text.encode("utf-8"))
+            self.out.flush()
+        except BrokenPipeError:
+            raise  # the reader left: a quiet exit, not an error
+        except OSError as exc:  # a full disk, an I/O error: the text never reached its reader
+            raise OutputError(f"stdout: cannot write ({exc.strerror or exc})") from None
 
 
 def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable[str] | None) -> int:
