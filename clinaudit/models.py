@@ -402,7 +402,7 @@ def _fast_pickling(cls: type) -> None:
     corpus's Documents, work the parent does while its two workers compete for
     the same cores.
     """
-    names: tuple[str, ...] = cls.__slots__  # type: ignore[attr-defined]  # the fields, in order
+    names: tuple[str, ...] = cls.__slots__  # type: ignore[attr-defined]  # `type` declares no slots; the fields, in order
     get = operator.attrgetter(*names) if len(names) > 1 else (lambda self: (getattr(self, names[0]),))
     put = object.__setattr__
 
@@ -413,10 +413,11 @@ def _fast_pickling(cls: type) -> None:
         for name, value in zip(names, state, strict=True):
             put(self, name, value)
 
-    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    # methods set on the class at run time, which the type system has no way to say
+    cls.__getstate__ = __getstate__  # type: ignore[method-assign,assignment]
     cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
 
 
 for _record in [v for v in tuple(globals().values()) if isinstance(v, type) and "__dataclass_fields__" in vars(v)]:
-    if "__slots__" in vars(_record) and _record.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+    if "__slots__" in vars(_record) and _record.__dataclass_params__.frozen:  # type: ignore[attr-defined]  # undeclared internals
         _fast_pickling(_record)
