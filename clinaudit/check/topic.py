@@ -21,10 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinaudit.models import Record
 from clinaudit.text import LazyRegex, fold, topic_stem
+
+if TYPE_CHECKING:
+    from clinaudit.check.synonyms import Table
 
 YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
@@ -171,7 +174,7 @@ class Matcher:
         self.settings = settings()
         self._canonical: dict[str, str] = {}
         self._mesh_enabled = mesh
-        self._mesh_table = None
+        self._mesh_table: Table | None = None
         phrases: list[str] = []
         groups: list[tuple[str, ...]] = []
         for group in synonym_groups:
@@ -211,7 +214,7 @@ class Matcher:
         self._synonyms_seen: dict[str, bool] = {}
 
     @property
-    def mesh(self):
+    def mesh(self) -> Table:
         """The MeSH table, loaded on the first term that needs it (never at start-up)."""
         if self._mesh_table is None:
             from clinaudit.check import synonyms
