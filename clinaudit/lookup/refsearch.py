@@ -192,8 +192,8 @@ def _search(
     out = {}
     for query in queries:
         found = candidates[query.key][:CANDIDATES]
-        fault = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
-        out[query.key] = _best_match(query, found, records, fault, same_paper)
+        why = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
+        out[query.key] = _best_match(query, found, records, why, same_paper)
     return out
 
 

@@ -151,6 +151,9 @@ class Rule:
     breach: Callable[..., str | None]
 
 
+Shape = tuple[Field | Rule, ...]  # a service's table: every row an answer must pass
+
+
 def conform(data: Any, shape: Iterable[Field | Rule], *context: Any) -> None:
     """Raise `Malformed` at the first row of `shape` the answer breaches; `context` is what was asked."""
     from clinaudit.lookup.faults import Malformed

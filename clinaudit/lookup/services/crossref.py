@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote
 
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, conform
+from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, conform
 from clinaudit.models import CitationKind, Record, Resolution, Status
 
 IN_FLIGHT = 3
@@ -165,7 +165,7 @@ def _other_handle(data: dict, doi: str) -> str | None:
 
 
 # What a `/works/{doi}` answer must be: the types parse_work reads, and the DOI asked for.
-SHAPE = (
+SHAPE: Shape = (
     Field("status", str, required=True, values=("ok",)),
     Field("message-type", str, values=("work",)),
     Field("message", dict, required=True),
@@ -188,7 +188,7 @@ SHAPE = (
     Rule("the DOI asked for (in any case)", _other_doi),
 )
 # What a doi.org `/api/handles/{doi}` answer must be: a response code, and the DOI asked for.
-HANDLE_SHAPE = (
+HANDLE_SHAPE: Shape = (
     Field("responseCode", int, required=True),
     Field("handle", str, required=True),
     Rule("the DOI asked for (in any case)", _other_handle),

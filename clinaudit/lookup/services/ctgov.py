@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
 
 BATCH = 100  # keeps the URL short; 50 trials cost one request
@@ -171,14 +171,14 @@ def _other_study(study: dict, nct: str, redirected_to: str | None) -> str | None
 
 
 # A batch page (`GET /studies?filter.ids=…`): a list of studies, every one asked for.
-PAGE_SHAPE = (
+PAGE_SHAPE: Shape = (
     Field("studies", list, required=True, items=dict),
     Field("nextPageToken", str),
     *(replace(f, path=f"studies[].{f.path}") for f in STUDY_FIELDS),
     Rule("every trial was asked for (by its id or an alias)", _foreign_study),
 )
 # One study (`GET /studies/{id}`): the trial asked for, by its id, an alias, or the id it redirected to.
-STUDY_SHAPE = (
+STUDY_SHAPE: Shape = (
     *STUDY_FIELDS,
     Rule("the trial asked for", _other_study),
 )

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
 
 BATCH = 200  # the converter's limit per request
@@ -35,7 +35,7 @@ def _status_ok(data: Any) -> str | None:
     return None if status == "ok" else f"converter status {str(status)[:40]!r}"
 
 
-SHAPE = (
+SHAPE: Shape = (
     Field("records", list, required=True, items=dict),
     Rule("the converter's status is ok", _status_ok),
     Field("records[].requested-id", str),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, Shape, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
 
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
@@ -160,7 +160,7 @@ def _foreign_pmid(root: ET.Element, asked: Collection[str] | None) -> str | None
 
 
 # What an efetch answer must be before any of it is believed. `asked` is the batch's PMIDs (None: not checked).
-SHAPE = (
+SHAPE: Shape = (
     Rule("the answer is a PubmedArticleSet", _not_a_set),
     Rule("every entry is a PubmedArticle, PubmedBookArticle or DeleteCitation", _unknown_entry),
     Rule("every record has its PMID and its Article (or Book)", _unreadable_entry),
