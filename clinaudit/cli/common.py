@@ -51,7 +51,7 @@ app = typer.Typer(
 
 
 # --format's choices: the format registry's names (clinaudit/report/formats/__init__.py), in its order
-Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
+Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]  # members known at run time
 
 
 def _version(value: bool) -> None:

@@ -42,13 +42,14 @@ def _parameter(name: str, spec: Spec, hint: Any, default: Any) -> inspect.Parame
         cli_default = default // spec.scale
     if isinstance(default, tuple | frozenset):
         cli_default = None
+    # a type made at run time for Typer to read, not one a checker can see
     annotation = Annotated[cli_type, typer.Option(*declared, **extra)]  # type: ignore[valid-type]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=cli_default, annotation=annotation)
 
 
 def _cli_type(hint: Any, spec: Spec) -> Any:
     if spec.choices:
-        return Literal[spec.choices]  # type: ignore[valid-type]
+        return Literal[spec.choices]
     origin = get_origin(hint)
     if origin in (tuple, frozenset):
         return Optional[list[str]]  # repeatable; Typer reads Optional here
@@ -95,6 +96,7 @@ def with_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., A
             given = {name: kwargs.pop(name) for name in table if name in kwargs}
             return func(*args, options=from_flags(given, command), **kwargs)
 
+        # what inspect (and so Typer) reads as the signature; functions do not declare the attribute
         run.__signature__ = own.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
         run.__annotations__ = {
             **{p.name: p.annotation for p in kept if p.annotation is not inspect.Parameter.empty},
