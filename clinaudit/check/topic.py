@@ -24,6 +24,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from clinaudit.models import Record
+from clinaudit.options import CheckSettings
 from clinaudit.text import LazyRegex, fold, topic_stem
 
 if TYPE_CHECKING:
@@ -571,7 +572,7 @@ def has_text(record: Record | None) -> bool:
     return bool(record.title or record.abstract or record.mesh or record.conditions)
 
 
-def term_adder(report: str | None, options: Any = None) -> Callable[[Record], Record]:
+def term_adder(report: str | None, options: CheckSettings | None = None) -> Callable[[Record], Record]:
     """What the lookup stage does to each record it fetches before caching it: add its topic terms.
 
     The matcher is made on the first record that has text, never for a run that fetches none.
@@ -588,7 +589,7 @@ def term_adder(report: str | None, options: Any = None) -> Callable[[Record], Re
     return add
 
 
-def matcher_for(report: str | None, options: Any = None) -> Matcher:
+def matcher_for(report: str | None, options: CheckSettings | None = None) -> Matcher:
     """The matcher of one report: its corrections' synonyms with MeSH's."""
     from clinaudit.check import corrections
 
