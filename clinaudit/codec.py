@@ -76,7 +76,7 @@ def _encode(value: Any, strings: dict[str, int] | None, written: dict[int, int] 
 @cache
 def _slots(kind: type) -> tuple[str, ...] | None:
     """A record type's fields, in order; None for anything else."""
-    return kind.__slots__ if dataclasses.is_dataclass(kind) else None  # type: ignore[attr-defined]
+    return kind.__slots__ if dataclasses.is_dataclass(kind) else None  # type: ignore[attr-defined]  # `type` has none
 
 
 class _Copy:

@@ -83,7 +83,7 @@ def warnings_to_stderr() -> None:
     if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("clinaudit: warning: %(message)s"))
-        handler._clinaudit = True  # type: ignore[attr-defined]
+        handler._clinaudit = True  # type: ignore[attr-defined]  # our mark: no attribute logging declares
         logger.addHandler(handler)
         logger.propagate = False
 
