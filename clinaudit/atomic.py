@@ -17,7 +17,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import TextIO
 
 
 def _umask() -> int:
@@ -68,14 +68,14 @@ def publish(temp: Path, path: str | Path) -> None:
 
 
 @contextlib.contextmanager
-def replacing(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
-    """Open a file whose contents replace `path` only when the block ends without an error."""
+def replacing(path: str | Path, encoding: str = "utf-8") -> Iterator[TextIO]:
+    """Open a text file whose contents replace `path` only when the block ends without an error."""
     if special(path):
-        with open(path, mode, encoding=None if "b" in mode else encoding) as out:
+        with open(path, "w", encoding=encoding) as out:
             yield out
         return
     with temporary_beside(path) as temp:
-        with open(temp, mode, encoding=None if "b" in mode else encoding) as out:
+        with open(temp, "w", encoding=encoding) as out:
             yield out
             out.flush()
         publish(temp, path)

@@ -45,7 +45,7 @@ def encode(value: Any, shared: bool = False) -> Any:
 def _encode(value: Any, strings: dict[str, int] | None, written: dict[int, int] | None) -> Any:
     """`written`: each record's number by its id (a record is numbered once its fields are written,
     as `_reader` numbers it once they are read); the caller keeps every record alive meanwhile."""
-    kind = type(value)
+    kind: type = type(value)
     if kind is str:
         if strings is None or len(value) < SHARED:
             return value
@@ -76,7 +76,7 @@ def _encode(value: Any, strings: dict[str, int] | None, written: dict[int, int] 
 @cache
 def _slots(kind: type) -> tuple[str, ...] | None:
     """A record type's fields, in order; None for anything else."""
-    return kind.__slots__ if dataclasses.is_dataclass(kind) else None  # type: ignore[attr-defined]
+    return kind.__slots__ if dataclasses.is_dataclass(kind) else None  # type: ignore[attr-defined]  # `type` has none
 
 
 class _Copy:

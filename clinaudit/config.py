@@ -243,6 +243,7 @@ def load(path: Path) -> Config:
         message = message[: m.start()].strip() if m else message
         raise ConfigError(f"{shown}{where}: invalid TOML: {message}") from None
     lines = _key_lines(text)
+    prefix: tuple[str, ...]
     if path.name == PYPROJECT:
         tool = data.get("tool", {})
         if not isinstance(tool, dict):  # `tool = 5`: valid TOML, but no table to look in

@@ -402,7 +402,8 @@ def _fast_pickling(cls: type) -> None:
     corpus's Documents, work the parent does while its two workers compete for
     the same cores.
     """
-    names: tuple[str, ...] = cls.__slots__  # type: ignore[attr-defined]  # the fields, in order
+    # the fields, in order (`type` declares no __slots__: a slotted dataclass has them)
+    names: tuple[str, ...] = cls.__slots__  # type: ignore[attr-defined]
     get = operator.attrgetter(*names) if len(names) > 1 else (lambda self: (getattr(self, names[0]),))
     put = object.__setattr__
 
@@ -413,10 +414,12 @@ def _fast_pickling(cls: type) -> None:
         for name, value in zip(names, state, strict=True):
             put(self, name, value)
 
-    cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    # methods set on the class at run time, which the type system has no way to say
+    cls.__getstate__ = __getstate__  # type: ignore[method-assign,assignment]
     cls.__setstate__ = __setstate__  # type: ignore[attr-defined]
 
 
 for _record in [v for v in tuple(globals().values()) if isinstance(v, type) and "__dataclass_fields__" in vars(v)]:
+    # __dataclass_params__ is the dataclass machinery's own, declared nowhere
     if "__slots__" in vars(_record) and _record.__dataclass_params__.frozen:  # type: ignore[attr-defined]
         _fast_pickling(_record)

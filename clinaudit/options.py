@@ -195,7 +195,7 @@ class ReportSettings:
     )  # fmt: skip
 
 
-_STAGE_OF = {
+_STAGE_OF: dict[type[Any], str] = {
     ReadSettings: "read",
     LookupSettings: "lookup",
     CheckSettings: "check",

@@ -47,9 +47,9 @@ def audit_text(text: str, path: str = "<text>", options: Options | None = None, 
 def audit_paths(paths: Iterable[str] | str | PathLike[str], options: Options | None = None) -> AuditResult:
     """Audit files, directories (recursively) and `-` for stdin; one path may be given alone."""
     options = options or Options()
-    if isinstance(paths, str | PathLike):  # not its characters, each a path ("/" is the whole disk)
-        paths = [paths]
-    sources = inputs.collect([str(p) for p in paths], options.exclude)
+    # one path alone, not its characters each a path ("/" is the whole disk)
+    given: Iterable[str | PathLike[str]] = [paths] if isinstance(paths, str | PathLike) else paths
+    sources = inputs.collect([str(p) for p in given], options.exclude)
     corrections.check_options(options)  # a broken --corrections file stops the run, not one report
     if options.jobs != 1 and len(sources) > 1:
         from clinaudit import parallel

@@ -47,7 +47,7 @@ def read(text: str, cells: tuple[str, ...] = ()) -> Citing:
         claim, found = _split_references(text)
         return Citing(strip_noise(claim), tuple(found))
     claims: list[str] = []
-    found: list[EntryFields] = []
+    found = []
     for cell in cells:
         kept = without_citations(cell)
         if not _ANY_LETTER.search(_FILLER.sub(" ", kept)):

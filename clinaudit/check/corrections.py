@@ -417,7 +417,7 @@ def _start_dir(report: str | None) -> Path | None:
 def files_for(report: str | None, options: CheckSettings) -> tuple[str, ...]:
     start = _start_dir(report)
     found = project_file(start) if start is not None else None
-    return ((str(found),) if found else ()) + tuple(getattr(options, "corrections", ()) or ())
+    return ((str(found),) if found else ()) + tuple(options.corrections)
 
 
 def for_report(report: str | None, options: CheckSettings | None = None) -> Corrections:
@@ -428,7 +428,7 @@ def for_report(report: str | None, options: CheckSettings | None = None) -> Corr
 def stamps(report: str | None, options: CheckSettings | None = None) -> tuple[bool, tuple[tuple[str, int, int], ...]]:
     """Whether the packaged set applies, and each file's (path, size, mtime): what names the merged set."""
     options = options or CheckSettings()
-    default = not getattr(options, "no_default_corrections", False)
+    default = not options.no_default_corrections
     return default, tuple((f, *_stat(f)) for f in files_for(report, options))
 
 
@@ -450,7 +450,7 @@ def _merged(default: bool, files: tuple[tuple[str, int, int], ...]) -> Correctio
 
 def check_options(options: CheckSettings) -> None:
     """Load every --corrections file up front, so a broken one stops the run with exit 2."""
-    for path in getattr(options, "corrections", ()) or ():
+    for path in options.corrections:
         load_file(path)
 
 

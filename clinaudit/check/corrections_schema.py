@@ -242,15 +242,16 @@ def _entry(item: Any, lines: dict[str, int], line: int, path: str) -> tuple[Entr
         if name.endswith("\x00dup"):
             problems.append(Problem(path, lines[name], f"duplicate key `{name.split(chr(0))[0]}` in this entry"))
     kind = item.get("kind")
+    known = kind if isinstance(kind, str) and kind in KINDS else None  # a list or a mapping is no kind, not a crash
     if kind is None:
         bad("kind", "missing `kind`")
-    elif kind not in KINDS:
+    elif known is None:
         bad("kind", f"unknown kind `{kind}` (one of: {', '.join(KINDS)})")
-    required, optional = KINDS.get(kind, ((), ()))
+    required, optional = KINDS[known] if known is not None else ((), ())
     allowed = set(COMMON_REQUIRED) | set(COMMON_OPTIONAL) | set(required) | set(optional)
     for key in item:
-        if kind in KINDS and key not in allowed:
-            bad(str(key), f"unknown key `{key}` for kind {kind}")
+        if known is not None and key not in allowed:
+            bad(str(key), f"unknown key `{key}` for kind {known}")
     for key in (*COMMON_REQUIRED, *required):
         value = item.get(key)
         if key == "kind":
@@ -262,7 +263,7 @@ def _entry(item: Any, lines: dict[str, int], line: int, path: str) -> tuple[Entr
         bad("id", f"id `{entry_id}` must be lower-case letters, digits, '.', '_' or '-'")
         entry_id = None
     severity = item.get("severity")
-    if severity is not None and severity not in {s.value for s in Severity}:
+    if severity is not None and (not isinstance(severity, str) or severity not in {s.value for s in Severity}):
         bad("severity", f"severity must be high, medium, low or info, not {severity!r}")
     for key in ("message", "source"):
         if item.get(key) is not None and not isinstance(item.get(key), str):
@@ -271,14 +272,15 @@ def _entry(item: Any, lines: dict[str, int], line: int, path: str) -> tuple[Entr
     if added is not None and _date(added) is None:
         bad("added", f"`added` must be a date (YYYY-MM-DD), not {added!r}")
     fields: dict[str, Any] = {}
-    if kind in KINDS:
-        fields = _kind_fields(kind, item, bad, at, regexes)
+    if known is not None:
+        fields = _kind_fields(known, item, bad, at, regexes)
     if problems:
         return None, problems, regexes
+    assert isinstance(entry_id, str) and known is not None and isinstance(severity, str)  # each checked above
     return (
         Entry(
             id=entry_id,
-            kind=kind,
+            kind=known,
             message=" ".join(item["message"].split()),
             severity=Severity(severity),
             source=" ".join(item["source"].split()),
@@ -398,7 +400,8 @@ def _kind_fields(kind: str, item: dict, bad, at, regexes: list) -> dict[str, Any
         has_pattern, has_phrase = item.get("pattern") is not None, item.get("phrase") is not None
         if has_pattern == has_phrase:
             bad("pattern" if has_pattern else "kind", "a pattern entry needs exactly one of `pattern` or `phrase`")
-        if has_phrase and (not isinstance(item.get("phrase"), str) or not item.get("phrase").strip()):
+        phrase = item.get("phrase")
+        if has_phrase and (not isinstance(phrase, str) or not phrase.strip()):
             bad("phrase", "`phrase` must be text")
         fields["pattern"] = regex("pattern", flags)
         fields["phrase"] = item.get("phrase") if has_phrase else None

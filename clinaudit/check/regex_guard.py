@@ -27,18 +27,19 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 LINE_LENGTH = 10_000
 LINE_BUDGET = 2.0  # seconds for one search over one adversarial line
 _BOUNDED_OUTER = 10  # an outer {0,3} around \w+ is polynomial and tolerable; {0,50} is not
 _COMMON = ("a", "A", "0", " ", "\t", ".", ",", "-", "/", "_", "é", "a ", "a.", "0.", "a-")
 
-try:  # Python 3.11+
+if TYPE_CHECKING:  # typeshed describes re's private parser modules under their old public names
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parse
+else:  # Python 3.11+ (the old names still import, with a DeprecationWarning)
     from re import _constants as _sre_constants
     from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover - older Pythons
-    import sre_constants as _sre_constants  # type: ignore[no-redef]
-    import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 _MAXREPEAT = _sre_constants.MAXREPEAT
 _REPEATS = {
@@ -61,7 +62,7 @@ def static_problem(pattern: str, flags: int = 0) -> str:
         tree = _sre_parse.parse(pattern, flags)
     except re.error as exc:
         return f"invalid regex ({exc})"
-    if _nested(list(tree), inside_repeat=False):
+    if _nested(list(tree.data), inside_repeat=False):
         return "nested quantifier (a repeated group that itself repeats without bound) can backtrack catastrophically"
     return ""
 
@@ -132,7 +133,7 @@ def _literals(pattern: str, flags: int) -> list[str]:
         if current:
             runs.append(current)
 
-    walk(list(tree))
+    walk(list(tree.data))
     return runs
 
 

@@ -21,10 +21,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clinaudit.models import Record
+from clinaudit.options import CheckSettings
 from clinaudit.text import LazyRegex, fold, topic_stem
+
+if TYPE_CHECKING:
+    from clinaudit.check.synonyms import Table
 
 YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
@@ -171,7 +175,7 @@ class Matcher:
         self.settings = settings()
         self._canonical: dict[str, str] = {}
         self._mesh_enabled = mesh
-        self._mesh_table = None
+        self._mesh_table: Table | None = None
         phrases: list[str] = []
         groups: list[tuple[str, ...]] = []
         for group in synonym_groups:
@@ -211,7 +215,7 @@ class Matcher:
         self._synonyms_seen: dict[str, bool] = {}
 
     @property
-    def mesh(self):
+    def mesh(self) -> Table:
         """The MeSH table, loaded on the first term that needs it (never at start-up)."""
         if self._mesh_table is None:
             from clinaudit.check import synonyms
@@ -568,7 +572,7 @@ def has_text(record: Record | None) -> bool:
     return bool(record.title or record.abstract or record.mesh or record.conditions)
 
 
-def term_adder(report: str | None, options: Any = None) -> Callable[[Record], Record]:
+def term_adder(report: str | None, options: CheckSettings | None = None) -> Callable[[Record], Record]:
     """What the lookup stage does to each record it fetches before caching it: add its topic terms.
 
     The matcher is made on the first record that has text, never for a run that fetches none.
@@ -585,7 +589,7 @@ def term_adder(report: str | None, options: Any = None) -> Callable[[Record], Re
     return add
 
 
-def matcher_for(report: str | None, options: Any = None) -> Matcher:
+def matcher_for(report: str | None, options: CheckSettings | None = None) -> Matcher:
     """The matcher of one report: its corrections' synonyms with MeSH's."""
     from clinaudit.check import corrections
 

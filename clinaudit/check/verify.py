@@ -99,18 +99,18 @@ class _Context:
 
     def check(self, result: CitationResult) -> tuple[CitationResult, list[Finding]]:
         record = result.record if result.record is not None and result.record.exists else None
-        has_record = record is not None and result.status in WITH_RECORD
+        checked = record if result.status in WITH_RECORD else None  # the record the checks of it read
         findings: list[Finding] = []
         changes: dict = {}
         entry = self.entries.get(result.ref_text) if result.ref_text else None
         confirmed = False
-        if has_record and result.kind is not CitationKind.SOURCE:
-            meta, confirmed = self._metadata(result, record, findings)
+        if checked is not None and result.kind is not CitationKind.SOURCE:
+            meta, confirmed = self._metadata(result, checked, findings)
             changes.update(meta)
         if result.kind is CitationKind.REFERENCE:
             findings += self._reference(result, entry.span if entry else result.span)
-        if has_record and topic.has_text(record):
-            verdict, worst = self._topic(result, record)
+        if checked is not None and topic.has_text(checked):
+            verdict, worst = self._topic(result, checked)
             if verdict is not None:
                 doubt = verdict.verdict == topic.NO and confirmed
                 if doubt:  # the reference confirms the paper: whether it supports the claim is the judge's question
@@ -124,15 +124,15 @@ class _Context:
                 )
                 if result.status not in NO_TOPIC_FINDING and worst is not None:
                     if verdict.verdict == topic.NO:
-                        findings.append(self._off_topic(result, record, verdict, worst))
+                        findings.append(self._off_topic(result, checked, verdict, worst))
                     elif doubt:
-                        findings.append(self._off_topic(result, record, verdict, worst, confirmed=True))
+                        findings.append(self._off_topic(result, checked, verdict, worst, confirmed=True))
         credible = score.credibility(result.kind, result.value, result.status, record)
         if credible is not None:
             changes.update(credibility=credible.score, credibility_source=credible.source)
             if credible.score < self.options.min_credibility and result.status is not Status.RETRACTED:
                 findings.append(self._low_credibility(result, credible))
-        changes["evidence_level"] = score.evidence_level(record) if has_record else None
+        changes["evidence_level"] = score.evidence_level(checked) if checked is not None else None
         status = result.status
         if status is Status.VERIFIED and changes.get("metadata_match") is False:
             status = Status.MISMATCHED
@@ -198,6 +198,7 @@ class _Context:
 
     def _read(self, context: Context | None, sentence: str) -> citing.Citing:
         """The claim and reference texts of a citing place, read once: its row's cells, else its full text."""
+        key: tuple[str, tuple[str, ...]]
         if context is None or not (context.text or context.cells):
             key = (sentence, ())
         else:

@@ -100,7 +100,9 @@ def app_for(argv: list[str]) -> typer.Typer:
     if not argv or argv[0].startswith("-") or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return app
     name = argv[0]
-    commands = [c for c in app.registered_commands if (c.name or get_command_name(c.callback.__name__)) == name]
+    commands = [
+        c for c in app.registered_commands if (c.name or get_command_name(getattr(c.callback, "__name__", ""))) == name
+    ]
     groups = [g for g in app.registered_groups if g.name == name]
     if not commands and not groups:
         return app

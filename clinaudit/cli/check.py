@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def check(
     ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Reports, directories (recursed) or - for stdin.", metavar="PATH")],
-    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format("table"),
     output: Annotated[
         Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.", metavar="FILE")
     ] = None,
@@ -117,7 +117,7 @@ def check(
         print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
     if write_baseline is not None:
         _write_baseline(write_baseline, result)
-    if len(errors) < len(result.files) and not (output is None and format is Format.table and _one_terminal()):
+    if len(errors) < len(result.files) and not (output is None and format.value == "table" and _one_terminal()):
         print(_summary_line(result), file=sys.stderr)  # the table's last line already says it on this terminal
     for error in errors:  # last, so that a run ending in exit 2 ends with its reason
         say_error(error)

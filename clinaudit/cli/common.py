@@ -8,13 +8,16 @@ from __future__ import annotations
 import contextlib
 import sys
 from enum import StrEnum
-from typing import Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 
 import typer
 from typer.core import TyperArgument, TyperCommand
 
 from clinaudit.report.formats import FORMATS
 from clinaudit.version import __version__
+
+if TYPE_CHECKING:
+    import logging
 
 
 class _Argument(TyperArgument):
@@ -62,7 +65,7 @@ app = typer.Typer(
 
 
 # --format's choices: the format registry's names (clinaudit/report/formats/__init__.py), in its order
-Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
+Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]  # members known at run time
 
 
 def _version(value: bool) -> None:
@@ -97,7 +100,9 @@ def log_file() -> str | None:
     """Where an internal error's traceback goes: --log-file, else $CLINAUDIT_LOG_FILE, else nowhere."""
     import os
 
-    return (_LOG_FILE or [os.environ.get("CLINAUDIT_LOG_FILE", "").strip() or None])[0]
+    if _LOG_FILE:
+        return _LOG_FILE[0]
+    return os.environ.get("CLINAUDIT_LOG_FILE", "").strip() or None
 
 
 # What a stream that cannot encode them gets instead: quotes, dashes, arrows and the ellipsis in ASCII.
@@ -145,18 +150,17 @@ def error(message: str) -> None:
     print(f"clinaudit: error: {shown(message)}", file=sys.stderr)
 
 
-class _OneLine:
+def _one_line(pattern: str) -> logging.Formatter:
     """A log formatter whose line no message (a path, a service's answer) can break or colour."""
+    import logging
 
-    def __init__(self, pattern: str) -> None:
-        import logging
+    from clinaudit.text import shown
 
-        self._inner = logging.Formatter(pattern)
+    class OneLine(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return shown(super().format(record))
 
-    def format(self, record) -> str:
-        from clinaudit.text import shown
-
-        return shown(self._inner.format(record))
+    return OneLine(pattern)
 
 
 def warnings_to_stderr() -> None:
@@ -166,8 +170,8 @@ def warnings_to_stderr() -> None:
     logger = logging.getLogger("clinaudit")
     if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(_OneLine("clinaudit: warning: %(message)s"))  # type: ignore[arg-type]
-        handler._clinaudit = True  # type: ignore[attr-defined]
+        handler.setFormatter(_one_line("clinaudit: warning: %(message)s"))
+        handler._clinaudit = True  # type: ignore[attr-defined]  # our mark: no attribute logging declares
         logger.addHandler(handler)
         logger.propagate = False
 

@@ -29,7 +29,7 @@ def _path(mirror: str | None) -> str:
     path = mirror_path(mirror)
     if path is None:
         fail("name the mirror with --mirror PATH or CLINAUDIT_MIRROR")
-    return path  # type: ignore[return-value]
+    return path
 
 
 def _count(n: int, noun: str) -> str:

@@ -44,13 +44,14 @@ def _parameter(name: str, spec: Spec, hint: Any, default: Any) -> inspect.Parame
         cli_default = default // spec.scale
     if isinstance(default, tuple | frozenset):
         cli_default = None
+    # a type made at run time for Typer to read, not one a checker can see
     annotation = Annotated[cli_type, typer.Option(*declared, **extra)]  # type: ignore[valid-type]
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=cli_default, annotation=annotation)
 
 
 def _cli_type(hint: Any, spec: Spec) -> Any:
     if spec.choices:
-        return Literal[spec.choices]  # type: ignore[valid-type]
+        return Literal[spec.choices]
     origin = get_origin(hint)
     if origin in (tuple, frozenset):
         return Optional[list[str]]  # repeatable; Typer reads Optional here

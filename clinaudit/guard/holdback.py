@@ -25,8 +25,14 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
-from re import _constants as c
-from re import _parser
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # typeshed describes re's private parser modules under their old public names
+    import sre_constants as c
+    import sre_parse as _parser
+else:
+    from re import _constants as c
+    from re import _parser
 
 import regex
 
@@ -273,6 +279,7 @@ def broken_tail(text: str, pos: int) -> tuple[int, str] | None:
     """(start, grammar) of a marker the end of the stream cut off, if it is unmistakably one."""
     best: tuple[int, str] | None = None
     for grammar in marker_grammars():
+        assert grammar.full is not None and grammar.committed is not None  # a marker's grammar has both
         for m in grammar.full.finditer(text, pos, partial=True):
             if m.partial and m.end() > m.start():
                 if grammar.committed.match(text, m.start()) and (best is None or m.start() < best[0]):
@@ -285,6 +292,7 @@ def marker_spans(text: str) -> list[tuple[int, int, str]]:
     """Every complete marker match in `text`, by grammar: what a release must never cut."""
     out = []
     for grammar in marker_grammars():
+        assert grammar.full is not None  # a marker's grammar has it
         out += [(m.start(), m.end(), grammar.name) for m in grammar.full.finditer(text) if m.end() > m.start()]
     return out
 

@@ -119,7 +119,7 @@ def finished(text: str, start: int, open_at: int, final: bool, memo: Memo | None
             base, first = memo.split_from, memo.first
         region = text[base:stop]
         bounds = [(base + a, base + b) for a, b in _split(region)]
-        if base > pos and bounds:  # the split started over inside the sentence that began at memo.sentence
+        if memo is not None and base > pos and bounds:  # the split started over inside memo.sentence
             bounds[0] = (memo.sentence, bounds[0][1])
         heads = [
             a for k, (a, b) in enumerate(bounds) if (k == 0 and first) or has_prose(text[a : max(a, min(b, open_at))])

@@ -323,7 +323,8 @@ class Http:
 
     def _malformed(self, host: _Host, exc: BaseException) -> Fault:
         """A body that is not what was promised: a fault like a 5xx (the host may be mid-deploy), retried once."""
-        what = {RecursionError: "nested too deeply", MemoryError: "too large to parse"}.get(type(exc), str(exc))
+        named: dict[type[BaseException], str] = {RecursionError: "nested too deeply", MemoryError: "too large to parse"}
+        what = named.get(type(exc), str(exc))
         reason = f"{host.endpoint.host}: {self._mask(what)[:200]}"
         host.breaker.failure(reason)
         return Fault(reason, retryable=True, malformed=True)

@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from clinaudit.errors import InputError
-from clinaudit.lookup.services import Api, Caller, Service
+from clinaudit.lookup.services import Api, Caller, Mapping, Service, is_mapping
+from clinaudit.options import LookupSettings
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Endpoint
@@ -34,26 +35,31 @@ class Network:
     urls: dict[str, str]  # API name → base URL, without a trailing slash
     caller: Caller
     services: tuple[type[Service], ...]
-    _made: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _made: dict[str, Service] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, options: Any, services: tuple[type[Service], ...] | None = None) -> Network:
-        """`options`: anything with `service_urls` and `email` (the lookup settings)."""
+    def of(cls, options: LookupSettings, services: tuple[type[Service], ...] | None = None) -> Network:
+        """From the lookup settings' `service_urls` and `email`, the environment and the services' defaults."""
         services = services if services is not None else _services()
-        given = dict(getattr(options, "service_urls", ()) or ())
+        given = dict(options.service_urls or ())
         urls = {}
         for api in apis(services):
             url = (given.get(api.name) or os.environ.get(api.env, "")).strip() or api.default_url
             urls[api.name] = checked_url(url, api.env if api.name not in given else api.key)
-        email = getattr(options, "email", None) or os.environ.get("CLINAUDIT_EMAIL", "").strip() or None
+        email = options.email or os.environ.get("CLINAUDIT_EMAIL", "").strip() or None
         return cls(urls, Caller(email, os.environ.get("NCBI_API_KEY", "").strip() or None), services)
 
-    def service(self, name: str) -> Any:
+    def service(self, name: str) -> Service:
         """The service of that name, made once with the caller."""
         made = self._made.get(name)
         if made is None:
             made = self._made[name] = next(s for s in self.services if s.name == name)(self.caller)
         return made
+
+    def mapping(self, name: str) -> Mapping | None:
+        """The service of that name when it is a mapping service (its answers name another id), else None."""
+        service = self.service(name)
+        return service if is_mapping(service) else None
 
     def endpoints(self) -> list[Endpoint]:
         """Each API's base URL, pace and body cap; a body over its cap is malformed, and the run goes on."""

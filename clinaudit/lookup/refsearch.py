@@ -28,6 +28,7 @@ from clinaudit.read.entries import EntryFields, parse
 
 if TYPE_CHECKING:
     from clinaudit.lookup.cache import ResolutionCache
+    from clinaudit.lookup.http import Http
 
 log = logging.getLogger("clinaudit")
 
@@ -157,7 +158,7 @@ def _resolve(
 
 
 def _search(
-    queries: list[Query], options: LookupSettings, same_paper: SamePaper, cache, seconds: float
+    queries: list[Query], options: LookupSettings, same_paper: SamePaper, cache: ResolutionCache, seconds: float
 ) -> dict[str, Resolution]:
     """ECitMatch, then esearch, then the candidates' records; one shared client, paced."""
     from clinaudit.lookup.http import Deadline, Fault, Http
@@ -192,12 +193,12 @@ def _search(
     out = {}
     for query in queries:
         found = candidates[query.key][:CANDIDATES]
-        fault = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
-        out[query.key] = _best_match(query, found, records, fault, same_paper)
+        why = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
+        out[query.key] = _best_match(query, found, records, why, same_paper)
     return out
 
 
-def _asker(http, caller: Caller) -> Callable[[str, dict[str, str]], Any]:
+def _asker(http: Http, caller: Caller) -> Callable[[str, dict[str, str]], Any]:
     def ask(path: str, params: dict[str, str]):
         params = {**params, "tool": "clinaudit"}
         if caller.email:
@@ -245,7 +246,9 @@ def esearch(ask, term: str) -> list[str]:
     return [str(i) for i in result.get("idlist", []) if str(i).isdigit()]
 
 
-def _records(http, caller: Caller, cache, pmids: list[str]) -> tuple[dict[str, Record], dict[str, str]]:
+def _records(
+    http: Http, caller: Caller, cache: ResolutionCache, pmids: list[str]
+) -> tuple[dict[str, Record], dict[str, str]]:
     """PubMed records for candidate PMIDs (the resolution cache first, then efetch), and why the
     ones that could not be fetched were not: a candidate never seen is no evidence against the entry."""
     from clinaudit.lookup.cache import FOUND_TTL, stored

@@ -18,16 +18,20 @@ import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clinaudit.lookup.network import Network
-from clinaudit.lookup.services import Service
+from clinaudit.lookup.services import Mapping, Progress, Service
 from clinaudit.models import CitationKind, Document, Record, Resolution, Status
 from clinaudit.options import LookupSettings
 from clinaudit.read.knowledge import KnowledgeBase
 
 if TYPE_CHECKING:
+    from rich.progress import Progress as Bar
+
     from clinaudit.lookup.cache import ResolutionCache
+    from clinaudit.lookup.http import Http
+    from clinaudit.lookup.mirror import Mirror
 
 log = logging.getLogger("clinaudit")
 
@@ -116,30 +120,38 @@ class Resolver:
             if mirror is not None:
                 mirror.close()
 
-    def _resolve(self, pending: dict[str, list[str]], cache, session: _Session, mirror=None) -> dict[str, Resolution]:
+    def _resolve(
+        self, pending: dict[str, list[str]], cache: ResolutionCache, session: _Session, mirror: Mirror | None = None
+    ) -> dict[str, Resolution]:
         """The ids of mapping services first (PMC ids → PMIDs); then every service at once, the mapped ids
         among the others, each mapped id with the service that answers for its kind."""
         network = session.network
-        mapping = {name: ids for name, ids in pending.items() if ids and hasattr(network.service(name), "target")}
+        mappers: dict[str, Mapping] = {}
+        for name, ids in pending.items():
+            if ids and (mapper := network.mapping(name)) is not None:
+                mappers[name] = mapper
+        mapping = {name: pending[name] for name in mappers}
         links = self._round(mapping, cache, session, mirror) if mapping else {}
         rest = {name: list(ids) for name, ids in pending.items() if name not in mapping}
         owner = _owner(network)
         for name, ids in mapping.items():
             for cid in ids:
-                target = network.service(name).target(links.get(cid) or _NO_ANSWER)
-                service = owner(target) if target else None
-                if service is not None and target not in rest.setdefault(service, []):
-                    rest[service].append(target)
+                target = mappers[name].target(links.get(cid) or _NO_ANSWER)
+                answers = owner(target) if target else None
+                if target and answers is not None and target not in rest.setdefault(answers, []):
+                    rest[answers].append(target)
         out = self._round(rest, cache, session, mirror)
         for name, ids in mapping.items():
-            service = network.service(name)
+            service = mappers[name]
             for cid in ids:
                 link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
                 target = service.target(link)
                 out[cid] = service.combine(cid, link, out.get(target) if target else None)
         return {cid: out[cid] for ids in pending.values() for cid in ids}
 
-    def _round(self, pending: dict[str, list[str]], cache, session: _Session, mirror=None) -> dict[str, Resolution]:
+    def _round(
+        self, pending: dict[str, list[str]], cache: ResolutionCache, session: _Session, mirror: Mirror | None = None
+    ) -> dict[str, Resolution]:
         """Mirror first, then the cache, then the network for what is left, in shared batches."""
         from clinaudit.lookup.cache import RETRACTION_TTL
 
@@ -153,8 +165,9 @@ class Resolver:
             entries = {} if self.options.refresh else cache.get_many(service, ids)
             for cid in ids:
                 entry = entries.get(cid)
-                cached = entry.resolution if entry else None  # checked by the cache: a wrong-typed entry is a miss
-                if cached is not None and (self.options.offline or entry.age < RETRACTION_TTL):
+                # checked by the cache: a wrong-typed entry is a miss
+                cached, age = (entry.resolution, entry.age) if entry is not None else (None, 0.0)
+                if cached is not None and (self.options.offline or age < RETRACTION_TTL):
                     out[cid] = cached
                 elif self.options.offline:
                     where = "the mirror or the cache" if mirror is not None else "the cache"
@@ -162,7 +175,7 @@ class Resolver:
                 else:
                     missing.setdefault(service, []).append(cid)
                     if cached is not None and cached.status in FOUND:
-                        stale[cid] = _aged(cached, entry.age)
+                        stale[cid] = _aged(cached, age)
         if missing:
             fresh = _enriched(self._ask(missing, session), self.enrich)
             self._store(cache, missing, fresh)
@@ -195,11 +208,11 @@ class Resolver:
         return out
 
     @staticmethod
-    def _store(cache, missing: dict[str, list[str]], fresh: dict[str, Resolution]) -> None:
+    def _store(cache: ResolutionCache, missing: dict[str, list[str]], fresh: dict[str, Resolution]) -> None:
         from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, stored
 
         for service, ids in missing.items():
-            values = {}
+            values: dict[str, tuple[dict[str, Any], float]] = {}
             for cid in ids:
                 resolution = fresh.get(cid)
                 if resolution is None:
@@ -219,9 +232,9 @@ class _Session:
         self.options = options
         self.network = network
         self._started = time.monotonic()
-        self._http = None
+        self._http: Http | None = None
 
-    def http(self):
+    def http(self) -> Http:
         if self._http is None:
             from clinaudit.lookup.http import Deadline, Http
 
@@ -234,7 +247,7 @@ class _Session:
             self._http.close()
 
 
-def _open_mirror(options: LookupSettings):
+def _open_mirror(options: LookupSettings) -> Mirror | None:
     """The read-only mirror named by --mirror, $CLINAUDIT_MIRROR or the config; None when there is none."""
     if not (options.mirror or os.environ.get("CLINAUDIT_MIRROR", "").strip()):
         return None  # no mirror: nothing of it is even imported
@@ -295,9 +308,9 @@ class _progress:
     def __init__(self, enabled: bool, total: int):
         self.enabled = enabled
         self.total = total
-        self._bar = None
+        self._bar: Bar | None = None
 
-    def __enter__(self) -> Callable[[int], None]:
+    def __enter__(self) -> Progress:
         if not self.enabled:
             return lambda n: None
         from rich.console import Console

@@ -18,8 +18,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from re import _constants as C  # the stdlib regex opcodes
-from re import _parser
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # typeshed describes re's private parser modules under their old public names
+    import sre_constants as C
+    import sre_parse as _parser
+else:
+    from re import _constants as C  # the stdlib regex opcodes
+    from re import _parser
 
 KEY = 4  # anchors and words are compared on their first KEY letters
 LETTERS = re.compile(r"[^\W\d_]{1,100}")
@@ -128,8 +134,9 @@ def _walk(items, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
         elif op is C.BRANCH:
             after = _next_no_letter(items, i + 1, rest)
             results = [_walk(alt, ok, after) for alt in av[1]]
-            if all(found is not None for found, _ in results):
-                best = _better(best, frozenset().union(*(found for found, _ in results)))
+            each = [found for found, _ in results if found is not None]
+            if len(each) == len(results):
+                best = _better(best, frozenset[str]().union(*each))
             ok = all(end for _, end in results)
         elif op is C.SUBPATTERN:
             found, ok = _walk(av[3], ok, _next_no_letter(items, i + 1, rest))

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Final
 
 from clinaudit.models import Severity
 from clinaudit.read import anchors
@@ -50,10 +52,10 @@ class Part(LazyRegex):
 
     __slots__ = ("_need", "keys")
 
-    def __init__(self, pattern: str, keys: frozenset[str] | None, need: object = None) -> None:
+    def __init__(self, pattern: str, keys: frozenset[str] | None, need: str | _Unknown | None = None) -> None:
         super().__init__(pattern)
         self.keys = keys  # None: no anchor could be proved, always tried
-        self._need = need  # str | None, or _UNKNOWN: derived on first use
+        self._need = need  # _UNKNOWN: derived on first use
 
     @property
     def need(self) -> str | None:
@@ -61,7 +63,7 @@ class Part(LazyRegex):
         need = self._need
         if need is _UNKNOWN:
             need = self._need = anchors.required(self.pattern)
-        return need  # type: ignore[return-value]
+        return need
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,7 +271,7 @@ class ClaimRules:
             known.clear()
         by_key = self.by_key
         if len(token) <= _PLAIN_WORD and token.isascii() and token.isalpha() and token.islower():
-            parts = []
+            parts: list[int] = []
             for key in ("=" + token, *[token[:n] for n in self.prefix_lengths]):
                 ids = by_key.get(key)
                 if ids is not None:
@@ -425,7 +427,7 @@ class _Parts:
         for raw in patterns:
             pattern = _lower_pattern(raw) if lower else raw
             found = self.known.get(pattern, _UNKNOWN) if self.known else _UNKNOWN
-            need: object = _UNKNOWN  # derived on the part's first search
+            need: str | _Unknown | None = _UNKNOWN  # derived on the part's first search
             if found is _UNKNOWN:
                 found = anchors.anchors(pattern)
             elif self.needs is not None:
@@ -522,7 +524,13 @@ def load_vocabulary(text: str) -> frozenset[str]:
 
 PACKAGE = Path(__file__).resolve().parent.parent
 ANCHOR_TABLE = PACKAGE / "data" / "claim-anchors.json"
-_UNKNOWN = object()
+
+
+class _Unknown(Enum):
+    UNKNOWN = "unknown"  # not derived yet (a sentinel the type checker can tell from None)
+
+
+_UNKNOWN: Final = _Unknown.UNKNOWN
 
 
 @lru_cache(maxsize=1)
@@ -585,6 +593,6 @@ if __name__ == "__main__":  # python -m clinaudit.read.claims: rewrite data/clai
     import yaml
 
     rules_data = yaml.safe_load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
-    body = {"version": 1, "anchors": anchor_table(rules_data), "needs": need_table(rules_data)}
+    body: dict[str, Any] = {"version": 1, "anchors": anchor_table(rules_data), "needs": need_table(rules_data)}
     ANCHOR_TABLE.write_text(json.dumps(body, indent=0, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"wrote {len(body['anchors'])} patterns to {ANCHOR_TABLE}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
@@ -63,7 +63,7 @@ class KnownFailure(Protocol):
 class KnownFailures(Protocol):
     """The known failures that apply to one report, as the read stage asks them of each sentence."""
 
-    def sentence_hits(self, text: str) -> list[tuple[KnownFailure, int, int]]: ...
+    def sentence_hits(self, text: str, /) -> Sequence[tuple[KnownFailure, int, int]]: ...
 
 
 class _Layout(NamedTuple):
@@ -83,7 +83,7 @@ class _Decided(NamedTuple):
     disclaimer: bool
     claim: claims.Match | None
     weak: list[tuple[str, int, int]]  # author-year mentions
-    known: list[tuple[KnownFailure, int, int]]  # the known failures it states
+    known: Sequence[tuple[KnownFailure, int, int]]  # the known failures it states
 
 
 @dataclass(slots=True)
@@ -267,13 +267,13 @@ def _link_references(reading: _Reading) -> None:
         own = part if part in lists else max((p for p in parts if p < part), default=None)
         searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
         for label in use.labels:
-            k = None
+            hit = None
             key = _label_key(label)
             for found in searched:
                 if key in found:
-                    k = found[key]
+                    hit = found[key]
                     break
-            if k is None:
+            if hit is None:
                 reading.findings.append(
                     catalogue.finding(
                         catalogue.DANGLING_REFERENCE,
@@ -285,8 +285,8 @@ def _link_references(reading: _Reading) -> None:
                     )
                 )
                 continue
-            used.add(k)
-            entry = reading.entries[k]
+            used.add(hit)
+            entry = reading.entries[hit]
             ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
             for cid, kind, value in ids:
                 reading.mentions.append(
@@ -343,6 +343,7 @@ def _read_prose(
     reading.prose = True
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
+    context: Context | None
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:

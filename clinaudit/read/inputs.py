@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import BinaryIO
 
 from clinaudit.errors import InputError
 from clinaudit.models import CorpusRecord
@@ -157,7 +158,7 @@ def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
 
 def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
     """Yield (text, lines before it) for each chunk; raise InputError on bad bytes."""
-    stream = _stdin(source) if source.path is None else _open(source)
+    stream = _stdin(source) if source.path is None else _open(source, source.path)
     try:
         yield from _chunks(stream, source.name, max_bytes)
     finally:
@@ -165,17 +166,17 @@ def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
             stream.close()
 
 
-def _stdin(source: Source):
+def _stdin(source: Source) -> BinaryIO:
     if sys.stdin is None:  # started with stdin closed (`<&-`)
         raise InputError(f"{source.name}: stdin is closed (nothing to read)")
     return sys.stdin.buffer
 
 
-def _open(source: Source):
+def _open(source: Source, path: Path) -> BinaryIO:
     if source.error is not None:
         raise InputError(source.error)
     try:
-        return open(source.path, "rb")
+        return open(path, "rb")
     except IsADirectoryError:
         raise InputError(f"{source.name}: is a directory") from None
     except PermissionError:
@@ -310,7 +311,7 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
     `max_bytes` bounds one record's line, not the corpus: a million answers are
     one file, each of them a report.
     """
-    stream = _stdin(source) if source.path is None else _open(source)
+    stream = _stdin(source) if source.path is None else _open(source, source.path)
     try:
         number = 0
         while True:
@@ -343,7 +344,7 @@ def parse_line(
     import json
 
     name = shown(name)
-    content = raw.removesuffix(b"\n" if isinstance(raw, bytes) else "\n")
+    content = raw.removesuffix(b"\n") if isinstance(raw, bytes) else raw.removesuffix("\n")
     if len(content) > max_bytes:
         return _bad(name, number, f"longer than the {max_bytes // (1024 * 1024)} MB limit (--max-size)")
     if not content.strip():

@@ -254,9 +254,9 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
         elif kind == "html_block":
             start = index.starts[tok.map[0]] if tok.map else 0
             doc.comments.extend(Comment(start + at, body) for at, body, _ in html_comments(tok.content))
-            unit = _html_unit(text, index, tok, section)
-            if unit is not None:
-                doc.units.append(unit)
+            html = _html_unit(text, index, tok, section)
+            if html is not None:
+                doc.units.append(html)
         i += 1
     line0 = covered.find(0)
     read: set[int] = set()

@@ -5,6 +5,8 @@ shown (report/verdict.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from clinaudit import catalogue as rules
 from clinaudit.ids import describe, describe_id
 from clinaudit.models import (
@@ -40,7 +42,7 @@ KIND_STATUS_RULES: dict[tuple[CitationKind, Status], str] = {
 _TOP = Span(1, 1, 1, 1)
 
 
-def citation_results(document: Document, lookups: dict[str, Resolution]) -> tuple[CitationResult, ...]:
+def citation_results(document: Document, lookups: Mapping[str, Resolution]) -> tuple[CitationResult, ...]:
     """One result per cited id, listing every sentence that cites it."""
     grouped: dict[str, list[CitationMention]] = {}
     for mention in document.mentions:

@@ -506,6 +506,23 @@ def test_each_validation_error_has_its_line():
     assert str(problems[0]).startswith("c.yaml:2: ")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("kind", "[pattern]", "unknown kind `['pattern']`"),
+        ("kind", "{pattern: 1}", "unknown kind `{'pattern': 1}`"),
+        ("severity", "[high]", "severity must be high, medium, low or info, not ['high']"),
+    ],
+)
+def test_a_list_or_mapping_where_a_name_goes_is_a_problem_not_a_crash(field, value, problem):
+    fields = {"id": "x", "kind": "pattern", "message": "m", "severity": "high", "source": "s", "pattern": "x"}
+    fields[field] = value
+    text = "version: 1\nentries:\n" + "".join(f"{'-' if k == 'id' else ' '} {k}: {v}\n" for k, v in fields.items())
+    entries, problems = parse_text(text, "c.yaml")
+    assert entries == []
+    assert [(p.line, p.message.split(" (")[0]) for p in problems] == [(line_of(text, f"{field}: "), problem)]
+
+
 def test_invalid_yaml_is_one_problem_with_its_line():
     _, problems = parse_text("version: 1\nentries:\n  - id: x\n    kind: [unclosed\n", "c.yaml")
     (problem,) = problems

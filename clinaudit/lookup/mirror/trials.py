@@ -128,7 +128,7 @@ def _zip_studies(path: Path) -> Iterator[tuple[str, Any]]:
                 with archive.open(member) as handle:
                     yield from _json_studies(where, handle)
     except _DAMAGED as exc:
-        raise InputError(f"{where}: damaged zip ({exc or type(exc).__name__}); download it again") from None
+        raise InputError(f"{where}: damaged zip ({str(exc) or type(exc).__name__}); download it again") from None
 
 
 def _json_studies(where: str, handle) -> Iterator[tuple[str, Any]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
 
 from clinaudit.models import CitationKind, Resolution, Status
 
@@ -75,6 +75,11 @@ class Mapping(Service, Protocol):
         ...
 
     def combine(self, cid: str, link: Resolution, found: Resolution | None) -> Resolution: ...
+
+
+def is_mapping(service: Service) -> TypeGuard[Mapping]:
+    """Whether the service is a mapping one: its answers name another id to resolve (it has `target`)."""
+    return hasattr(service, "target")
 
 
 def unverifiable(ids: list[str], reason: str) -> dict[str, Resolution]:
@@ -149,6 +154,9 @@ class Rule:
 
     name: str
     breach: Callable[..., str | None]
+
+
+Shape = tuple[Field | Rule, ...]  # a service's table: every row an answer must pass
 
 
 def conform(data: Any, shape: Iterable[Field | Rule], *context: Any) -> None:

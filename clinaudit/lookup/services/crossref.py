@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, conform
+from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, conform
 from clinaudit.models import CitationKind, Record, Resolution, Status
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.http import Http
 
 IN_FLIGHT = 3
 MAX_BYTES = 8 * MB  # one work; the longest author and reference lists run to a few MB
@@ -46,7 +49,7 @@ class Crossref:
     endpoint: ClassVar[str] = "crossref"
     handles: ClassVar[str] = "doi"
 
-    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+    def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         out: dict[str, Resolution] = {}
         with ThreadPoolExecutor(max_workers=min(IN_FLIGHT, len(ids)) or 1, thread_name_prefix="crossref") as pool:
             for cid, resolution in zip(ids, pool.map(lambda c: self._one(http, c), ids), strict=True):
@@ -54,7 +57,7 @@ class Crossref:
                 progress(1)
         return out
 
-    def _one(self, http, cid: str) -> Resolution:
+    def _one(self, http: Http, cid: str) -> Resolution:
         from clinaudit.lookup.faults import Fault
 
         doi = cid.split(":", 1)[1]
@@ -74,7 +77,7 @@ class Crossref:
             return self._handle(http, cid, doi)
         return status_of(cid, record)
 
-    def _handle(self, http, cid: str, doi: str) -> Resolution:
+    def _handle(self, http: Http, cid: str, doi: str) -> Resolution:
         """Crossref does not know the DOI: ask doi.org whether it is registered at all."""
         from clinaudit.lookup.faults import Fault
 
@@ -165,7 +168,7 @@ def _other_handle(data: dict, doi: str) -> str | None:
 
 
 # What a `/works/{doi}` answer must be: the types parse_work reads, and the DOI asked for.
-SHAPE = (
+SHAPE: Shape = (
     Field("status", str, required=True, values=("ok",)),
     Field("message-type", str, values=("work",)),
     Field("message", dict, required=True),
@@ -188,7 +191,7 @@ SHAPE = (
     Rule("the DOI asked for (in any case)", _other_doi),
 )
 # What a doi.org `/api/handles/{doi}` answer must be: a response code, and the DOI asked for.
-HANDLE_SHAPE = (
+HANDLE_SHAPE: Shape = (
     Field("responseCode", int, required=True),
     Field("handle", str, required=True),
     Rule("the DOI asked for (in any case)", _other_handle),

@@ -11,12 +11,15 @@ unverifiable.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.http import Http
 
 BATCH = 100  # keeps the URL short; 50 trials cost one request
 MAX_BYTES = 8 * MB  # 100 studies with FIELDS run to about 1 MB
@@ -49,7 +52,7 @@ class ClinicalTrials:
     )  # fmt: skip
     endpoint: ClassVar[str] = "ctgov"
 
-    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+    def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         out: dict[str, Resolution] = {}
         absent: list[str] = []
         for batch in chunks(ids, BATCH):
@@ -62,7 +65,7 @@ class ClinicalTrials:
             progress(1)
         return out
 
-    def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
+    def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
         """Resolutions for the ids the batch answered; an absent id is left out, to be asked alone."""
         from clinaudit.lookup.faults import Fault
 
@@ -90,7 +93,7 @@ class ClinicalTrials:
                 return out
             params = {**params, "pageToken": token}
 
-    def _single(self, http, cid: str) -> Resolution:
+    def _single(self, http: Http, cid: str) -> Resolution:
         from clinaudit.lookup.faults import Fault
 
         nct = cid.split(":", 1)[1]
@@ -171,14 +174,14 @@ def _other_study(study: dict, nct: str, redirected_to: str | None) -> str | None
 
 
 # A batch page (`GET /studies?filter.ids=…`): a list of studies, every one asked for.
-PAGE_SHAPE = (
+PAGE_SHAPE: Shape = (
     Field("studies", list, required=True, items=dict),
     Field("nextPageToken", str),
     *(replace(f, path=f"studies[].{f.path}") for f in STUDY_FIELDS),
     Rule("every trial was asked for (by its id or an alias)", _foreign_study),
 )
 # One study (`GET /studies/{id}`): the trial asked for, by its id, an alias, or the id it redirected to.
-STUDY_SHAPE = (
+STUDY_SHAPE: Shape = (
     *STUDY_FIELDS,
     Rule("the trial asked for", _other_study),
 )

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
+
+if TYPE_CHECKING:
+    from clinaudit.lookup.http import Http
 
 BATCH = 200  # the converter's limit per request
 MAX_BYTES = 1024 * 1024  # 200 records of a few hundred bytes each
@@ -35,7 +38,7 @@ def _status_ok(data: Any) -> str | None:
     return None if status == "ok" else f"converter status {str(status)[:40]!r}"
 
 
-SHAPE = (
+SHAPE: Shape = (
     Field("records", list, required=True, items=dict),
     Rule("the converter's status is ok", _status_ok),
     Field("records[].requested-id", str),
@@ -63,7 +66,7 @@ class PmcConverter:
     def combine(self, cid: str, link: Resolution, found: Resolution | None) -> Resolution:
         return combine(cid, link, found)
 
-    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+    def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         batches = chunks(ids, BATCH)
         out: dict[str, Resolution] = {}
         with ThreadPoolExecutor(max_workers=min(2, len(batches)) or 1, thread_name_prefix="pmc") as pool:
@@ -72,7 +75,7 @@ class PmcConverter:
                 progress(len(result))
         return out
 
-    def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
+    def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
         from clinaudit.ids import valid_pmcid
         from clinaudit.lookup.faults import Fault
 

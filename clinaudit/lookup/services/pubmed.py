@@ -16,11 +16,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, ClassVar
 
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, chunks, conform, unverifiable
+from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, Shape, chunks, conform, unverifiable
 from clinaudit.models import CitationKind, Record, Resolution, Status
 
 if TYPE_CHECKING:  # parsed only when PubMed answers: an offline run reads the registry, not XML
     import xml.etree.ElementTree as ET
+
+    from clinaudit.lookup.http import Http
 
 BATCH = 200  # NCBI's advice for efetch by POST; a 150-PMID report costs one request
 MAX_BYTES = 32 * MB  # 200 full records run to a few MB; past this the body is malformed
@@ -61,7 +63,7 @@ class PubMed:
     apis: ClassVar[tuple[Api, ...]] = (EUTILS,)
     endpoint: ClassVar[str] = "eutils"
 
-    def resolve(self, http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
+    def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         batches = chunks(ids, BATCH)
         out: dict[str, Resolution] = {}
         with ThreadPoolExecutor(max_workers=min(3, len(batches)) or 1, thread_name_prefix="pubmed") as pool:
@@ -70,7 +72,7 @@ class PubMed:
                 progress(len(result))
         return out
 
-    def _batch(self, http, ids: list[str]) -> dict[str, Resolution]:
+    def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
         from clinaudit.lookup.faults import Fault
 
         form = {"db": "pubmed", "retmode": "xml", "id": ",".join(i.split(":", 1)[1] for i in ids), "tool": "clinaudit"}
@@ -162,7 +164,7 @@ def _foreign_pmid(root: ET.Element, asked: Collection[str] | None) -> str | None
 
 
 # What an efetch answer must be before any of it is believed. `asked` is the batch's PMIDs (None: not checked).
-SHAPE = (
+SHAPE: Shape = (
     Rule("the answer is a PubmedArticleSet", _not_a_set),
     Rule("every entry is a PubmedArticle, PubmedBookArticle or DeleteCitation", _unknown_entry),
     Rule("every record has its PMID and its Article (or Book)", _unreadable_entry),

@@ -7,19 +7,26 @@ service modules, not the HTTP client: a run that asks nothing pays only for this
 
 from __future__ import annotations
 
-from clinaudit.lookup.services import Service
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from clinaudit.lookup.services import Caller, Mapping, Service
 from clinaudit.lookup.services.crossref import Crossref
 from clinaudit.lookup.services.ctgov import ClinicalTrials
 from clinaudit.lookup.services.pmc import PmcConverter
 from clinaudit.lookup.services.pubmed import PubMed
 from clinaudit.models import CitationKind
 
-SERVICES: tuple[type[Service], ...] = (
+SERVICES: tuple[type[Service], ...] = (  # the type checker holds each class to the protocol here
     PubMed,
     PmcConverter,
     ClinicalTrials,
     Crossref,
 )
+
+if TYPE_CHECKING:  # what the line above cannot check (mypy leaves __init__ out of a protocol), for the services here
+    _MADE_WITH_CALLER: tuple[Callable[[Caller], Service], ...] = (PubMed, PmcConverter, ClinicalTrials, Crossref)
+    _MAPPING: tuple[type[Mapping], ...] = (PmcConverter,)  # the services whose answers name another id
 
 
 def service_of(services: tuple[type[Service], ...] = SERVICES) -> dict[CitationKind, str]:

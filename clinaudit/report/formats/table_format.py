@@ -47,7 +47,7 @@ LINES_SHOWN = 30  # line numbers listed in one compact row of low claims
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     show_suppressed, show_all = view.show_suppressed, view.show_all
-    console = Console(
+    console = _Console(
         file=out,
         width=None if out.isatty() else 140,
         soft_wrap=False,
@@ -55,7 +55,6 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
         emoji=False,
         highlight=False,
     )
-    console.on_broken_pipe = _broken_pipe  # let the CLI finish (summary, exit code) instead of rich's exit(1)
     for report in result.files:
         _file(console, report, show_suppressed, show_all)
     counts = {s: 0 for s in ("high", "medium", "low")}
@@ -109,8 +108,10 @@ def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
     return f", {count} suppressed" + ("" if show_suppressed else " (--show-suppressed lists them)")
 
 
-def _broken_pipe() -> None:
-    raise BrokenPipeError
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """Let the CLI finish (summary, exit code) instead of rich's exit(1)."""
+        raise BrokenPipeError
 
 
 def _file(console: Console, report: FileReport, show_suppressed: bool = False, show_all: bool = False) -> None:
