@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import logging
 import math
 import os
 import re
@@ -26,6 +27,8 @@ from typing import Any
 
 from clinaudit.errors import InputError
 from clinaudit.options import Options, Spec, specs
+
+log = logging.getLogger("clinaudit")
 
 DOTFILE = ".clinaudit.toml"
 _OUR_TABLE = re.compile(r"^\s*\[\s*tool\s*\.\s*[\"']?clinaudit\b|^\s*tool\s*\.\s*clinaudit\s*[.=]", re.MULTILINE)
@@ -78,6 +81,7 @@ _HOST = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]{2,45}\
 class Config:
     path: Path | None = None  # None: no file found
     values: dict[str, Any] = field(default_factory=dict)  # key → checked value, paths made absolute
+    explicit: bool = False  # named with --config: the user chose it, URLs and all
 
     def apply(self, options: Options, given: Iterable[str] = (), enable=(), disable=()) -> Options:
         """Options with the file's values, except where the command line (`given`) or the environment spoke.
@@ -89,16 +93,33 @@ class Config:
         table = keys()
         changes: dict[str, Any] = {}
         urls = dict(options.service_urls)
+        keyless: list[str] = []  # APIs whose URL this (found, not named) file chose: no key goes there
+        trusted = self.explicit or self.path is None or in_project(self.path)
         for name, value in self.values.items():
             key = table[name]
             if key.field in given or (key.env and os.environ.get(key.env, "").strip()):
                 continue  # the command line, then the environment, beat the file
+            if key.kind == "url" and not trusted:
+                log.warning(
+                    "%s: %s ignored: a config file found outside this project (%s) may not choose where "
+                    "requests and keys go; name it with --config to use it",
+                    _shown(self.path) if self.path else "",
+                    name,
+                    project_root(),
+                )
+                continue
             if key.api:
-                urls.setdefault(key.api, value)
+                if key.api not in urls:
+                    urls[key.api] = value
+                    keyless += [] if self.explicit else [key.api]
             elif key.kind != "rules":
                 changes[key.field] = _to_option(key, value)
+                if key.field == "judge_url" and not self.explicit:
+                    changes["judge_keyless"] = True
         if urls:
             changes["service_urls"] = tuple(sorted(urls.items()))
+        if keyless:
+            changes["keyless_urls"] = tuple(sorted(set(keyless)))
         enabled = set(self.values.get("enable", ())) - set(disable) | set(enable)
         disabled = set(self.values.get("disable", ())) - set(enable) | set(disable)
         changes["enable"] = frozenset(enabled)
@@ -206,6 +227,29 @@ def _mentions_us(pyproject: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "clinaudit" in data["tool"]
 
 
+def project_root(start: Path | None = None) -> Path:
+    """The project the working directory is in: the nearest folder up with .git, pyproject.toml or
+    .clinaudit.toml, else the working directory itself."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        for marker in (".git", PYPROJECT, DOTFILE):
+            try:
+                if (folder / marker).exists():
+                    return folder
+            except OSError:
+                continue
+    return here
+
+
+def in_project(path: Path) -> bool:
+    """Whether a config file lies inside the working directory's project (its URLs are then used)."""
+    try:
+        path.resolve().relative_to(project_root())
+    except ValueError:
+        return False
+    return True
+
+
 def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool = False) -> Config:
     """The config for this run: `--config FILE`, else the nearest file, else none (`--isolated`: none)."""
     if isolated:
@@ -218,7 +262,7 @@ def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool =
             raise ConfigError(f"{explicit}: cannot read the config ({_reason(exc)})") from None
         if not is_file:
             raise ConfigError(f"{explicit}: no such config file")
-        return load(path)
+        return dataclasses.replace(load(path), explicit=True)
     found = find(start_folder(paths))
     return load(found) if found else Config()
 

@@ -115,6 +115,9 @@ class LookupSettings:
     # come from the service registry (clinaudit/lookup/services/registry.py), not from here.
     service_urls: tuple[tuple[str, str], ...] = option((), "Service base URLs: <api>-url config keys.")
     progress: bool = state(False)  # a progress bar on stderr (the CLI sets it when stderr is a terminal)
+    # APIs whose base URL a config file found by the upward search chose, not the user: NCBI_API_KEY
+    # goes to none of them (a report's folder must never pick where a secret is sent)
+    keyless_urls: tuple[str, ...] = state(())
 
 
 @dataclass(frozen=True, init=False, repr=False, eq=False)
@@ -154,6 +157,7 @@ class JudgeSettings:
         commands=("check", "guard"),
     )  # fmt: skip
     judge_deadline: float | None = state(None)  # a time.monotonic() the judge must finish by (the guard's limit)
+    judge_keyless: bool = state(False)  # the judge URL came from a found config file: its key is not sent
 
 
 @dataclass(frozen=True, init=False, repr=False, eq=False)

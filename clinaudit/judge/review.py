@@ -68,7 +68,8 @@ class Connection:
         return cls(
             url=endpoint(raw.strip()),
             model=model,
-            api_key=os.environ.get(ENV_KEY, "").strip() or None,
+            # a judge URL a found config file chose gets no key: the folder audited never picks where it goes
+            api_key=None if options.judge_keyless else os.environ.get(ENV_KEY, "").strip() or None,
             timeout=options.judge_timeout,
             budget=_budget(),
             log=options.judge_log,

@@ -47,7 +47,11 @@ class Network:
             url = (given.get(api.name) or os.environ.get(api.env, "")).strip() or api.default_url
             urls[api.name] = checked_url(url, api.env if api.name not in given else api.key)
         email = options.email or os.environ.get("CLINAUDIT_EMAIL", "").strip() or None
-        return cls(urls, Caller(email, os.environ.get("NCBI_API_KEY", "").strip() or None), services)
+        key = os.environ.get("NCBI_API_KEY", "").strip() or None
+        keyed = {api.name for api in apis(services) if api.keyed_rate}  # the APIs a key is sent to
+        if key and keyed & set(options.keyless_urls):
+            key = None  # a found config file chose where those requests go: they go without the key
+        return cls(urls, Caller(email, key), services)
 
     def service(self, name: str) -> Service:
         """The service of that name, made once with the caller."""

@@ -167,7 +167,8 @@ def test_unknown_rule_on_the_command_line_is_exit_2(tmp_path):
 
 
 def test_every_key_is_accepted(tmp_path, monkeypatch):
-    """Keys for features other issues add (min-credibility, corrections) are checked even before they act."""
+    """Every key is read and checked, and sets its option."""
+    monkeypatch.chdir(tmp_path)  # the file lies in the working directory's project: its URLs count
     config = tmp_path / ".clinaudit.toml"
     config.write_text(
         textwrap.dedent(
@@ -234,6 +235,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
 
 
 def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     config = tmp_path / ".clinaudit.toml"
     config.write_text('email = "file@example.org"\neutils-url = "http://127.0.0.1:1/eutils"\n', encoding="utf-8")
     monkeypatch.delenv("CLINAUDIT_EMAIL", raising=False)

@@ -209,7 +209,8 @@ def test_the_table_and_sarif_show_the_verdict_and_reason(services, llm, tmp_path
     assert any(r["id"] == "ungrounded-citation" for r in run["tool"]["driver"]["rules"])
 
 
-def test_the_judge_url_can_come_from_the_config_file(services, llm, tmp_path):
+def test_the_judge_url_can_come_from_the_config_file(services, llm, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the project the file lies in: a found file outside it may not pick the URL
     (tmp_path / ".clinaudit.toml").write_text(f'judge-url = "{llm.url}"\njudge-timeout = 5\n', encoding="utf-8")
     _, data, _ = check(write(tmp_path, REPORT), env={"CLINAUDIT_JUDGE_MODEL": "llama3.1:8b"})
     assert llm.count == 1 and judged(data)[ASTHMA]["verdict"] == "contradicts"
