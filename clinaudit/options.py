@@ -136,6 +136,7 @@ class CheckSettings:
         False, "Leave out the packaged corrections.", flag="--no-default-corrections", key="default-corrections",
         kind="bool", inverted=True,
     )  # fmt: skip
+    corrections_search: bool = state(True)  # look for a project corrections.yaml (off with --isolated)
 
 
 @dataclass(frozen=True, init=False, repr=False, eq=False)

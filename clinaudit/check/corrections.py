@@ -12,11 +12,13 @@ once. Reading and validating the files is clinaudit/check/corrections_schema.py.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from clinaudit import catalogue
 from clinaudit.check.corrections_schema import (
@@ -39,6 +41,7 @@ from clinaudit.models import (
 from clinaudit.options import CheckSettings
 
 _ID_STATUS = {"retracted_id": Status.RETRACTED, "fabricated_id": Status.NOT_FOUND}
+log = logging.getLogger("clinaudit")
 _ID_RULES = {
     catalogue.RETRACTED_CITATION,
     catalogue.FABRICATED_CITATION,
@@ -106,6 +109,43 @@ def _any_term_regex(terms: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:{body})(?!\w)")
 
 
+PATTERN_BUDGET = 0.25  # seconds one corrections regex may take on one sentence
+
+
+class UserRegex:
+    """A regex from a corrections file, run with a time budget on each text (the `regex` module's timeout).
+
+    The static and probe checks at load (check/regex_guard.py) refuse what they can see;
+    this is the last line: a pattern that still takes longer than PATTERN_BUDGET on one
+    sentence is switched off for the rest of the run, with one warning naming its entry,
+    and the run goes on.
+    """
+
+    __slots__ = ("entry", "off", "pattern")
+
+    def __init__(self, source: str, flags: int, entry: Entry) -> None:
+        import regex
+
+        self.pattern = regex.compile(source, flags | regex.VERSION0)  # re's syntax and semantics
+        self.entry = entry
+        self.off = False
+
+    def search(self, text: str) -> Any:
+        if self.off:
+            return None
+        try:
+            return self.pattern.search(text, timeout=PATTERN_BUDGET)
+        except TimeoutError:
+            self.off = True
+            log.warning(
+                "corrections entry %s: its pattern took more than %g s on one sentence; it is off for the rest of "
+                "this run (`clinaudit corrections check` the file)",
+                self.entry.id,
+                PATTERN_BUDGET,
+            )
+            return None
+
+
 @dataclass(frozen=True, slots=True)
 class _Withdrawn:
     """A withdrawn_approval or discontinued entry; its name regexes are compiled on the first sentence naming it."""
@@ -114,14 +154,14 @@ class _Withdrawn:
     claims: re.Pattern[str]
     names: tuple[str, ...]
     context: tuple[str, ...] | None
-    unless: re.Pattern[str] | None
+    unless: UserRegex | None
 
 
 @dataclass(frozen=True, slots=True)
 class _Pattern:
     entry: Entry
-    regex: re.Pattern[str]
-    unless: re.Pattern[str] | None
+    regex: UserRegex
+    unless: UserRegex | None
     needs: tuple[str, ...] | None = None  # lower-cased strings one of which any match holds; None: unknown
 
 
@@ -168,7 +208,7 @@ class Corrections:
 
     entries: dict[str, Entry] = field(default_factory=dict)
     _ids: dict[str, Entry] = field(default_factory=dict)
-    _miscited: dict[str, tuple[Entry, re.Pattern[str] | None]] = field(default_factory=dict)
+    _miscited: dict[str, tuple[Entry, UserRegex | None]] = field(default_factory=dict)
     _withdrawn: list[_Withdrawn] = field(default_factory=list)
     _patterns: list[_Pattern] = field(default_factory=list)
     _synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -199,7 +239,7 @@ class Corrections:
         elif kind == "miscited_id":
             when = entry.get("when")
             for cid in entry.get("ids"):
-                self._miscited[cid] = (entry, re.compile(when, re.IGNORECASE) if when else None)
+                self._miscited[cid] = (entry, UserRegex(when, re.IGNORECASE, entry) if when else None)
         elif kind in _CLAIMS:
             context = entry.get("context")
             unless = entry.get("unless")
@@ -209,7 +249,7 @@ class Corrections:
                     _CLAIMS[kind],
                     tuple(entry.get("names")),
                     tuple(context) if context else None,
-                    re.compile(unless, re.IGNORECASE) if unless else None,
+                    UserRegex(unless, re.IGNORECASE, entry) if unless else None,
                 )
             )
         elif kind == "pattern":
@@ -219,8 +259,8 @@ class Corrections:
             self._patterns.append(
                 _Pattern(
                     entry,
-                    re.compile(source, flags),
-                    re.compile(unless, flags) if unless else None,
+                    UserRegex(source, flags, entry),
+                    UserRegex(unless, flags, entry) if unless else None,
                     _needs(entry, source),
                 )
             )
@@ -380,8 +420,17 @@ def _key(term: str) -> str:
     return " ".join(term.casefold().replace("-", " ").split())
 
 
+_OURS = re.compile(r"^version:.*$(?s:.*)^entries:", re.MULTILINE)
+_PROJECT_MARKERS = (".git", "pyproject.toml", ".clinaudit.toml")
+
+
 def project_file(start: Path) -> Path | None:
-    """The nearest corrections.yaml in `start` or a directory above it."""
+    """The nearest clinaudit corrections.yaml in `start` or a folder above it, up to the project's root.
+
+    The walk stops at the first folder holding .git, pyproject.toml or .clinaudit.toml, and a
+    file of that name that is not clinaudit's (no `version:` and `entries:` at the top level:
+    another tool's) is passed over rather than stopping every run.
+    """
     try:
         here = start.resolve()
     except OSError:
@@ -392,9 +441,19 @@ def project_file(start: Path) -> Path | None:
             found = candidate.is_file()
         except OSError as exc:  # a folder we may not search: its corrections would be missed unseen
             raise InputError(f"{directory}: cannot look for {FILENAME} in this folder ({exc.strerror})") from None
-        if found:
+        if found and _is_ours(candidate):
             return candidate
+        if any((directory / marker).exists() for marker in _PROJECT_MARKERS):
+            return None  # the project's root: a file above it belongs to someone else
     return None
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return True  # ours or not, reading it will say what is wrong
+    return bool(_OURS.search(head))
 
 
 def _start_dir(report: str | None) -> Path | None:
@@ -415,6 +474,10 @@ def _start_dir(report: str | None) -> Path | None:
 
 
 def files_for(report: str | None, options: CheckSettings) -> tuple[str, ...]:
+    """The project corrections.yaml found from the report (unless --isolated or --no-default-corrections),
+    then each --corrections FILE."""
+    if options.no_default_corrections or not options.corrections_search:
+        return tuple(options.corrections)
     start = _start_dir(report)
     found = project_file(start) if start is not None else None
     return ((str(found),) if found else ()) + tuple(options.corrections)

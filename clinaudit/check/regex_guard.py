@@ -7,7 +7,8 @@ Two checks, because neither alone is enough:
    refused at once with a clear message, no matter what it would match.
 2. **Empirical**: every other pattern is run against adversarial lines of
    10,000 characters (runs of common characters and of the pattern's own
-   literals, ended by a character that forces a failed match) in a separate
+   literals and of characters its own classes match, ended by a character that
+   forces a failed match) in a separate
    Python process. A pattern that does not finish one line within LINE_BUDGET
    seconds is refused. A subprocess is the only portable way to stop `re` in
    the middle of a match: the C matcher cannot be interrupted from a thread,
@@ -137,9 +138,52 @@ def _literals(pattern: str, flags: int) -> list[str]:
     return runs
 
 
+_CATEGORY_CHAR = {"DIGIT": "0", "WORD": "a", "SPACE": " ", "NOT_DIGIT": "a", "NOT_WORD": " ", "NOT_SPACE": "a"}
+
+
+def _class_chars(pattern: str, flags: int) -> list[str]:
+    """A few characters each character class of the pattern matches: its ranges' ends and middle, its members.
+
+    `(?:[b-z][b-z]?)*!` backtracks exponentially on a run of b's, and no common character
+    or literal of it is a b: probes made from its own classes are what find it.
+    """
+    try:
+        tree = _sre_parse.parse(pattern, flags)
+    except re.error:
+        return []
+    found: list[str] = []
+
+    def members(items) -> None:
+        for op, av in items:
+            name = str(op)
+            if name == "RANGE":
+                lo, hi = av
+                found.extend(chr(c) for c in dict.fromkeys((lo, hi, (lo + hi) // 2)))
+            elif name == "LITERAL" and 0x20 <= av < 0x110000:
+                found.append(chr(av))
+            elif name == "CATEGORY":
+                found.append(_CATEGORY_CHAR.get(str(av).removeprefix("CATEGORY_").upper(), "a"))
+
+    def walk(items) -> None:
+        for op, av in items:
+            name = str(op)
+            if name == "IN":
+                members(av)
+            elif name == "ANY":
+                found.append("a")
+            elif name == "NOT_LITERAL":
+                found.append("a" if av != ord("a") else "b")
+            for child in _children(op, av):
+                walk(child)
+
+    walk(list(tree.data))
+    return list(dict.fromkeys(found))
+
+
 def adversarial_lines(pattern: str, flags: int = 0) -> list[str]:
     """10,000-character lines built to make a backtracking matcher work hardest."""
     seeds = list(_COMMON)
+    seeds += _class_chars(pattern, flags)[:16]
     runs = _literals(pattern, flags)
     seeds += sorted({ch for run in runs for ch in run})[:12]
     seeds += sorted(set(runs), key=len, reverse=True)[:6]

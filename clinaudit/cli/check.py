@@ -74,7 +74,8 @@ def check(
     from clinaudit.pipeline import audit_paths
     from clinaudit.report.formats import View, render
 
-    options = replace(options, progress=sys.stderr.isatty())  # run-time state, not a setting
+    # run-time state, not settings: a progress bar for a terminal; --isolated reads no file it was not named
+    options = replace(options, progress=sys.stderr.isatty(), corrections_search=not isolated)
     warnings_to_stderr()
     if output is None and sys.stdout is None:  # started with `>&-`: the report would be lost
         fail("stdout is closed; write the report to a file with -o FILE")

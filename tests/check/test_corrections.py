@@ -615,8 +615,10 @@ def test_loading_order_and_override(tmp_path):
     assert message(Options()) == "project says so"  # the nearest file beats the packaged one
     assert message(Options(corrections=(str(extra),))) == "command line says so"  # --corrections beats both
     assert corrections.for_report(str(report), Options()).entries["rofecoxib-withdrawn-2004"].severity.value == "medium"
-    only = corrections.for_report(str(report), Options(no_default_corrections=True))
-    assert set(only.entries) == {"rofecoxib-withdrawn-2004"}  # packaged set off, project file still on
+    none = corrections.for_report(str(report), Options(no_default_corrections=True))
+    assert set(none.entries) == set()  # the packaged set off, and the search for a project file too
+    only = corrections.for_report(str(report), Options(no_default_corrections=True, corrections=(str(extra),)))
+    assert set(only.entries) == {"rofecoxib-withdrawn-2004"}  # a file named with --corrections always applies
     assert "wakefield-1998-lancet" in corrections.for_report(str(report), Options()).entries
     outside = tmp_path / "elsewhere.md"
     outside.write_text("x\n")
