@@ -23,6 +23,7 @@ imported only when there is something to resolve (or a judge to ask), so
 
 from __future__ import annotations
 
+import contextlib
 import email.message
 import email.utils
 import functools
@@ -181,8 +182,44 @@ class Http:
         }
         self._secrets = tuple(s for s in secrets if s)
         self._client = client()
+        # The deadline bounds each exchange whole (connect, headers, body), however slowly the bytes
+        # come: when it passes, every socket this client opened is shut down, which ends a blocked read
+        # at once. httpx's own timeouts apply to each read, and a server dripping a byte every few
+        # seconds never trips them.
+        self._sockets: list[Any] = []
+        self._sockets_lock = threading.Lock()
+        self.expired = False
+        self._watchdog = threading.Timer(max(0.0, deadline.remaining()), self._expire)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore's trace hook: keep the socket of every connection this client opens."""
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with self._sockets_lock:
+                    self._sockets.append(sock)
+                if self.expired:
+                    self._shutdown(sock)
+
+    def _expire(self) -> None:
+        self.expired = True
+        with self._sockets_lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: Any) -> None:
+        import socket
+
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
     def close(self) -> None:
+        self._watchdog.cancel()
         self._client.close()
 
     def __enter__(self) -> Http:
@@ -278,7 +315,9 @@ class Http:
             with host.counted:
                 host.requests += 1
             try:
-                request = self._client.build_request(method, url, params=params, data=data, timeout=timeout)
+                request = self._client.build_request(
+                    method, url, params=params, data=data, timeout=timeout, extensions={"trace": self._trace}
+                )
                 reply = send(
                     self._client,
                     request,
@@ -292,18 +331,8 @@ class Http:
                 raise RedirectRefused(f"{where}: {self._mask(refused.reason)}") from None
             except Malformed as exc:
                 raise self._malformed(host, exc) from None
-            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as exc:
-                reason = f"{where} unreachable ({self._describe(exc)})"
-                host.breaker.trip(reason)
-                raise Fault(reason) from None
-            except httpx.TimeoutException:
-                reason = f"{where} timed out"
-                host.breaker.failure(reason)
-                raise Fault(reason, retryable=True) from None
-            except httpx.TransportError as exc:  # reset, truncated body, protocol error
-                reason = f"{where}: connection failed ({self._describe(exc)})"
-                host.breaker.failure(reason)
-                raise Fault(reason, retryable=True) from None
+            except httpx.TransportError as exc:
+                raise self._transport_fault(host, where, exc) from None
             except httpx.HTTPError as exc:
                 raise Fault(f"{where}: bad response ({self._describe(exc)})") from None
         status = reply.status_code
@@ -320,6 +349,23 @@ class Http:
             raise Fault(f"{where}: HTTP {status}", retryable=True, retry_after=retry_after)
         host.breaker.success()  # the host answered; the request was wrong, retrying will not help
         raise Fault(f"{where}: unexpected HTTP {status}")
+
+    def _transport_fault(self, host: _Host, where: str, exc: httpx.TransportError) -> Fault:
+        """What a transport error means: the time limit passed (the watchdog), an unreachable host, or a
+        fault worth another try."""
+        if self.expired:  # the watchdog shut the socket: the run's time is up, not the host's fault
+            return Fault(f"{where}: no full answer within the {self.deadline.seconds:g}s time limit (--timeout)")
+        if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.UnsupportedProtocol):
+            reason = f"{where} unreachable ({self._describe(exc)})"
+            host.breaker.trip(reason)
+            return Fault(reason)
+        if isinstance(exc, httpx.TimeoutException):
+            reason = f"{where} timed out"
+            host.breaker.failure(reason)
+            return Fault(reason, retryable=True)
+        reason = f"{where}: connection failed ({self._describe(exc)})"  # reset, truncated body, protocol error
+        host.breaker.failure(reason)
+        return Fault(reason, retryable=True)
 
     def _malformed(self, host: _Host, exc: BaseException) -> Fault:
         """A body that is not what was promised: a fault like a 5xx (the host may be mid-deploy), retried once."""
