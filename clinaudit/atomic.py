@@ -19,6 +19,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+_LIVE: set[Path] = set()  # temporary files not yet renamed: a signal that ends the run removes them
+
+
+def discard_all() -> None:
+    """Remove every temporary file not yet renamed (the run is being stopped): the old files stay whole."""
+    for temp in list(_LIVE):
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        _LIVE.discard(temp)
+
 
 def _umask() -> int:
     mask = os.umask(0)
@@ -41,9 +51,11 @@ def temporary_beside(path: str | Path, suffix: str = ".tmp") -> Iterator[Path]:
     fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=suffix)
     os.close(fd)
     temp = Path(name)
+    _LIVE.add(temp)
     try:
         yield temp
     finally:
+        _LIVE.discard(temp)
         with contextlib.suppress(OSError):
             temp.unlink()
 

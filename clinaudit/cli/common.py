@@ -176,6 +176,55 @@ def warnings_to_stderr() -> None:
         logger.propagate = False
 
 
+def stop_on_signals() -> None:
+    """SIGINT and SIGTERM end the run now: exit 130 / 143 within a moment, with no output file and no verdict.
+
+    Python's own Ctrl-C waits for the lookups in flight (a slow service held a run for
+    a minute, then it wrote `pass`). Here the handler removes the temporary files of
+    writes not yet done (the old files stay whole) and leaves at once: the cache is a
+    SQLite database, and a transaction cut short is rolled back when it is next opened.
+    """
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(signum, _stop_now)
+        except (ValueError, OSError):  # not the main thread (a library caller): leave its handlers alone
+            return
+
+
+def _stop_now(signum: int, frame: object) -> None:
+    import os
+    import signal
+
+    from clinaudit import atomic
+
+    atomic.discard_all()
+    word = "interrupted" if signum == signal.SIGINT else "terminated"
+    try:
+        sys.stderr.write(f"clinaudit: {word}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(128 + signum)
+
+
+def raise_on_signals() -> None:
+    """SIGINT and SIGTERM raise `Interrupted` in the main thread, for a command that must say it ended (guard)."""
+    import signal
+
+    def handler(signum: int, frame: object) -> None:
+        from clinaudit.errors import Interrupted
+
+        raise Interrupted(signum, signal.Signals(signum).name)
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(signum, handler)
+        except (ValueError, OSError):
+            return
+
+
 def quiet_broken_pipe() -> None:
     """Point stdout at /dev/null so the interpreter's final flush cannot raise again."""
     import os

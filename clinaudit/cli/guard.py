@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
-from clinaudit.cli.common import Command, app, fail
+from clinaudit.cli.common import Command, app, fail, raise_on_signals
 from clinaudit.cli.options import with_options
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def guard(
     _check_sources(options)
     stops = None if stop_on is None else [t for t in stop_on if t != "none"]
     try:
-        code = run_guard(options, events, verify_timeout, stops)
+        code = run_guard(options, events, verify_timeout, stops, on_start=raise_on_signals)
     except ValueError as exc:  # an unknown --stop-on type
         fail(str(exc))
     raise typer.Exit(code)

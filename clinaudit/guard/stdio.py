@@ -14,9 +14,9 @@ import codecs
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from clinaudit.errors import InputError, OutputError
+from clinaudit.errors import InputError, Interrupted, OutputError
 from clinaudit.guard.events import Event, GuardResult
 from clinaudit.guard.stream import StreamGuard, warm_up
 from clinaudit.models import Options
@@ -83,8 +83,18 @@ class _Writer:
             raise OutputError(f"stdout: cannot write ({exc.strerror or exc})") from None
 
 
-def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable[str] | None) -> int:
-    """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error."""
+def run(
+    options: Options,
+    events: bool,
+    verify_timeout: float,
+    stop_on: Iterable[str] | None,
+    on_start: Callable[[], None] | None = None,
+) -> int:
+    """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error, 130/143 a signal.
+
+    `on_start` runs once the guard exists (the CLI makes SIGINT and SIGTERM raise `Interrupted`
+    from then on, so the stream ends with an `end` event saying so).
+    """
     for stream, name in ((sys.stdin, "stdin"), (sys.stdout, "stdout")):
         if stream is None:  # started with `<&-` or `>&-`: Python gives None, not a stream
             print(f"clinaudit: error: {name} is closed; guard reads stdin and writes stdout", file=sys.stderr)
@@ -94,15 +104,22 @@ def run(options: Options, events: bool, verify_timeout: float, stop_on: Iterable
     guard = StreamGuard(writer, options=options, stop_on=stop_on, verify_timeout=verify_timeout, path="<stdin>")
     stream = read_stream(sys.stdin.fileno(), options.max_bytes)
     try:
-        for piece in stream:
-            guard.feed(piece)
-            if guard.stopped is not None:
-                break  # nothing more will be shown: verify now, not when the model finishes
-    except InputError as exc:
-        print(f"clinaudit: error: {exc}", file=sys.stderr, flush=True)
-        guard.abort(str(exc))  # --events: the `end` a client waits for, saying why the stream ended
-        return 2
-    result = guard.end()
+        if on_start is not None:
+            on_start()
+        try:
+            for piece in stream:
+                guard.feed(piece)
+                if guard.stopped is not None:
+                    break  # nothing more will be shown: verify now, not when the model finishes
+        except InputError as exc:
+            print(f"clinaudit: error: {exc}", file=sys.stderr, flush=True)
+            guard.abort(str(exc))  # --events: the `end` a client waits for, saying why the stream ended
+            return 2
+        result = guard.end()
+    except Interrupted as stop:  # Ctrl-C, or a cancelled CI job's SIGTERM: an end, never a pass
+        guard.interrupt(stop.name)
+        print(f"clinaudit: guard: interrupted by {stop.name}", file=sys.stderr, flush=True)
+        return stop.code
     if not events:
         print(summary(result), file=sys.stderr, flush=True)
     if guard.stopped is not None:

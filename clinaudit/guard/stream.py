@@ -260,6 +260,16 @@ class StreamGuard:
         self._emit("end", **guard_verify.end_data(self._result, self.path))
         return self._result
 
+    def interrupt(self, signal_name: str) -> GuardResult:
+        """A signal ended the run: end now with verdict `interrupted`, whatever was being checked."""
+        if self._result is not None and self._result.verdict != "pass":
+            return self._result
+        self._closed = True
+        self.hold_reason = ""
+        self._result = guard_verify.interrupted(self.released, self._stopped, self._withdrawn, signal_name)
+        self._emit("end", **guard_verify.end_data(self._result, self.path))
+        return self._result
+
     # ------------------------------------------------------------ the text as written and as read
 
     def _take(self, delta: str) -> None:

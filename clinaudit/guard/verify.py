@@ -139,6 +139,20 @@ def broken_off(text: str, stop: Stop | None, withdrawn: str, error: str) -> Guar
     )
 
 
+def interrupted(text: str, stop: Stop | None, withdrawn: str, signal_name: str) -> GuardResult:
+    """The result of a stream stopped by a signal (Ctrl-C, a cancelled CI job): verdict `interrupted`, never `pass`."""
+    return GuardResult(
+        text=text,
+        verdict="interrupted",
+        citations=(),
+        flagged=(),
+        findings=(),
+        stopped=stop,
+        withdrawn=withdrawn,
+        error=f"interrupted by {signal_name}",
+    )
+
+
 def end_data(result: GuardResult, path: str) -> dict[str, Any]:
     """The `end` event: the final text, what passed, what was flagged (kept), findings, verdict.
 

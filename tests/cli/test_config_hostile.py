@@ -191,7 +191,10 @@ def test_a_report_in_a_locked_folder_is_one_line_not_a_traceback(tmp_path, locke
     ],
 )
 def test_with_no_config_search_the_corrections_search_says_the_same(tmp_path, locked, target, expected):
-    proc = run_unprivileged("check", "--offline", "--isolated", target, cwd=tmp_path)
+    named = tmp_path / "named.toml"  # a config named: no config search, the corrections search still runs
+    named.write_text("", encoding="utf-8")
+    named.chmod(0o644)
+    proc = run_unprivileged("check", "--offline", "--config", str(named), target, cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stderr.strip().splitlines()[-1].endswith(expected), proc.stderr
 

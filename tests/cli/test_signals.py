@@ -1,0 +1,97 @@
+"""Ctrl-C and a cancelled CI job's SIGTERM end a run at once, and never as a pass.
+
+Real subprocesses, real signals, the recorded services answering after 30 s.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from fakeserver import FakeServices
+
+REPORT = "Budesonide-formoterol as needed controlled mild asthma (PMID: 29768149).\n"
+
+
+@pytest.fixture
+def slow(monkeypatch):
+    with FakeServices(latency=30) as server:
+        for name, url in server.env().items():
+            monkeypatch.setenv(name, url)
+        yield server
+
+
+def started(args: list[str], cwd: Path, stdin: bytes | None = None) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "clinaudit", *args],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    if stdin is not None:
+        proc.stdin.write(stdin)
+    proc.stdin.close()
+    return proc
+
+
+def stop(proc: subprocess.Popen, signum: int, after: float) -> tuple[int, float, str, str]:
+    time.sleep(after)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    proc.wait(timeout=30)
+    return proc.returncode, time.monotonic() - sent, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_a_slow_lookup_ends_check_at_once_with_no_output_and_no_verdict(tmp_path, slow, signum, code):
+    (tmp_path / "r.md").write_text(REPORT, encoding="utf-8")
+    old = '{"verdict": "from an earlier run"}'
+    (tmp_path / "out.json").write_text(old, encoding="utf-8")
+    proc = started(["check", "r.md", "-f", "json", "-o", "out.json"], tmp_path)
+    returncode, took, out, err = stop(proc, signum, after=2.0)
+    assert returncode == code and took < 1.5, (returncode, took, err)
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == old  # no -o written, the old one whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json", "r.md"]  # no temporary file left
+    assert out == "" and "PASS" not in err and "FAIL" not in err and "Traceback" not in err
+    assert slow.total() >= 1  # it was in the middle of a lookup
+    checked = run_cli("cache", "check")
+    assert checked.returncode == 0 and ("healthy" in checked.stdout or "no cache yet" in checked.stdout)
+
+
+def test_a_signal_while_reading_ends_check_at_once(tmp_path):
+    big = tmp_path / "big.md"
+    big.write_text("Aspirin reduces the risk of stroke in adults with atrial fibrillation.\n\n" * 200_000)
+    proc = started(["check", "big.md", "--offline", "--max-size", "200"], tmp_path)
+    returncode, took, _, err = stop(proc, signal.SIGINT, after=1.5)
+    assert returncode == 130 and took < 1.5 and "interrupted" in err
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_ends_the_guards_stream_with_an_interrupted_end_event(tmp_path, slow, signum, code):
+    proc = started(["guard", "--events"], tmp_path, stdin=REPORT.encode())
+    returncode, took, out, err = stop(proc, signum, after=2.5)
+    assert returncode == code and took < 1.5, (returncode, err)
+    end = json.loads(out.strip().splitlines()[-1])
+    assert end["event"] == "end" and end["verdict"] == "interrupted", end
+    assert end["error"] == f"interrupted by {signal.Signals(signum).name}"
+    assert "Traceback" not in err
+
+
+def test_the_library_keeps_the_callers_signal_handlers():
+    """`audit_text` in a caller's process installs nothing: only the command line takes over Ctrl-C."""
+    before = signal.getsignal(signal.SIGINT)
+    from clinaudit import audit_text
+
+    audit_text("Aspirin is a drug.\n")
+    assert signal.getsignal(signal.SIGINT) is before
+    assert os.getpid() > 0
