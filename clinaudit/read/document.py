@@ -263,6 +263,10 @@ def _link_references(reading: _Reading) -> None:
             lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
     parts = sorted(g for g in lists if g != DEFINITIONS)
     used: set[int] = set()
+    # One finding per missing label, however often it is used: a million `[1] ` with no list is
+    # one finding, not a million (each a sentence and a span) held and written out.
+    dangling: dict[str, tuple[MarkerUse, list[int]]] = {}
+    counts: dict[str, int] = {}
     for use, part in zip(reading.markers, reading.marker_parts, strict=True):
         own = part if part in lists else max((p for p in parts if p < part), default=None)
         searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
@@ -274,16 +278,12 @@ def _link_references(reading: _Reading) -> None:
                     hit = found[key]
                     break
             if hit is None:
-                reading.findings.append(
-                    catalogue.finding(
-                        catalogue.DANGLING_REFERENCE,
-                        use.span,
-                        f"[{label}] has no entry in the reference list",
-                        sentence=use.sentence,
-                        claim_type=use.claim_type,
-                        suggestion="Add the entry under References, or correct the marker's number.",
-                    )
-                )
+                seen = dangling.get(label)
+                if seen is None:
+                    dangling[label] = (use, [use.span.line])
+                elif len(seen[1]) <= _LINES_SHOWN and use.span.line not in seen[1]:
+                    seen[1].append(use.span.line)  # its lines, each once, one past those shown; counts count all
+                counts[label] = counts.get(label, 0) + 1
                 continue
             used.add(hit)
             entry = reading.entries[hit]
@@ -294,12 +294,34 @@ def _link_references(reading: _Reading) -> None:
                         cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
                     )
                 )
+    for label, (first, lines) in dangling.items():
+        reading.findings.append(
+            catalogue.finding(
+                catalogue.DANGLING_REFERENCE,
+                first.span,
+                f"[{label}] has no entry in the reference list" + _uses(counts[label], lines),
+                sentence=first.sentence,
+                claim_type=first.claim_type,
+                suggestion="Add the entry under References, or correct the marker's number.",
+            )
+        )
     for k, entry in enumerate(reading.entries):  # listed but never cited in the text: still reported
         if k in used:
             continue
         marker = f"[{entry.label}]" if entry.label else ""
         for cid, kind, value in entry.ids:
             reading.mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, marker, None))
+
+
+_LINES_SHOWN = 8
+
+
+def _uses(count: int, lines: list[int]) -> str:
+    """" (used 3 times, on lines 4, 9, 12)" for a missing label used more than once; "" for one use."""
+    if count == 1:
+        return ""
+    shown = ", ".join(map(str, lines[:_LINES_SHOWN])) + (", …" if len(lines) > _LINES_SHOWN else "")
+    return f" (used {count:,} times, on line{'s' if len(lines) > 1 else ''} {shown})"
 
 
 def _label_key(label: str) -> str:

@@ -37,6 +37,7 @@ from clinaudit.models import Document
 VERSION = 3  # of the copy's layout: 3 is codec.encode(shared=True), [fields, string table]
 KEEP = 2000  # copies kept; the oldest used go first
 MAX_BYTES = 8 * 1024 * 1024  # a larger report is read in a stream, and not kept
+MAX_RECORDS = 50_000  # markers, citations and findings: a report with more is read again, not kept
 MAX_COPY = 32 * 1024 * 1024  # a larger copy is not kept (nor one an older build left): reading it again is cheaper
 _pruned = False  # once per process is enough
 
@@ -67,7 +68,14 @@ def load(folder: Path | None, name: str) -> Document | None:
 
 
 def keep(folder: Path | None, name: str, document: Document) -> None:
-    """Keep the Document's copy, when JSON gives it back exactly (else it is read every time)."""
+    """Keep the Document's copy, when JSON gives it back exactly (else it is read every time).
+
+    A report of more than MAX_RECORDS markers, citations and findings is not kept: its copy,
+    checked by reading it back, would hold it in memory three times over (a megabyte of `[1] `
+    is a quarter of a million markers), for a read that is rare and linear anyway.
+    """
+    if len(document.markers) + len(document.mentions) + len(document.findings) > MAX_RECORDS:
+        return
     try:
         value = codec.encode(document, shared=True)
         if codec.decoder(Document, True)(value) == document:

@@ -272,3 +272,17 @@ def test_a_corpus_record_with_lone_crs_reads_as_a_file_does(tmp_path):
     path.write_text(json.dumps({"id": "q1", "text": CR_REPORT}) + "\n")
     (record,) = inputs.read_jsonl(inputs.Source("c.jsonl", path, True), "text", "id", 1 << 20)
     assert record.text == CR_REPORT.replace("\r", "\n")
+
+
+def test_a_missing_marker_used_many_times_is_one_finding_with_its_count():
+    """A megabyte of `[1] ` with no list is one finding (count and lines), not a quarter of a million."""
+    from clinaudit.read.document import read_document
+
+    text = "[1] " * 250_000 + "\n\nAnd again [1] and [2].\n"
+    document = read_document("r.md", [(text, 0)], True)
+    found = [f for f in document.findings if f.rule == "dangling-reference"]
+    assert [f.message for f in found] == [
+        "[1] has no entry in the reference list (used 250,001 times, on lines 1, 3)",
+        "[2] has no entry in the reference list",
+    ]
+    assert (found[0].span.line, found[0].span.column) == (1, 1)
