@@ -317,7 +317,7 @@ _LINES_SHOWN = 8
 
 
 def _uses(count: int, lines: list[int]) -> str:
-    """" (used 3 times, on lines 4, 9, 12)" for a missing label used more than once; "" for one use."""
+    """ " (used 3 times, on lines 4, 9, 12)" for a missing label used more than once; "" for one use."""
     if count == 1:
         return ""
     shown = ", ".join(map(str, lines[:_LINES_SHOWN])) + (", …" if len(lines) > _LINES_SHOWN else "")

@@ -4,7 +4,8 @@ Each study is kept as the subset of its v2 JSON that clinaudit asks the API for
 (services/ctgov.py `FIELDS`: identification, status, conditions, design,
 interventions), so a look-up builds its record with the same `parse_study` as a
 network answer. A zip is read one member at a time, and a JSON array one study
-at a time, so memory stays bounded by the largest study.
+at a time, and no study may be larger than MAX_STUDY: memory stays bounded
+whatever a member holds (a 1 MB zip can hold a gigabyte of JSON).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from clinaudit.lookup.services import ctgov
 from clinaudit.models import Record
 
 NCT = re.compile(r"^NCT\d{8}$")
+MAX_STUDY = 16 * 1024 * 1024  # bytes of one study's JSON; the largest real ones, results and all, are a few MB
+_READ = 1 << 20
 _KEEP: dict[str, Any] = {  # the FIELDS of services/ctgov.py, as a tree of kept keys (True: the whole value)
     "protocolSection": {
         "identificationModule": True,
@@ -138,8 +141,11 @@ def _json_studies(where: str, handle) -> Iterator[tuple[str, Any]]:
     if start == b"[":
         yield from _array(where, head, handle)
         return
+    rest = handle.read(MAX_STUDY + 1 - len(head))
+    if len(head) + len(rest) > MAX_STUDY:
+        raise InputError(f"{where}: larger than {MAX_STUDY // (1024 * 1024)} MB: not one ClinicalTrials.gov study")
     try:
-        data = json.loads(head + handle.read())
+        data = json.loads(head + rest)
     except (ValueError, UnicodeDecodeError) as exc:
         raise InputError(f"{where}: malformed JSON ({exc})") from None
     except RecursionError:
@@ -169,7 +175,11 @@ def _array(where: str, head: bytes, handle) -> Iterator[tuple[str, Any]]:
             except RecursionError:
                 raise InputError(f"{where}[{index}]: JSON nested too deeply to be a ClinicalTrials.gov study") from None
             except ValueError:
-                more = handle.read(1 << 20)
+                if len(buffer) > MAX_STUDY:
+                    raise InputError(
+                        f"{where}[{index}]: larger than {MAX_STUDY // (1024 * 1024)} MB: not one ClinicalTrials.gov study"
+                    ) from None
+                more = handle.read(max(_READ, len(buffer)))  # doubling: an element is re-parsed O(log n) times
                 if not more:
                     raise InputError(f"{where}: malformed or truncated JSON array (element {index})") from None
                 buffer += text.decode(more)
