@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import ChainMap
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
@@ -100,6 +100,44 @@ def audit_corpus(
 ) -> AuditResult:
     """Audit JSONL corpora: each line's `text_field` as one report, named by its `id_field` (or its line)."""
     options = options or Options()
+    sources = _corpus_sources(paths, options)
+    if options.jobs != 1:
+        from clinaudit import parallel
+
+        if parallel.workers(options) > 1:
+            read, kept = parallel.read_corpus(sources, text_field, id_field, options, readers())
+            return _corpus_result(read, kept, options)
+    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
+    reports = audit_records(records, replace(options, jobs=1))
+    return AuditResult(verdict.overall(reports), tuple(reports))
+
+
+STREAM_BATCH = 500  # corpus records read, resolved and reported together when results are streamed
+
+
+def corpus_reports(
+    paths: Iterable[str], text_field: str, id_field: str | None = None, options: Options | None = None
+) -> Iterator[FileReport]:
+    """The reports of JSONL corpora in order, each batch of records as soon as it is audited.
+
+    Memory stays flat in the number of records: a batch's ids are resolved together (in
+    shared requests, as a whole corpus's are by `audit_corpus`), its reports handed on,
+    and nothing of it is kept.
+    """
+    options = replace(options or Options(), jobs=1)
+    sources = _corpus_sources(paths, options)
+    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
+    batch: list[CorpusRecord] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == STREAM_BATCH:
+            yield from audit_records(batch, options)
+            batch = []
+    if batch:
+        yield from audit_records(batch, options)
+
+
+def _corpus_sources(paths: Iterable[str], options: Options) -> list[inputs.Source]:
     corrections.check_options(options)
     sources = []
     seen = set()
@@ -110,15 +148,7 @@ def audit_corpus(
         if key not in seen:  # a corpus named twice is audited once, as a report is
             seen.add(key)
             sources.append(inputs.Source(inputs.shown(raw), None if raw == "-" else Path(raw), True))
-    if options.jobs != 1:
-        from clinaudit import parallel
-
-        if parallel.workers(options) > 1:
-            read, kept = parallel.read_corpus(sources, text_field, id_field, options, readers())
-            return _corpus_result(read, kept, options)
-    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
-    reports = audit_records(records, replace(options, jobs=1))
-    return AuditResult(verdict.overall(reports), tuple(reports))
+    return sources
 
 
 def audit_records(records: Iterable[CorpusRecord], options: Options) -> list[FileReport]:

@@ -87,6 +87,8 @@ def check(
         options = configure(ctx, paths, options, config, isolated, enable, disable)
         if write_baseline and options.baseline and not Path(options.baseline).exists():
             options = replace(options, baseline=None)  # the first --write-baseline creates it
+        if jsonl_text is not None and format.value == "jsonl" and _streamable(options, write_baseline):
+            _stream_corpus(paths, jsonl_text, jsonl_id, options, output)  # exits with the run's code
         if jsonl_text is not None:
             from clinaudit.pipeline import audit_corpus
 
@@ -125,6 +127,73 @@ def check(
     if errors:
         raise typer.Exit(2)
     raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
+
+
+def _streamable(options: Options, write_baseline: str | None) -> bool:
+    """A corpus whose JSONL results can go out as each batch finishes: nothing needs them all at the end."""
+    return options.jobs == 1 and write_baseline is None and not options.suggest_corrections
+
+
+class _Tally:
+    """What the summary line says of a run, counted as its reports go by (a streamed corpus keeps none)."""
+
+    def __init__(self) -> None:
+        from collections import Counter
+
+        self.files = 0
+        self.severities: Counter[str] = Counter()
+        self.findings = 0
+        self.suppressed = 0
+        self.citations = 0
+        self.failed = False
+        self.errors: list[str] = []
+
+    def add(self, report) -> None:
+        from clinaudit.models import distinct_works
+
+        self.files += 1
+        self.findings += len(report.findings)
+        self.severities.update(f.severity.value for f in report.findings)
+        self.suppressed += len(report.suppressed)
+        self.citations += len(distinct_works(report.citations))
+        self.failed = self.failed or report.verdict == "fail"
+        if report.error:
+            self.errors.append(report.error)
+
+    @property
+    def verdict(self) -> str:
+        return "fail" if self.failed else "error" if self.errors else "pass"
+
+
+def _stream_corpus(paths: list[str], text_field: str, id_field: str | None, options: Options, output) -> None:
+    """Each record's JSON line written as its batch finishes; memory stays flat in the number of records."""
+    import contextlib
+
+    from clinaudit import atomic
+    from clinaudit.errors import InputError
+    from clinaudit.pipeline import corpus_reports
+    from clinaudit.report.formats.jsonl_format import record_line
+
+    tally = _Tally()
+    target = contextlib.nullcontext(sys.stdout) if output is None else atomic.replacing(output)
+    try:
+        with target as out:
+            for report in corpus_reports(paths, text_field, id_field, options):
+                out.write(record_line(report))
+                tally.add(report)
+            out.flush()
+    except InputError as exc:
+        fail(str(exc))
+    except BrokenPipeError:
+        quiet_broken_pipe()
+    except OSError as exc:
+        fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
+    if len(tally.errors) < tally.files:
+        print(_summary(tally.files, "record", tally.severities, tally.findings, tally.suppressed, tally.citations,
+                       tally.verdict), file=sys.stderr)  # fmt: skip
+    for error in tally.errors:
+        say_error(error)
+    raise typer.Exit(2 if tally.errors else 1 if tally.failed else 0)
 
 
 def _refuse_overwriting(output: Path | None, inputs: list[str]) -> None:
@@ -169,21 +238,25 @@ def _summary_line(result) -> str:
 
     from clinaudit.models import distinct_works
 
-    severities = Counter(f.severity.value for f in result.findings)
-    files = len(result.files)
     noun = "record" if any(r.line for r in result.files) else "file"  # a JSONL corpus counts its records
-    return (
-        f"clinaudit: {files} {noun}{'s' if files != 1 else ''}, "
-        f"{len(result.findings)} findings ({severities['high']} high, {severities['medium']} medium, "
-        f"{severities['low']} low), {_suppressed_count(result)}"
-        f"{sum(len(distinct_works(r.citations)) for r in result.files)} citations: {result.verdict.upper()}"
+    return _summary(
+        len(result.files),
+        noun,
+        Counter(f.severity.value for f in result.findings),
+        len(result.findings),
+        len(result.suppressed),
+        sum(len(distinct_works(r.citations)) for r in result.files),
+        result.verdict,
     )
 
 
-def _suppressed_count(result) -> str:
-    """Suppressed findings are counted in the summary, never silently dropped."""
-    count = len(result.suppressed)
-    return f"{count} suppressed, " if count else ""
+def _summary(files: int, noun: str, severities, findings: int, suppressed: int, citations: int, verdict: str) -> str:
+    return (
+        f"clinaudit: {files} {noun}{'s' if files != 1 else ''}, "
+        f"{findings} findings ({severities['high']} high, {severities['medium']} medium, "
+        f"{severities['low']} low), {f'{suppressed} suppressed, ' if suppressed else ''}"
+        f"{citations} citations: {verdict.upper()}"
+    )
 
 
 def _write_baseline(path: str, result) -> None:

@@ -176,3 +176,26 @@ def test_jobs_on_a_corpus_from_stdin(tmp_path):
     two = run_cli(*args, "--jobs", "2", input=lines)
     assert one.returncode == two.returncode == 1 and one.stdout == two.stdout
     assert json.loads(two.stdout.splitlines()[-1])["path"] == "-#s299"
+
+
+def test_a_streamed_corpus_gives_the_same_lines_as_one_audited_whole(tmp_path, monkeypatch):
+    """-f jsonl writes each batch's records as it finishes; the lines are those of the whole corpus audited at once."""
+    import json as _json
+
+    from clinaudit import pipeline
+    from clinaudit.models import Options
+    from clinaudit.report.formats.jsonl_format import record_line
+
+    corpus = tmp_path / "answers.jsonl"
+    rows = [{"id": f"a{k}", "answer": f"Warfarin {k} mg daily is the usual dose (PMID: 0)."} for k in range(7)]
+    corpus.write_text("".join(_json.dumps(r) + "\n" for r in rows) + "not json\n", encoding="utf-8")
+    monkeypatch.setattr(pipeline, "STREAM_BATCH", 3)  # three batches and a bit
+    options = Options(offline=True)
+    whole = pipeline.audit_corpus([str(corpus)], "answer", "id", options)
+    streamed = list(pipeline.corpus_reports([str(corpus)], "answer", "id", options))
+    assert [record_line(r) for r in streamed] == [record_line(r) for r in whole.files]
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
+    assert proc.returncode == 2  # the bad line is an error record, after every good one
+    lines = [_json.loads(line) for line in proc.stdout.splitlines()]
+    assert [x["record"] for x in lines] == [*(f"a{k}" for k in range(7)), None]
+    assert "clinaudit: 8 records" in proc.stderr
