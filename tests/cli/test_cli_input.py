@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli
 
 
 def one_error_line(proc, *fragments, alone: bool = True):
@@ -144,7 +145,7 @@ def _on_a_terminal(*args: str, stdout_too: bool) -> tuple[str, str]:
     import os
     import pty
 
-    from conftest import clinaudit_exe
+    from helpers.cli import clinaudit_exe
 
     master, slave = pty.openpty()
     proc = subprocess.Popen(

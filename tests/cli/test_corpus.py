@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli
 
 ANSWERS = [
     {"id": "q1", "answer": "Take 10 mg of warfarin daily."},  # an uncited dose recommendation

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import textwrap
 
-from conftest import ROOT, run_cli
+from helpers import ROOT
+from helpers.cli import run_cli
 
 VIOXX = "Vioxx is FDA-approved for osteoarthritis pain (PMID: 29768149).\n"
 OVERRIDE = """\

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 FAILING = """\
 # Dosing notes

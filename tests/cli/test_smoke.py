@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli
 
 
 def test_cli_runs_on_samples_and_fails_the_unsafe_ones():

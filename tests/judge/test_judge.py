@@ -1,8 +1,8 @@
 """The model judge: batched calls, a hard time limit, and failure that is never evidence.
 
-A local OpenAI-compatible server (tests/fake_llm.py) replays recorded reply shapes;
+A local OpenAI-compatible server (tests/helpers/fake_llm.py) replays recorded reply shapes;
 the citations that "passed existence" come from the recorded services
-(tests/fakeserver.py), or are built by hand for the module-level cases.
+(tests/helpers/fakeserver.py), or are built by hand for the module-level cases.
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import time
 from dataclasses import replace
 
 import pytest
-from fake_llm import FakeLLM, sources_of
-from resolve_helpers import check, citations, findings, statuses, write
 
 from clinaudit.errors import InputError
 from clinaudit.judge import prompt as judge_prompt
 from clinaudit.judge import review as judge
 from clinaudit.models import CitationKind, CitationResult, Judgement, Options, Record, Span, Status
 
-from conftest import CLOSED, run_cli
+from helpers import CLOSED
+from helpers.cli import run_cli
+from helpers.fake_llm import FakeLLM, sources_of
+from helpers.resolve import check, citations, findings, statuses, write
 
 MELANOMA = "pmid:22663011"  # Flaherty 2012, trametinib in BRAF-mutated melanoma: has an abstract
 ASTHMA = "pmid:29768149"  # O'Byrne 2018, as-needed budesonide-formoterol in mild asthma: has an abstract

@@ -34,7 +34,7 @@ from clinaudit.lookup.http import (
     send,
 )
 
-from fakeserver import FakeServices
+from helpers.fakeserver import FakeServices
 
 KEY = "secret-key-123"
 

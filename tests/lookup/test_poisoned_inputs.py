@@ -18,14 +18,15 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
-from mirror_helpers import CURRENT_FILE, RETRACTIONS, build, mirror_cli, query
-from resolve_helpers import check, citations, statuses, write
 
 from clinaudit.lookup.cache import SCHEMA, ResolutionCache, from_json
 from clinaudit.lookup.cache import stored as to_json
 from clinaudit.models import Record, Resolution, Status
 
-from conftest import FIXTURES, run_cli
+from helpers import FIXTURES
+from helpers.cli import run_cli
+from helpers.mirror import CURRENT_FILE, RETRACTIONS, build, mirror_cli, query
+from helpers.resolve import check, citations, statuses, write
 
 PMID = "pmid:23456789"
 REPORT = "Aspirin reduces the risk of recurrent stroke in adults (PMID: 23456789).\n"

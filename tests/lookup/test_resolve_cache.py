@@ -10,9 +10,9 @@ import subprocess
 import time
 
 import pytest
-from resolve_helpers import check, citations, statuses, write
 
-from conftest import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli
+from helpers.resolve import check, citations, statuses, write
 
 REPORT = """# Mixed
 

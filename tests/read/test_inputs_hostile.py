@@ -17,7 +17,7 @@ import pytest
 
 from clinaudit.read import inputs
 
-from conftest import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli
 
 FORMATS = ["table", "json", "jsonl", "sarif", "github", "markdown"]
 # Drop the capabilities that let root read anything, so file modes apply as they do for a user.

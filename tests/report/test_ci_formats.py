@@ -14,7 +14,8 @@ from clinaudit.report.formats import FORMATS
 from clinaudit.report.formats.github_format import escape_data, escape_property
 from clinaudit.report.formats.markdown_format import cell
 
-from conftest import FIXTURES, ROOT, run_cli
+from helpers import FIXTURES, ROOT
+from helpers.cli import run_cli
 
 SCHEMA = json.loads((FIXTURES / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CATALOGUE = yaml.safe_load((ROOT / "clinaudit" / "rules" / "catalogue.yaml").read_text(encoding="utf-8"))["rules"]

@@ -7,7 +7,8 @@ import pytest
 
 from clinaudit import audit_paths, audit_text
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli
 
 FINDING_KEYS = {
     "rule",
@@ -126,7 +127,7 @@ def test_reader_leaving_early_is_not_an_error():
     """`clinaudit check … | head`: the verdict still decides the exit code, and no error is printed."""
     import subprocess
 
-    from conftest import clinaudit_exe
+    from helpers.cli import clinaudit_exe
 
     for sample, code in (("clean_cited.md", 0), ("uncited_dosing.md", 1)):
         proc = subprocess.Popen(

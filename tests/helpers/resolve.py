@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 
 def write(folder: Path, text: str, name: str = "report.md") -> Path:
