@@ -114,6 +114,25 @@ def test_sarif_uri_is_repo_relative_from_a_subfolder_and_percent_encoded(repo):
     assert uris == {"docs/my%20report.md"}
 
 
+def test_the_repo_root_follows_the_working_directory(tmp_path, monkeypatch):
+    """One process that renders from two work trees (a library caller) finds each tree's own root."""
+    from clinaudit.report.formats._common import relative, repo_root
+
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    first, second = tmp_path / "one", tmp_path / "two"
+    for tree in (first, second):
+        (tree / ".git").mkdir(parents=True)
+        (tree / "docs").mkdir()
+    monkeypatch.chdir(first / "docs")
+    assert repo_root() == first.resolve()
+    monkeypatch.chdir(second / "docs")
+    assert repo_root() == second.resolve()
+    assert relative(str(second / "docs" / "r.md")) == "docs/r.md"
+    assert relative(str(first / "docs" / "r.md")) is None  # outside this tree
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(first))
+    assert repo_root() == first.resolve()
+
+
 def test_sarif_fingerprints_survive_lines_inserted_above(repo):
     before = {r["partialFingerprints"]["clinaudit/v1"]: r["ruleId"] for r in sarif(repo)["runs"][0]["results"]}
     path = repo / "docs" / "report.md"
