@@ -31,7 +31,7 @@ def isolated_env(tmp_path_factory, monkeypatch):
 def services(monkeypatch):
     """The recorded PubMed, ClinicalTrials.gov, Crossref and doi.org on 127.0.0.1 (tests/helpers/fakeserver.py).
 
-    The CLINAUDIT_*_URL variables point at it, so `run_cli` subprocesses use it too.
+    The CLINAUDIT_*_URL variables point at it, so the CLI uses it too, in process (run_cli) or not (run_exe).
     """
     from helpers.fakeserver import FakeServices
 

@@ -1,4 +1,4 @@
-"""The installed `clinaudit`: corrections check / add, --corrections, --no-default-corrections,
+"""The `clinaudit` command: corrections check / add, --corrections, --no-default-corrections,
 --suggest-corrections, and the project corrections.yaml found by walking up from a report."""
 
 from __future__ import annotations

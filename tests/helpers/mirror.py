@@ -1,4 +1,4 @@
-"""Helpers for the mirror tests: build a real SQLite mirror from real gz XML with the installed CLI."""
+"""Helpers for the mirror tests: build a real SQLite mirror from real gz XML through the CLI."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Look-up order with a mirror: mirror → cache → network, `--offline` = mirror + cache, Retraction Watch overlay.
 
-A real SQLite mirror built by the installed CLI, the recorded services on loopback
+A real SQLite mirror built by the CLI, the recorded services on loopback
 (tests/helpers/fakeserver.py) counting every request, and real `clinaudit check` runs.
 """
 

@@ -4,7 +4,7 @@ A cache entry or a mirror row of the wrong types is refused (one warning, then a
 again, or unverifiable offline) and `cache check` says so; a trials download nested too
 deeply is one error naming the file and leaves nothing in; a Retraction Watch date that
 is not a date is read as none; a baseline of the wrong types is one error, exit 2.
-Real cache directories, real SQLite mirrors built by the installed CLI, no mocks.
+Real cache directories, real SQLite mirrors built by the CLI, no mocks.
 """
 
 from __future__ import annotations
