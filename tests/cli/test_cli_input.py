@@ -110,6 +110,7 @@ def test_directory_recursion_picks_reports_only(tmp_path):
     assert names == ["one.md", "three.txt", "two.markdown"]
 
 
+@pytest.mark.slow  # reading 50 MB takes a minute or more: the size is what shows the memory is bounded
 @pytest.mark.timeout(300)
 def test_fifty_megabyte_file_in_bounded_memory(tmp_path):
     block = (
