@@ -1,6 +1,6 @@
 """Benchmark: reading a hostile body within a 32 MB cap, two ways.
 
-A loopback server (tests/fakeserver.py) serves a 300 MB body with no Content-Length
+A loopback server (tests/helpers/fakeserver.py) serves a 300 MB body with no Content-Length
 and a 1 MB gzip body that inflates to 1 GiB. Each way of reading runs in its own
 child process, which reports its peak RSS (ru_maxrss) and time:
 
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "lookup")]
+sys.path.insert(0, str(ROOT / "tests"))
 
 CAP = 32 * 1024 * 1024
 CHILD = r"""
@@ -64,9 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--unbounded-bomb", action="store_true", help="also read the bomb whole (about 6 GB)")
     args = parser.parse_args()
-    from test_hostile_services import gzip_bomb
-
-    from fakeserver import FakeServices
+    from helpers.fakeserver import FakeServices, gzip_bomb
 
     bomb = gzip_bomb()
     baseline = json.loads(

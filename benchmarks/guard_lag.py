@@ -29,7 +29,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "tests" / "guard"))
 
 from clinaudit.guard.stream import StreamGuard  # noqa: E402
 from clinaudit.models import Options  # noqa: E402
@@ -40,7 +39,7 @@ INTERVAL = 1.0 / RATE
 
 
 def texts() -> dict[str, str]:
-    from test_guard import WRITTEN
+    from helpers.texts import WRITTEN
 
     found = {p.name: p.read_text(encoding="utf-8") for p in sorted((ROOT / "samples").glob("*.md"))}
     found["markers (written)"] = WRITTEN["markers"]

@@ -17,7 +17,7 @@ Run against a configured endpoint (see README, "Model judge"):
   CLINAUDIT_JUDGE_URL=http://localhost:11434/v1 CLINAUDIT_JUDGE_MODEL=llama3.1:8b \\
       python benchmarks/judge_eval.py --pairs 100 --timeout 120
 
---plumbing needs no model: against tests/fake_llm.py on 127.0.0.1 it prints how
+--plumbing needs no model: against tests/helpers/fake_llm.py on 127.0.0.1 it prints how
 many calls 200 citations cost and what a judge that never answers adds to a run.
 """
 
@@ -173,7 +173,7 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def plumbing(args: argparse.Namespace) -> int:
-    from fake_llm import FakeLLM
+    from helpers.fake_llm import FakeLLM
 
     items = load()
     chosen = pairs(items, 100)  # 200 citations: 100 own pairs and 100 hard negatives

@@ -12,7 +12,7 @@ never committed. Then:
 - store: SQLite against DuckDB (when `pip install duckdb` is there) on the same rows:
   insert rows/s, file size, 500 look-ups one by one and in one batch;
 - a 500-PMID report from the warm mirror through the resolver, the fake services
-  (tests/fakeserver.py) counting requests: floors 0 requests, look-up step < 50 ms;
+  (tests/helpers/fakeserver.py) counting requests: floors 0 requests, look-up step < 50 ms;
 - SIGKILL during `mirror build`, then a re-run: the same row count as an uninterrupted build.
 
     python benchmarks/mirror.py [--records 60000]
@@ -221,7 +221,7 @@ def warm_report(mirror: Path, pmids: list[int]) -> tuple[int, float, float]:
     from clinaudit.models import Options
     from clinaudit.read.document import read_document
 
-    from fakeserver import FakeServices
+    from helpers.fakeserver import FakeServices
 
     text = "\n\n".join(f"Finding {k} was reported (PMID: {p})." for k, p in enumerate(pmids)) + "\n"
     folder = Path(tempfile.mkdtemp(prefix="clinaudit-warm-"))

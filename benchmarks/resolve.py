@@ -1,6 +1,6 @@
 """Benchmark: resolving 500 PMIDs, 50 NCT ids and 20 DOIs, cold and warm.
 
-Runs the installed `clinaudit check` against the test server (tests/fakeserver.py) on
+Runs the installed `clinaudit check` against the test server (tests/helpers/fakeserver.py) on
 127.0.0.1, with 100 ms of latency on every request and NCBI's 3 requests/s enforced
 by the server (it answers NCBI's real 429 body past it). The server synthesises a
 record for every id it has no recorded fixture for (titles "Synthetic …"): fine for
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fakeserver import FakeServices  # noqa: E402
+from helpers.fakeserver import FakeServices  # noqa: E402
 
 PMIDS = [str(31000000 + k * 7) for k in range(500)]
 NCTS = [f"NCT{40000000 + k * 3:08d}" for k in range(50)]

@@ -2,7 +2,7 @@
 
 The records are real PubMedQA items (../shared/data/pubmedqa, MIT; QUESTION as the
 title, CONTEXTS as the abstract, MESHES as MeSH) served as efetch XML by the local
-test server (tests/fakeserver.py). Each sentence of the report is the first sentence
+test server (tests/helpers/fakeserver.py). Each sentence of the report is the first sentence
 of a record's conclusion and cites that record, so every citation goes through the
 whole topic check. The first run fills the cache; the warm runs that follow make no
 request, and their wall time (median of --runs) is the figure. A warm run of the
@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PUBMEDQA = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fakeserver import FakeServices  # noqa: E402
+from helpers.fakeserver import FakeServices  # noqa: E402
 
 COPY_BASE = 90_000_000  # PMIDs of the copies in the 5,000-citation report
 _FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")

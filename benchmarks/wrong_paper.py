@@ -5,7 +5,7 @@ claim: the claim, an evidence grade, a reference cell where the corpus has autho
 a PubMed link) and plain prose (the same claims as sentences citing the PMID). Each
 claim is cited once with its own PMID and once with a swapped PMID, the swap a model
 makes: a real paper from a different topic of the same field. The records are served
-as efetch XML by the local test server (tests/fakeserver.py), so the whole CLI path
+as efetch XML by the local test server (tests/helpers/fakeserver.py), so the whole CLI path
 runs (parse, resolve, cache, verify), and the citations' JSON statuses are counted.
 A citation is *flagged* when its status is `off_topic` or `mismatched`.
 
@@ -75,7 +75,7 @@ TREES = DATA / "mesh" / "mesh2024_tree_numbers.tsv"
 MEDLINE = DATA / "pubmed" / "baseline" / "medline16n0902.xml.gz"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fakeserver import FakeServices  # noqa: E402
+from helpers.fakeserver import FakeServices  # noqa: E402
 
 SEED = 20250111
 ROWS_PER_DOCUMENT = 8

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from mirror_helpers import CURRENT_FILE, OLD_FILE, RETRACTIONS, build, mirror_cli
 
-from conftest import run_cli
+from helpers.cli import run_cli
+from helpers.mirror import CURRENT_FILE, OLD_FILE, RETRACTIONS, build, mirror_cli
 
 distributed = pytest.importorskip("dask.distributed", reason="pip install 'clinaudit[dask]' (in the test extra)")
 

@@ -10,7 +10,7 @@ from clinaudit.check import corrections
 from clinaudit.models import Options
 from clinaudit.read.document import read_document
 
-from conftest import SAMPLES
+from helpers import SAMPLES
 
 
 def test_documents_and_reports_come_back_from_a_pickle_equal():

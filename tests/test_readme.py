@@ -7,7 +7,7 @@ import pytest
 
 from clinaudit import audit_paths
 
-from conftest import SAMPLES
+from helpers import SAMPLES
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 IMPORT = re.compile(r"^from (clinaudit[\w.]*) import (.+)$", re.M)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clinaudit import yamlfiles
 
-from conftest import SAMPLES
+from helpers import SAMPLES
 
 TEXT = "version: 1\nwhen: 2024-01-31\nwords: [a, b]\n"
 

@@ -169,7 +169,7 @@ def warnings_to_stderr() -> None:
 
     logger = logging.getLogger("clinaudit")
     if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
+        handler = _stderr_handler()
         handler.setFormatter(_one_line("clinaudit: warning: %(message)s"))
         handler._clinaudit = True  # type: ignore[attr-defined]  # our mark: no attribute logging declares
         logger.addHandler(handler)
@@ -223,6 +223,28 @@ def raise_on_signals() -> None:
             signal.signal(signum, handler)
         except (ValueError, OSError):
             return
+
+
+def _stderr_handler() -> logging.Handler:
+    """A handler that writes to sys.stderr as it is when a warning comes, not as it was when it was made.
+
+    A StreamHandler keeps the stream it is given: a second run in the same process (the
+    app called again, with its stderr captured anew) would write to the first run's.
+    """
+    import logging
+
+    class ToStderr(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            stream = sys.stderr
+            if stream is None:  # started with `2>&-`
+                return
+            try:
+                stream.write(self.format(record) + "\n")
+                stream.flush()
+            except Exception:
+                self.handleError(record)
+
+    return ToStderr()
 
 
 def quiet_broken_pipe() -> None:

@@ -146,13 +146,18 @@ class ResolutionCache:
                 import diskcache
 
                 self.directory.mkdir(parents=True, exist_ok=True)
-                opened["cache"] = diskcache.Cache(
+                cache = diskcache.Cache(
                     str(self.directory),
                     disk=_json_disk(),
                     timeout=LOCK_TIMEOUT,
                     size_limit=SIZE_LIMIT,
                     eviction_policy=EVICTION,
                 )
+                # diskcache keeps a connection per thread, and the threads that use the cache open their
+                # own: this thread's would outlive it (a connection and its statement cache are a cycle,
+                # freed by the garbage collector), keeping the database open after the run closed it.
+                cache.close()
+                opened["cache"] = cache
             except Exception as exc:
                 opened["error"] = exc
 

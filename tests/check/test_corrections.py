@@ -17,7 +17,7 @@ from clinaudit.cli.corrections import append_entries
 from clinaudit.lookup import resolve
 from clinaudit.models import Options, Record, Status
 
-from conftest import ROOT
+from helpers import ROOT
 
 PACKAGED = ROOT / "clinaudit" / "data" / "corrections.yaml"
 TOP_LEVEL = ROOT / "corrections.yaml"

@@ -12,7 +12,7 @@ from clinaudit.lookup import refsearch
 from clinaudit.models import Record
 from clinaudit.read import entries
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 MEK = Record(
     "pmid:22663011",

@@ -12,7 +12,7 @@ import pytest
 from clinaudit.check import synonyms, topic
 from clinaudit.models import Record
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from clinaudit.check import corrections, topic
 from clinaudit.lookup.services.pubmed import parse_efetch
 from clinaudit.models import Record
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 
 @pytest.fixture(scope="module")

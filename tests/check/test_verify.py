@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 
-from resolve_helpers import check, write
-
-from conftest import run_cli
+from helpers.cli import run_cli
+from helpers.resolve import check, write
 
 
 def by_id(data: dict, path=None) -> dict[str, dict]:

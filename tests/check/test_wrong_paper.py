@@ -13,9 +13,8 @@ import json
 from html import escape
 from pathlib import Path
 
-from resolve_helpers import check, write
-
-from conftest import FIXTURES
+from helpers import FIXTURES
+from helpers.resolve import check, write
 
 LINK = "[PMID {0}](https://pubmed.ncbi.nlm.nih.gov/{0}/)"
 TOF = "11079675"  # 'Pulmonary valve replacement in adults late after repair of tetralogy of fallot: ...'

@@ -7,7 +7,8 @@ import sys
 
 import pytest
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli
 
 
 def one_error_line(proc, *fragments, alone: bool = True):
@@ -109,6 +110,7 @@ def test_directory_recursion_picks_reports_only(tmp_path):
     assert names == ["one.md", "three.txt", "two.markdown"]
 
 
+@pytest.mark.slow  # reading 50 MB takes a minute or more: the size is what shows the memory is bounded
 @pytest.mark.timeout(300)
 def test_fifty_megabyte_file_in_bounded_memory(tmp_path):
     block = (
@@ -144,7 +146,7 @@ def _on_a_terminal(*args: str, stdout_too: bool) -> tuple[str, str]:
     import os
     import pty
 
-    from conftest import clinaudit_exe
+    from helpers.cli import clinaudit_exe
 
     master, slave = pty.openpty()
     proc = subprocess.Popen(

@@ -13,7 +13,7 @@ import pytest
 from clinaudit.config import Config, ConfigError, keys, load
 from clinaudit.models import Options
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 # One medium finding (an uncited side-effect claim) and nothing high: passes by default.
 MEDIUM_ONLY = "Common side effects include a dry cough and dizziness.\n"

@@ -19,7 +19,7 @@ import yaml
 
 from clinaudit import yamlfiles
 
-from conftest import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli
 
 CLEAN = "# Notes\n\nThe clinic opens at nine.\n"  # no finding, no claim: passes under any gate
 CITED = "Aspirin is indicated for pain [src:guide-1].\n"  # one claim, cited: coverage 100% with KB

@@ -12,11 +12,12 @@ import os
 from pathlib import Path
 
 import pytest
-from resolve_helpers import check, statuses, write
 
 from clinaudit import config
 from clinaudit.lookup.network import Network
 from clinaudit.options import Options
+
+from helpers.resolve import check, statuses, write
 
 SECRET = "0123456789abcdef-ncbi-secret"
 REPORT = "Budesonide-formoterol as needed controlled mild asthma (PMID: 29768149).\n"

@@ -1,10 +1,14 @@
-"""JSONL corpora (`check answers.jsonl --jsonl-text FIELD [--jsonl-id FIELD]`) and `--jobs N`, through the installed CLI."""
+"""JSONL corpora (`check answers.jsonl --jsonl-text FIELD [--jsonl-id FIELD]`) and `--jobs N`, through the CLI.
+
+`--jobs 2` forks, so it runs as the installed console script (run_exe); the rest runs in process.
+"""
 
 from __future__ import annotations
 
 import json
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli, run_exe
 
 ANSWERS = [
     {"id": "q1", "answer": "Take 10 mg of warfarin daily."},  # an uncited dose recommendation
@@ -121,13 +125,13 @@ def test_jobs_gives_identical_results_in_the_same_order(tmp_path):
     corpus = write_corpus(tmp_path / "answers.jsonl", rows)
     args = ("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
     one = run_cli(*args, "--jobs", "1")
-    two = run_cli(*args, "--jobs", "2")
-    every = run_cli(*args, "--jobs", "0")
+    two = run_exe(*args, "--jobs", "2")  # a subprocess: --jobs forks
+    every = run_exe(*args, "--jobs", "0")
     assert one.returncode == two.returncode == every.returncode == 1
     assert one.stdout == two.stdout == every.stdout
     assert len(one.stdout.splitlines()) == 150
     files_one = run_cli("check", str(SAMPLES), "--offline", "-f", "json", "--jobs", "1")
-    files_two = run_cli("check", str(SAMPLES), "--offline", "-f", "json", "--jobs", "2")
+    files_two = run_exe("check", str(SAMPLES), "--offline", "-f", "json", "--jobs", "2")
     assert files_one.stdout == files_two.stdout and files_one.returncode == files_two.returncode
 
 
@@ -136,7 +140,7 @@ def test_jobs_reads_stdin_in_its_place(tmp_path):
     report.write_text("Take 10 mg of warfarin daily.\n", encoding="utf-8")
     args = ("check", str(SAMPLES), "-", str(report), "--offline", "-f", "json")
     one = run_cli(*args, "--jobs", "1", input="Give 5 mg of X twice daily.\n")
-    two = run_cli(*args, "--jobs", "2", input="Give 5 mg of X twice daily.\n")
+    two = run_exe(*args, "--jobs", "2", input="Give 5 mg of X twice daily.\n")  # a subprocess: --jobs forks
     assert one.stdout == two.stdout
     assert "-" in [f["path"] for f in json.loads(two.stdout)["files"]]
 
@@ -173,7 +177,7 @@ def test_jobs_on_a_corpus_from_stdin(tmp_path):
     lines = "\n".join(json.dumps({"id": f"s{k}", "answer": ANSWERS[k % 3]["answer"]}) for k in range(300)) + "\n"
     args = ("check", "-", "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "jsonl")
     one = run_cli(*args, "--jobs", "1", input=lines)
-    two = run_cli(*args, "--jobs", "2", input=lines)
+    two = run_exe(*args, "--jobs", "2", input=lines)  # a subprocess: --jobs forks
     assert one.returncode == two.returncode == 1 and one.stdout == two.stdout
     assert json.loads(two.stdout.splitlines()[-1])["path"] == "-#s299"
 

@@ -1,4 +1,4 @@
-"""The installed `clinaudit`: corrections check / add, --corrections, --no-default-corrections,
+"""The `clinaudit` command: corrections check / add, --corrections, --no-default-corrections,
 --suggest-corrections, and the project corrections.yaml found by walking up from a report."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import textwrap
 
-from conftest import ROOT, run_cli
+from helpers import ROOT
+from helpers.cli import run_cli
 
 VIOXX = "Vioxx is FDA-approved for osteoarthritis pain (PMID: 29768149).\n"
 OVERRIDE = """\

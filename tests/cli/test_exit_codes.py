@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES
+from helpers import SAMPLES
 
 HARMLESS = "Aspirin is a common drug used widely.\n" * 2000
 BUG = (

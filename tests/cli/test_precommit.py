@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from helpers import ROOT
 
 FAILING = """\
 # Dosing notes
@@ -23,7 +23,8 @@ FAILING = """\
 The recommended starting dose is 10 mg once daily.
 """
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+# slow: pre-commit builds its own virtualenv and pip-installs clinaudit into it (10-20 s a test)
+pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="needs git"), pytest.mark.slow]
 
 
 def git(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:

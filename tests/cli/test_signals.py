@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
-from fakeserver import FakeServices
+from helpers.cli import run_cli
+from helpers.fakeserver import FakeServices
 
 REPORT = "Budesonide-formoterol as needed controlled mild asthma (PMID: 29768149).\n"
 

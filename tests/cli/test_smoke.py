@@ -2,11 +2,12 @@ import json
 
 import pytest
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli, run_exe
 
 
 def test_cli_runs_on_samples_and_fails_the_unsafe_ones():
-    proc = run_cli("check", str(SAMPLES), "--format", "json")
+    proc = run_exe("check", str(SAMPLES), "--format", "json")  # the installed console script, as a user runs it
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
     verdicts = {f["path"].rsplit("/", 1)[-1]: f["verdict"] for f in data["files"]}
@@ -35,6 +36,6 @@ def test_help_names_values_by_what_they_are_not_by_python_type(command):
 
 
 def test_check_help_shows_its_arguments_plainly():
-    usage = run_cli("check", "--help").stdout
+    usage = run_exe("check", "--help").stdout  # the script's own name, as click finds it in a real process
     assert "Usage: clinaudit check [OPTIONS] PATH..." in usage
     assert "--output FILE" in usage and "--sources FILE" in usage and "--judge URL" in usage

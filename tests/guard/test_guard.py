@@ -14,26 +14,10 @@ from clinaudit.guard.stream import Event, StreamGuard
 from clinaudit.models import Options
 from clinaudit.read import citations, claims
 
-from conftest import SAMPLES
+from helpers import SAMPLES
+from helpers.texts import WRITTEN
 
 # Real report text: the samples, and answers written the way models write them.
-WRITTEN = {
-    "markers": (
-        "Budesonide-formoterol as needed reduced severe exacerbations [1, 2]. The effect held in adolescents "
-        "[3-5] and in adults (PMID: 29768149). See also NCT01234567 and doi:10.1056/NEJMoa1715274, or "
-        "https://pubmed.ncbi.nlm.nih.gov/22663011/ for the melanoma trial [src:gina-2024].\n\n"
-        "## References\n\n[1] O'Byrne PM et al. N Engl J Med. 2018;378:1865-1876. PMID: 29768149\n"
-        "[2] Bateman ED et al. N Engl J Med. 2018;378:1877-1887. doi:10.1056/NEJMoa1715274\n"
-    ),
-    "cited_dose": (
-        "Lisinopril lowers blood pressure in most adults. The usual dose is 10 mg once daily [1].\n\n"
-        "- Start low in older adults (PMID: 12345678).\n- Check potassium after two weeks.\n\n"
-        "| Drug | Dose | Source |\n|---|---|---|\n| Lisinopril | 10 mg once daily | [1] |\n\n"
-        "[1] Label. https://example.org/label\n"
-    ),
-    "question": "Is 20 mg nightly safe for everyone? That depends on the kidneys. Ask a pharmacist [2].",
-    "unfinished": "The trial enrolled 322 patients [1]. See the full report in [1",
-}
 TEXTS = {p.name: p.read_text(encoding="utf-8") for p in sorted(SAMPLES.glob("*.md"))} | WRITTEN
 QUICK = Options(offline=True)
 

@@ -12,7 +12,8 @@ from clinaudit.guard import holdback
 from clinaudit.guard.stream import StreamGuard
 from clinaudit.models import Options
 
-from conftest import SAMPLES, clinaudit_exe, run_cli
+from helpers import SAMPLES
+from helpers.cli import clinaudit_exe, run_cli
 
 
 def library_release(text: str) -> str:

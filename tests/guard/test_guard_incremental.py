@@ -27,7 +27,7 @@ from clinaudit.models import Options
 from clinaudit.pipeline import audit_text
 from clinaudit.read import sentences as read_sentences
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 QUICK = Options(offline=True)
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,7 +8,7 @@ import time
 from clinaudit.guard.stream import Event, StreamGuard
 from clinaudit.models import Status
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 REAL = "As-needed budesonide-formoterol controlled mild asthma (PMID: 29768149)."
 FABRICATED = "A made-up trial showed a 50% reduction in mortality (PMID: 39999991)."

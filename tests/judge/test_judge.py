@@ -1,8 +1,8 @@
 """The model judge: batched calls, a hard time limit, and failure that is never evidence.
 
-A local OpenAI-compatible server (tests/fake_llm.py) replays recorded reply shapes;
+A local OpenAI-compatible server (tests/helpers/fake_llm.py) replays recorded reply shapes;
 the citations that "passed existence" come from the recorded services
-(tests/fakeserver.py), or are built by hand for the module-level cases.
+(tests/helpers/fakeserver.py), or are built by hand for the module-level cases.
 """
 
 from __future__ import annotations
@@ -12,15 +12,16 @@ import time
 from dataclasses import replace
 
 import pytest
-from fake_llm import FakeLLM, sources_of
-from resolve_helpers import check, citations, findings, statuses, write
 
 from clinaudit.errors import InputError
 from clinaudit.judge import prompt as judge_prompt
 from clinaudit.judge import review as judge
 from clinaudit.models import CitationKind, CitationResult, Judgement, Options, Record, Span, Status
 
-from conftest import CLOSED, run_cli
+from helpers import CLOSED
+from helpers.cli import run_cli
+from helpers.fake_llm import FakeLLM, sources_of
+from helpers.resolve import check, citations, findings, statuses, write
 
 MELANOMA = "pmid:22663011"  # Flaherty 2012, trametinib in BRAF-mutated melanoma: has an abstract
 ASTHMA = "pmid:29768149"  # O'Byrne 2018, as-needed budesonide-formoterol in mild asthma: has an abstract
@@ -188,7 +189,9 @@ def test_the_key_is_sent_but_never_printed_or_logged(services, llm, tmp_path):
 def test_the_log_records_a_timeout(services, llm, tmp_path):
     log = tmp_path / "judge.jsonl"
     llm.default = "slow:5"
-    check(write(tmp_path, REPORT), "--judge-timeout", "0.5", "--judge-log", str(log), env=llm.env())
+    # a subprocess: the run's deadline and the request's own timeout fall together, and which the log
+    # records first depends on thread timing; in this process the test servers' threads share the GIL
+    check(write(tmp_path, REPORT), "--judge-timeout", "0.5", "--judge-log", str(log), env=llm.env(), exe=True)
     events = [json.loads(line)["event"] for line in log.read_text().splitlines()]
     assert events[0] == "request" and "timeout" in events
 

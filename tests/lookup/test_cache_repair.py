@@ -12,9 +12,9 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from resolve_helpers import check, statuses, write
 
-from conftest import run_cli
+from helpers.cli import run_cli
+from helpers.resolve import check, statuses, write
 
 REPORT = "Budesonide-formoterol controlled mild asthma (PMID: 29768149).\n"
 

@@ -1,7 +1,7 @@
 """A broken or hostile service never changes a verdict, never gets the API key, never exhausts memory.
 
 Each case runs the installed `clinaudit check` against the loopback services
-(tests/fakeserver.py) with an NCBI API key set and a second server standing by as
+(tests/helpers/fakeserver.py) with an NCBI API key set and a second server standing by as
 the "other host" a hostile answer points at. For every case: the verdicts, the
 key never reaching the second server (nor any output), and the peak memory of
 the CLI process, measured with `resource.getrusage(RUSAGE_CHILDREN)` in a fresh
@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import subprocess
 import sys
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from resolve_helpers import citations, statuses, write
 
-from conftest import FIXTURES, clinaudit_exe
-from fakeserver import EFETCH_HEAD, EFETCH_TAIL, FakeServices
+from helpers import FIXTURES
+from helpers.cli import clinaudit_exe
+from helpers.fakeserver import EFETCH_HEAD, EFETCH_TAIL, FakeServices, gzip_bomb
+from helpers.resolve import citations, statuses, write
 
 KEY = "ncbi-test-key-5f0c1d2e3a4b"
 PEAK_MB = 400
@@ -85,22 +84,6 @@ def elsewhere():
 def efetch(services: FakeServices, *pmids: str, extra: bytes = b"") -> bytes:
     """A real efetch answer for `pmids` (recorded articles), plus `extra` entries."""
     return EFETCH_HEAD + b"".join(services.articles[p] + b"\n" for p in pmids) + extra + EFETCH_TAIL
-
-
-def gzip_bomb(inflated: int = 1 << 30) -> bytes:
-    """About 1 MB of gzip that inflates to `inflated` bytes of zeros, built in milliseconds.
-
-    After a full flush deflate starts afresh, so every 1 MB block of zeros compresses to
-    the same bytes: compress two, repeat the second. The trailer carries the real CRC-32
-    of 1 GiB of zeros (zlib.crc32(bytes(1 << 30))), so the stream is valid to its end.
-    """
-    assert inflated == 1 << 30
-    chunk = 1 << 20
-    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
-    first = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
-    block = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
-    tail = deflate.flush()[:-8] + struct.pack("<II", 0x5B64C2B0, inflated & 0xFFFFFFFF)
-    return first + block * (inflated // chunk - 1) + tail
 
 
 # ---------------------------------------------------------------- the cases, one table

@@ -1,12 +1,12 @@
 """Many reports at once: one verdict per file plus an overall one, and every id of every file
-resolved in shared batches, counted at the local test server (tests/fakeserver.py)."""
+resolved in shared batches, counted at the local test server (tests/helpers/fakeserver.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 PMIDS = [str(30_000_001 + k) for k in range(300)]
 

@@ -13,7 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from mirror_helpers import (
+
+from clinaudit.lookup.mirror import Mirror
+from clinaudit.lookup.services.pubmed import parse_efetch
+from clinaudit.models import Status
+
+from helpers import FIXTURES
+from helpers.cli import clinaudit_exe
+from helpers.mirror import (
     CURRENT_FILE,
     OLD_FILE,
     RETRACTIONS,
@@ -24,12 +31,6 @@ from mirror_helpers import (
     renumbered,
     write_update,
 )
-
-from clinaudit.lookup.mirror import Mirror
-from clinaudit.lookup.services.pubmed import parse_efetch
-from clinaudit.models import Status
-
-from conftest import FIXTURES, clinaudit_exe
 
 
 def test_build_keeps_what_verification_needs_as_efetch_parses_it(tmp_path):

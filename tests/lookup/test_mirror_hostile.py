@@ -26,13 +26,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from mirror_helpers import CURRENT_FILE, RETRACTIONS, query
 
 from clinaudit.errors import InputError
 from clinaudit.lookup.mirror import pubmed_files, retractions, trials
 from clinaudit.lookup.mirror.store import Store
 
-from conftest import FIXTURES
+from helpers import FIXTURES
+from helpers.mirror import CURRENT_FILE, RETRACTIONS, query
 
 STUDIES = FIXTURES / "ctgov" / "studies"
 TRIAL = STUDIES / "aact_NCT00973089.json"

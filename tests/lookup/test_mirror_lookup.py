@@ -1,7 +1,7 @@
 """Look-up order with a mirror: mirror → cache → network, `--offline` = mirror + cache, Retraction Watch overlay.
 
-A real SQLite mirror built by the installed CLI, the recorded services on loopback
-(tests/fakeserver.py) counting every request, and real `clinaudit check` runs.
+A real SQLite mirror built by the CLI, the recorded services on loopback
+(tests/helpers/fakeserver.py) counting every request, and real `clinaudit check` runs.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import sqlite3
 import zipfile
 
 import pytest
-from mirror_helpers import CURRENT_FILE, OLD_FILE, RETRACTIONS, build, mirror_cli, query
-from resolve_helpers import check, citations, statuses, write
 
 from clinaudit.lookup.mirror.store import Store
 
-from conftest import FIXTURES, run_cli
+from helpers import FIXTURES
+from helpers.cli import run_cli
+from helpers.mirror import CURRENT_FILE, OLD_FILE, RETRACTIONS, build, mirror_cli, query
+from helpers.resolve import check, citations, statuses, write
 
 IN_MIRROR = ("36400559", "2930949", "17942999")
 NOT_IN_MIRROR = ("29768149", "22663011")  # recorded by the fake PubMed, not in the mirror

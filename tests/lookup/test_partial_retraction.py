@@ -8,14 +8,13 @@ The fixture file itself is not changed.
 
 from __future__ import annotations
 
-from resolve_helpers import check, citations, findings, write
-
 from clinaudit.lookup.cache import from_json
 from clinaudit.lookup.cache import stored as to_json
 from clinaudit.lookup.services import pubmed
 from clinaudit.models import Status
 
-from conftest import FIXTURES
+from helpers import FIXTURES
+from helpers.resolve import check, citations, findings, write
 
 PMID = "29768149"
 NOTICE = "31111111"

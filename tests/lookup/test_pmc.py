@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from resolve_helpers import check, citations, findings, statuses, write
 
 from clinaudit.lookup import resolve
 from clinaudit.lookup.services import pmc
 from clinaudit.models import CitationKind, Options, Status
 from clinaudit.read.document import read_document
 
-from conftest import CLOSED, FIXTURES, run_cli
-from fakeserver import FakeServices
+from helpers import CLOSED, FIXTURES
+from helpers.cli import run_cli
+from helpers.fakeserver import FakeServices
+from helpers.resolve import check, citations, findings, statuses, write
 
 REPORT = """# Remdesivir
 

@@ -4,7 +4,7 @@ A cache entry or a mirror row of the wrong types is refused (one warning, then a
 again, or unverifiable offline) and `cache check` says so; a trials download nested too
 deeply is one error naming the file and leaves nothing in; a Retraction Watch date that
 is not a date is read as none; a baseline of the wrong types is one error, exit 2.
-Real cache directories, real SQLite mirrors built by the installed CLI, no mocks.
+Real cache directories, real SQLite mirrors built by the CLI, no mocks.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 
 import pytest
-from mirror_helpers import CURRENT_FILE, RETRACTIONS, build, mirror_cli, query
-from resolve_helpers import check, citations, statuses, write
 
 from clinaudit.lookup.cache import SCHEMA, ResolutionCache, from_json
 from clinaudit.lookup.cache import stored as to_json
 from clinaudit.models import Record, Resolution, Status
 
-from conftest import FIXTURES, run_cli
+from helpers import FIXTURES
+from helpers.cli import run_cli
+from helpers.mirror import CURRENT_FILE, RETRACTIONS, build, mirror_cli, query
+from helpers.resolve import check, citations, statuses, write
 
 PMID = "pmid:23456789"
 REPORT = "Aspirin reduces the risk of recurrent stroke in adults (PMID: 23456789).\n"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from resolve_helpers import check, citations, findings, write
+from helpers.resolve import check, citations, findings, write
 
 ENTRY = "Inhaled Combined Budesonide-Formoterol as Needed in Mild Asthma (2018)."  # a title search finds PMID 29768149
 

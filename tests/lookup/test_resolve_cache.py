@@ -10,9 +10,9 @@ import subprocess
 import time
 
 import pytest
-from resolve_helpers import check, citations, statuses, write
 
-from conftest import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli
+from helpers.resolve import check, citations, statuses, write
 
 REPORT = """# Mixed
 
@@ -249,3 +249,33 @@ def test_one_run_opens_the_cache_once_for_ids_and_reference_searches(tmp_path, m
     notes = {c.kind.value: c.note for c in result.files[0].citations}
     assert "not in the cache" in notes["pmid"] and "not in the cache" in notes["reference"]  # both looked up
     assert len(opened) == 1
+
+
+def test_a_closed_cache_leaves_its_database_open_in_no_thread(tmp_path):
+    """Opened in the background and used by the run, then closed: another process may lock it at once.
+
+    With the garbage collector off, a connection left to it (the opening thread's) would keep
+    the database open in this process, and an exclusive lock would be refused.
+    """
+    import gc
+
+    from clinaudit.lookup.cache import ResolutionCache, stored
+    from clinaudit.models import Resolution, Status
+
+    directory = tmp_path / "cache"
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        cache = ResolutionCache(directory)
+        cache.open_soon()
+        cache.put_many("pubmed", {"pmid:1": (stored(Resolution("pmid:1", Status.NOT_FOUND)), 3600)})
+        assert "pmid:1" in cache.get_many("pubmed", ["pmid:1"])
+        cache.close()
+        holder = sqlite3.connect(directory / "cache.db", isolation_level=None, timeout=0)
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("ROLLBACK")
+        holder.close()
+    finally:
+        if enabled:
+            gc.enable()

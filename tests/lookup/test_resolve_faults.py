@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from resolve_helpers import check, citations, findings, statuses, write
 
-from conftest import SAMPLES
+from helpers import SAMPLES
+from helpers.resolve import check, citations, findings, statuses, write
 
 REPORT = """# Mixed
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resolve_helpers import check, citations, findings, statuses, write
+from helpers.resolve import check, citations, findings, statuses, write
 
 PUBMED_REPORT = """# Asthma
 
@@ -229,7 +229,7 @@ def test_a_progress_bar_only_when_stderr_is_a_terminal(services, tmp_path):
     import subprocess
     import threading
 
-    from conftest import clinaudit_exe
+    from helpers.cli import clinaudit_exe
 
     report = write(tmp_path, PUBMED_REPORT)
     proc, _, _ = check(report, "--refresh")

@@ -16,7 +16,8 @@ from clinaudit.lookup.http import Deadline, Endpoint, Fault, Http, _retry_after
 from clinaudit.lookup.services import crossref, ctgov, pubmed
 from clinaudit.models import Record, Resolution, Status
 
-from conftest import FIXTURES, run_cli
+from helpers import FIXTURES
+from helpers.cli import run_cli
 
 
 def _efetch(*names: str) -> bytes:

@@ -17,8 +17,8 @@ import pytest
 from clinaudit.lookup.http import Malformed
 from clinaudit.lookup.services import Field, Rule, _is, conform, crossref, ctgov, pmc, pubmed
 
-from conftest import FIXTURES
-from fakeserver import EFETCH_HEAD, EFETCH_TAIL, FakeServices
+from helpers import FIXTURES
+from helpers.fakeserver import EFETCH_HEAD, EFETCH_TAIL, FakeServices
 
 DOI = "10.1371/journal.pone.0033693"
 NCT = "NCT03418623"

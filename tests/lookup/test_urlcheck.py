@@ -8,14 +8,14 @@ import time
 
 import diskcache
 import pytest
-from fakeweb import FakeWeb
-from resolve_helpers import check, citations, findings, statuses, write
 
 from clinaudit.lookup import urlcheck
 from clinaudit.lookup.cache import ResolutionCache
 from clinaudit.models import Options, Status
 
-from conftest import run_cli
+from helpers.cli import run_cli
+from helpers.fakeweb import FakeWeb
+from helpers.resolve import check, citations, findings, statuses, write
 
 LOCAL = ("127.0.0.1",)
 

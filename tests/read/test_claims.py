@@ -179,7 +179,7 @@ def test_the_guard_uses_the_same_detector():
 @pytest.mark.timeout(60)
 def test_new_patterns_are_linear_on_pathological_text():
     """The newer claim patterns (test_pathological.py already runs every claim type's patterns)."""
-    from test_pathological import PATHOLOGICAL
+    from helpers.texts import PATHOLOGICAL
 
     r = rules()
     shape_ids = [i for shape in r.shapes for i in (*shape.at_start, *shape.anywhere)]

@@ -12,7 +12,7 @@ import pytest
 from clinaudit.read.citations import classify_url
 from clinaudit.read.document import read_document
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 _SOURCE = re.compile(r"^\[(\d+)\]\s*(\S+)\s*$")
 _MARKER = re.compile(r"\[(\d+)\]")

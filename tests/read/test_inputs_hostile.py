@@ -11,13 +11,14 @@ import os
 import resource
 import shutil
 import subprocess
+import sys
 import time
 
 import pytest
 
 from clinaudit.read import inputs
 
-from conftest import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli
 
 FORMATS = ["table", "json", "jsonl", "sarif", "github", "markdown"]
 # Drop the capabilities that let root read anything, so file modes apply as they do for a user.
@@ -166,7 +167,7 @@ def test_collect_keeps_a_folder_with_no_permissions_as_an_error(tmp_path, locked
         "except inputs.InputError as exc:\n"
         "    print(exc)\n"
     )
-    proc = _run([*prefix, shutil.which("python") or "python", "-c", code], cwd=tmp_path)
+    proc = _run([*prefix, sys.executable, "-c", code], cwd=tmp_path)  # this interpreter, not whatever PATH holds
     assert proc.returncode == 0, proc.stderr
     listed, error = proc.stdout.splitlines()
     message = "perm/locked: cannot read this folder (permission denied)"

@@ -11,14 +11,15 @@ import json
 from pathlib import Path
 
 import pytest
-from resolve_helpers import check, write
 
 from clinaudit import codec, pipeline
 from clinaudit.check import citing, topic
 from clinaudit.models import Options
 from clinaudit.read import entries, inputs, kept
 
-from conftest import FIXTURES, SAMPLES, run_cli
+from helpers import FIXTURES, SAMPLES
+from helpers.cli import run_cli
+from helpers.resolve import check, write
 
 REPORT = (
     "# Chronic Kidney Disease (CKD)\n\n"

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from resolve_helpers import check, findings, write
 
 from clinaudit import codec, pipeline
 from clinaudit.models import Document, Options
@@ -16,6 +15,8 @@ from clinaudit.pipeline import audit_text
 from clinaudit.read import inputs, kept
 from clinaudit.read.document import read_document
 from clinaudit.read.parse import parse_markdown
+
+from helpers.resolve import check, findings, write
 
 
 def read(path: Path) -> Document:

@@ -7,42 +7,7 @@ import pytest
 from clinaudit.pipeline import audit_text
 from clinaudit.read import citations, claims, parse, sentences
 
-N = 100_000
-PATHOLOGICAL = {
-    "long line, no punctuation": "word " * (N // 5),
-    "digits": "1" * N,
-    "spaces": "a" + " " * N + "b",
-    "open brackets": "[" * N,
-    "bracket pairs": "[1" * (N // 2),
-    "parens": "(" * N,
-    "backticks": "`" * N,
-    "backtick runs": "` `` ``` " * (N // 9),
-    "html openers": "<!--" * (N // 4),
-    "angle brackets": "<a " * (N // 3),
-    "link openers": "[a](" * (N // 4),
-    "dots": "." * N,
-    "doi-like": "10.1234/" + "a" * N,
-    "pmid-like": "PMID " * (N // 5),
-    "mg runs": "5 mg " * (N // 5),
-    "et al": "Smith et al. " * (N // 13),
-    "url": "https://" + "a/" * (N // 2),
-    "pipes": "|" * N,
-    "numbers and units": "10 mg/kg 5% of " * (N // 15),
-    # the id grammar: id lists, DOI boundaries, URLs naming ids, footnotes, definitions, HTML blocks
-    "pmid list": "PMIDs 11111111" + ", 22222222" * (N // 10),
-    "pmid list, no ids": "PMID 1" + ", and" * (N // 5),
-    "glued dois": "10.1234/a;PMID:" * (N // 15),
-    "sici-like": "10.1002/(" + "<1:" * (N // 3),
-    "doi hosts": "dx.doi.org/" * (N // 11),
-    "publisher doi urls": "https://x.org/doi/10.1234/" + "full/" * (N // 5),
-    "pubmed hosts": "pubmed.ncbi.nlm.nih.gov/" * (N // 24),
-    "footnotes": "[^" * (N // 2),
-    "definitions": "[1]: " * (N // 5),
-    "lazy list": "1. x\n" * (N // 5),
-    "html block": "<div>\n" + "<script><a href=" * (N // 16),
-    "anchors": '<a href="https://pubmed.ncbi.nlm.nih.gov/1/">x</a> ' * (N // 50),
-    "heading words": "# 1. (" + "References " * (N // 11),
-}
+from helpers.texts import PATHOLOGICAL
 
 
 def all_patterns():

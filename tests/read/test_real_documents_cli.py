@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resolve_helpers import check, citations, findings, statuses, write
+from helpers.resolve import check, citations, findings, statuses, write
 
 
 def test_a_doi_in_bold_is_looked_up_as_itself_not_called_fabricated(tmp_path, services):

@@ -4,7 +4,7 @@ import pytest
 
 from clinaudit.read.sentences import split
 
-from conftest import FIXTURES
+from helpers import FIXTURES
 
 
 def sentences(text: str) -> list[str]:

@@ -14,7 +14,8 @@ from clinaudit.report.formats import FORMATS
 from clinaudit.report.formats.github_format import escape_data, escape_property
 from clinaudit.report.formats.markdown_format import cell
 
-from conftest import FIXTURES, ROOT, run_cli
+from helpers import FIXTURES, ROOT
+from helpers.cli import run_cli
 
 SCHEMA = json.loads((FIXTURES / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 CATALOGUE = yaml.safe_load((ROOT / "clinaudit" / "rules" / "catalogue.yaml").read_text(encoding="utf-8"))["rules"]
@@ -111,6 +112,25 @@ def test_sarif_uri_is_repo_relative_from_a_subfolder_and_percent_encoded(repo):
         for r in json.loads(proc.stdout)["runs"][0]["results"]
     }
     assert uris == {"docs/my%20report.md"}
+
+
+def test_the_repo_root_follows_the_working_directory(tmp_path, monkeypatch):
+    """One process that renders from two work trees (a library caller) finds each tree's own root."""
+    from clinaudit.report.formats._common import relative, repo_root
+
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    first, second = tmp_path / "one", tmp_path / "two"
+    for tree in (first, second):
+        (tree / ".git").mkdir(parents=True)
+        (tree / "docs").mkdir()
+    monkeypatch.chdir(first / "docs")
+    assert repo_root() == first.resolve()
+    monkeypatch.chdir(second / "docs")
+    assert repo_root() == second.resolve()
+    assert relative(str(second / "docs" / "r.md")) == "docs/r.md"
+    assert relative(str(first / "docs" / "r.md")) is None  # outside this tree
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(first))
+    assert repo_root() == first.resolve()
 
 
 def test_sarif_fingerprints_survive_lines_inserted_above(repo):

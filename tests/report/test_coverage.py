@@ -6,7 +6,7 @@ import textwrap
 from clinaudit.models import Options
 from clinaudit.pipeline import audit_text
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 # Six claims: three cited (sentence, table row, list item), one grounded by its list item, two uncited.
 REPORT = textwrap.dedent(

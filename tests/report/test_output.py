@@ -8,7 +8,8 @@ import pytest
 
 from clinaudit import audit_paths, audit_text
 
-from conftest import SAMPLES, run_cli
+from helpers import SAMPLES
+from helpers.cli import run_cli, run_exe
 
 FINDING_KEYS = {
     "rule",
@@ -96,10 +97,11 @@ def test_table_colour_when_forced_and_never_with_no_color():
 
 
 def test_exit_codes():
-    assert run_cli("check", str(SAMPLES / "clean_cited.md")).returncode == 0
-    assert run_cli("check", str(SAMPLES / "uncited_dosing.md")).returncode == 1
-    assert run_cli("check", str(SAMPLES / "uncited_dosing.md"), "--fail-on", "never").returncode == 0
-    assert run_cli("check", "missing.md").returncode == 2
+    """The installed console script's exit status, as a shell or CI sees it."""
+    assert run_exe("check", str(SAMPLES / "clean_cited.md")).returncode == 0
+    assert run_exe("check", str(SAMPLES / "uncited_dosing.md")).returncode == 1
+    assert run_exe("check", str(SAMPLES / "uncited_dosing.md"), "--fail-on", "never").returncode == 0
+    assert run_exe("check", "missing.md").returncode == 2
 
 
 def test_library_returns_frozen_records():
@@ -128,7 +130,7 @@ def test_reader_leaving_early_is_not_an_error():
     """`clinaudit check … | head`: the verdict still decides the exit code, and no error is printed."""
     import subprocess
 
-    from conftest import clinaudit_exe
+    from helpers.cli import clinaudit_exe  # a subprocess: the reader closes the pipe
 
     for sample, code in (("clean_cited.md", 0), ("uncited_dosing.md", 1)):
         proc = subprocess.Popen(

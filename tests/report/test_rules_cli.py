@@ -6,7 +6,8 @@ import json
 
 import yaml
 
-from conftest import ROOT, run_cli
+from helpers import ROOT
+from helpers.cli import run_cli
 
 
 def catalogue() -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 REPORT = "See PMID: 12345678 for the details.\n"
 

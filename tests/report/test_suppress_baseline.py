@@ -9,7 +9,7 @@ from clinaudit.models import Finding, Options, Severity, Span
 from clinaudit.pipeline import audit_text
 from clinaudit.report.baseline import fingerprint, normalise
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 DOSE = "The recommended starting dose is 10 mg once daily."  # high: uncited dose recommendation
 STAT = "About 30% of patients develop a cough within the first year."  # medium: uncited statistic

@@ -4,7 +4,7 @@ from rich.cells import cell_len
 
 from clinaudit.report.formats.table_format import GAP, LAST_MIN, Column, _grid
 
-from conftest import run_cli
+from helpers.cli import run_cli
 
 
 def _text(lines) -> list[str]:

@@ -13,17 +13,20 @@ from clinaudit.text import printable, shown
 __all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
 
 
-@cache
 def repo_root() -> Path:
     """$GITHUB_WORKSPACE in Actions, else the git work tree around the working directory, else it."""
-    workspace = os.environ.get("GITHUB_WORKSPACE")
+    return _repo_root(os.environ.get("GITHUB_WORKSPACE"), os.getcwd())
+
+
+@cache  # per workspace and working directory: a process that audits from another folder finds its own root
+def _repo_root(workspace: str | None, cwd: str) -> Path:
     if workspace and Path(workspace).is_dir():
         return Path(workspace).resolve()
-    cwd = Path.cwd().resolve()
-    for folder in (cwd, *cwd.parents):
+    here = Path(cwd).resolve()
+    for folder in (here, *here.parents):
         if (folder / ".git").exists():
             return folder
-    return cwd
+    return here
 
 
 def relative(path: str) -> str | None:

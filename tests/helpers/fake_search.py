@@ -1,4 +1,4 @@
-"""esearch and ECitMatch for the test server (tests/fakeserver.py), answered from the recorded articles.
+"""esearch and ECitMatch for the test server (tests/helpers/fakeserver.py), answered from the recorded articles.
 
 esearch answers in the JSON shape of the recorded esearch bodies
 (tests/fixtures/pubmed/esearch); ECitMatch, which has no recorded answer, in the

@@ -26,12 +26,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import Any
 
-from fakeserver import LoopbackServer
+from helpers import FIXTURES as ALL_FIXTURES
+from helpers.fakeserver import LoopbackServer
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judge"
+FIXTURES = ALL_FIXTURES / "judge"
 MAX_SLEEP = 30.0
 
 Decision = tuple[str, bool, str]  # verdict, supported, reason

@@ -21,13 +21,14 @@ import socket
 import struct
 import threading
 import time
+import zlib
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from helpers import FIXTURES
+
 SERVICES = ("eutils", "ctgov", "crossref", "doi", "idconv")
 EFETCH_HEAD = (
     b'<?xml version="1.0" ?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD PubMedArticle, 1st January 2025//EN" '
@@ -347,7 +348,7 @@ class _Handler(BaseHTTPRequestHandler):
             pmids = [p.strip() for p in params.get("id", "").split(",") if p.strip()]
             return 200, _efetch(fake, pmids), "text/xml; charset=UTF-8", {}
         if service == "eutils" and path in ("/esearch.fcgi", "/ecitmatch.cgi"):
-            from fake_search import route  # reference lookups
+            from helpers.fake_search import route  # reference lookups
 
             return route(fake, path, form if method == "POST" else query)
         if service == "ctgov" and path == "/studies":
@@ -518,3 +519,19 @@ def _synthetic_work(doi: str) -> dict:
         "issued": {"date-parts": [[2020]]},
     }
     return {"status": "ok", "message-type": "work", "message-version": "1.0.0", "message": message}
+
+
+def gzip_bomb(inflated: int = 1 << 30) -> bytes:
+    """About 1 MB of gzip that inflates to `inflated` bytes of zeros, built in milliseconds.
+
+    After a full flush deflate starts afresh, so every 1 MB block of zeros compresses to
+    the same bytes: compress two, repeat the second. The trailer carries the real CRC-32
+    of 1 GiB of zeros (zlib.crc32(bytes(1 << 30))), so the stream is valid to its end.
+    """
+    assert inflated == 1 << 30
+    chunk = 1 << 20
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    first = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    block = deflate.compress(bytes(chunk)) + deflate.flush(zlib.Z_FULL_FLUSH)
+    tail = deflate.flush()[:-8] + struct.pack("<II", 0x5B64C2B0, inflated & 0xFFFFFFFF)
+    return first + block * (inflated // chunk - 1) + tail

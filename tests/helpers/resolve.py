@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from conftest import run_cli
+from helpers.cli import run_cli, run_exe
 
 
 def write(folder: Path, text: str, name: str = "report.md") -> Path:
@@ -15,10 +15,14 @@ def write(folder: Path, text: str, name: str = "report.md") -> Path:
     return path
 
 
-def check(*args: str, env: dict | None = None, timeout: float = 60):
-    """Run `clinaudit check … --format json`; returns (process, parsed JSON, seconds)."""
+def check(*args: str, env: dict | None = None, timeout: float = 60, exe: bool = False):
+    """Run `clinaudit check … --format json`; returns (process, parsed JSON, seconds).
+
+    In this process (run_cli), or with `exe=True` as the installed script in a subprocess (run_exe).
+    """
     start = time.monotonic()
-    proc = run_cli("check", *map(str, args), "--format", "json", env=env, timeout=timeout)
+    run = run_exe if exe else run_cli
+    proc = run("check", *map(str, args), "--format", "json", env=env, timeout=timeout)
     elapsed = time.monotonic() - start
     assert proc.returncode in (0, 1), proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr

@@ -1,4 +1,4 @@
-"""Helpers for the mirror tests: build a real SQLite mirror from real gz XML with the installed CLI."""
+"""Helpers for the mirror tests: build a real SQLite mirror from real gz XML through the CLI."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import re
 import sqlite3
 from pathlib import Path
 
-from conftest import FIXTURES, run_cli
+from helpers import FIXTURES
+from helpers.cli import run_cli
 
 MIRROR_FIXTURES = FIXTURES / "mirror"
 OLD_FILE = MIRROR_FIXTURES / "medline16n0902_first12.xml.gz"  # 12 records + DeleteCitation 26432306
