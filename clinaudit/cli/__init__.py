@@ -56,7 +56,8 @@ def run() -> None:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, Abort):
         code = 130
-    except Interrupted as stop:
+        print("clinaudit: interrupted", file=sys.stderr)
+    except Interrupted as stop:  # the command said so already (the guard's end event)
         code = stop.code
     except (BrokenPipeError, ReaderLeft):
         _left()
@@ -71,14 +72,24 @@ def run() -> None:
     except Exception as exc:
         _internal(exc)
         sys.exit(2)
-    if code in (130, 143):  # stopped by a signal: leave now, not after the lookups still in flight
-        if code == 130:
-            print("clinaudit: interrupted", file=sys.stderr)
+    if code in (130, 143) and _threads_in_flight():
+        # stopped by a signal while lookups are in flight: leave now, not when their requests end
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
         os._exit(code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _threads_in_flight() -> bool:
+    """Whether the interpreter would wait at exit for a thread still running: a non-daemon thread, or a
+    thread pool's worker (concurrent.futures joins those at exit, daemon or not), such as a lookup's."""
+    import threading
+    from concurrent.futures import thread as pools
+
+    main = threading.main_thread()
+    workers = set(getattr(pools, "_threads_queues", {}))  # what concurrent.futures' exit hook joins
+    return any(t.is_alive() and t is not main and (not t.daemon or t in workers) for t in threading.enumerate())
 
 
 def _left() -> None:

@@ -20,6 +20,7 @@ import io
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -177,6 +178,8 @@ class _State:
         self.environ = dict(os.environ)
         self.cwd = os.getcwd()
         self.gc = gc.get_threshold()  # run() raises the collector's threshold for the life of the process
+        # run() takes over SIGINT and SIGTERM for the life of the process
+        self.signals = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
         logger = logging.getLogger("clinaudit")
         self.logging = (logger, list(logger.handlers), logger.propagate, logger.level)
 
@@ -196,6 +199,8 @@ class _State:
             os.environ.update(self.environ)
         os.chdir(self.cwd)
         gc.set_threshold(*self.gc)
+        for signum, handler in self.signals.items():
+            signal.signal(signum, handler)
         logger, handlers, propagate, level = self.logging
         logger.handlers[:] = handlers
         logger.propagate = propagate
