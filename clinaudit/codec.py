@@ -158,7 +158,15 @@ def _reader(tp: Any) -> Callable[[Any, _Copy], Any]:
     if tp is typing.Any:
         return _any
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return lambda value, copy: tp(value)
+        members = dict(tp._value2member_map_)  # a dict look-up: Enum.__call__ costs microseconds a value
+
+        def member(value: Any, copy: _Copy) -> Any:
+            found = members.get(value) if type(value) in _SCALARS else None
+            if found is None:
+                raise ValueError(f"{value!r} is not a {tp.__name__}")
+            return found
+
+        return member
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _record_reader(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # C0 controls, DEL and C1 controls as \xNN: a report's own ESC sequences ("\x1b[2J") would clear
 # or restyle the reader's terminal or CI log. Bidirectional controls and the invisible marks that
@@ -23,31 +24,39 @@ import unicodedata
 _BIDI = (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _ESCAPES = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
 _ESCAPES.update({c: f"\\u{c:04x}" for c in _BIDI})
-_IN_TEXT = {c: e for c, e in _ESCAPES.items() if c not in (0x09, 0x0A)}  # a report's text keeps its lines
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "]")
+_IN_TEXT_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "]")
 
 
 def printable(text: str) -> str:
     """Text from a report, its lines and tabs kept, with every other control and bidi mark written out."""
-    return text.translate(_IN_TEXT) if _UNSAFE.search(text) else text
+    return _IN_TEXT_RE.sub(_escape, text)
 
 
-_IN_JSON = {c: f"\\u{c:04x}" for c in (*range(0x7F, 0xA0), *_BIDI)}  # json.dumps writes these raw
+_IN_JSON_RE = re.compile("[\x7f-\x9f" + "".join(chr(c) for c in _BIDI) + "]")
 
 
 def json_text(text: str) -> str:
     """JSON that json.dumps wrote with ensure_ascii=False, its DEL, C1 and bidi characters as \\u escapes.
 
     They only occur inside strings, where the escape means the same character: the data is unchanged,
-    and the document printed to a terminal or a CI log cannot drive or reorder it.
+    and the document printed to a terminal or a CI log cannot drive or reorder it. A substitution,
+    not `str.translate`: a document of megabytes has none or a few of them.
     """
-    return text.translate(_IN_JSON) if _UNSAFE.search(text) else text
+    return _IN_JSON_RE.sub(_as_u, text)
 
 
 def shown(text: object) -> str:
     """A name or a message on one line (a path, an error): newlines, tabs and every control written out."""
-    value = str(text)
-    return value.translate(_ESCAPES) if _UNSAFE.search(value) else value
+    return _UNSAFE.sub(_escape, str(text))
+
+
+def _escape(m: re.Match[str]) -> str:
+    return _ESCAPES[ord(m.group())]
+
+
+def _as_u(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 _GREEK = {
@@ -56,7 +65,6 @@ _GREEK = {
     "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi",
     "ψ": "psi", "ω": "omega", "µ": "u", "μ": "mu",
 }  # fmt: skip
-_GREEK_RE = re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
 _SUFFIXES = (
     "izations", "isations", "ization", "isation", "ational", "ations", "iveness", "fulness", "ousness",
     "ically", "ation", "ments", "ities", "ially", "ment", "ness", "ical", "ings", "ally", "edly", "ions",
@@ -114,11 +122,17 @@ def _topic_stem(word: str) -> str:
     return bare if len(bare) >= 3 else w
 
 
+@lru_cache(maxsize=1)
+def _greek() -> re.Pattern[str]:
+    """Greek letters, compiled on the first text that is not ASCII (most reports are)."""
+    return re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
+
+
 def fold(text: str) -> str:
     """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
     if text.isascii():
         return text
-    text = _GREEK_RE.sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
+    text = _greek().sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c))
 

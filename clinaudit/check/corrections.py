@@ -121,16 +121,31 @@ class UserRegex:
     and the run goes on.
     """
 
-    __slots__ = ("entry", "off", "pattern")
+    __slots__ = ("_compiled", "budgeted", "entry", "flags", "off", "source")
 
-    def __init__(self, source: str, flags: int, entry: Entry) -> None:
-        import regex
-
-        self.pattern = regex.compile(source, flags | regex.VERSION0)  # re's syntax and semantics
+    def __init__(self, source: str, flags: int, entry: Entry, vetted: bool = False) -> None:
         self.entry = entry
+        self.source = source
+        self.flags = flags
         self.off = False
+        self.budgeted = not vetted  # the packaged file's own patterns, held linear by its tests, run as plain `re`
+        self._compiled: Any = None
+
+    @property
+    def pattern(self) -> Any:
+        """Compiled on the first text a search reaches (the `regex` module loads only for a run that needs it)."""
+        if self._compiled is None:
+            if self.budgeted:
+                import regex
+
+                self._compiled = regex.compile(self.source, self.flags | regex.VERSION0)  # re's syntax, re's meaning
+            else:
+                self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
 
     def search(self, text: str) -> Any:
+        if not self.budgeted:
+            return self.pattern.search(text)
         if self.off:
             return None
         try:
@@ -217,21 +232,23 @@ class Corrections:
     _confusable_names: re.Pattern[str] | None = None  # every confusable name, lower-cased: the same
 
     @classmethod
-    def build(cls, entries: Iterable[Entry]) -> Corrections:
+    def build(cls, entries: Iterable[Entry], vetted: Iterable[Entry] = ()) -> Corrections:
+        """`vetted`: the packaged file's entries, whose patterns run as plain `re` (its tests hold them linear)."""
         merged: dict[str, Entry] = {}
         for entry in entries:
             merged.pop(entry.id, None)  # a later entry replaces an earlier one, and moves to the end
             merged[entry.id] = entry
         self = cls(entries=merged)
+        ours = {id(e) for e in vetted}
         for entry in merged.values():
-            self._add(entry)
+            self._add(entry, id(entry) in ours)
         names = tuple(n for w in self._withdrawn for n in w.names)
         self._names = _any_term_regex(names) if any(n.strip() for n in names) else None
         either = tuple(n for c in merged.values() if c.kind == "confusable" for side in c.get("pair") for n in side)
         self._confusable_names = _terms_regex(either, lowered=True) if either else None
         return self
 
-    def _add(self, entry: Entry) -> None:
+    def _add(self, entry: Entry, vetted: bool = False) -> None:
         kind = entry.kind
         if kind in _ID_STATUS:
             for cid in entry.get("ids"):
@@ -239,7 +256,7 @@ class Corrections:
         elif kind == "miscited_id":
             when = entry.get("when")
             for cid in entry.get("ids"):
-                self._miscited[cid] = (entry, UserRegex(when, re.IGNORECASE, entry) if when else None)
+                self._miscited[cid] = (entry, UserRegex(when, re.IGNORECASE, entry, vetted) if when else None)
         elif kind in _CLAIMS:
             context = entry.get("context")
             unless = entry.get("unless")
@@ -249,7 +266,7 @@ class Corrections:
                     _CLAIMS[kind],
                     tuple(entry.get("names")),
                     tuple(context) if context else None,
-                    UserRegex(unless, re.IGNORECASE, entry) if unless else None,
+                    UserRegex(unless, re.IGNORECASE, entry, vetted) if unless else None,
                 )
             )
         elif kind == "pattern":
@@ -259,8 +276,8 @@ class Corrections:
             self._patterns.append(
                 _Pattern(
                     entry,
-                    UserRegex(source, flags, entry),
-                    UserRegex(unless, flags, entry) if unless else None,
+                    UserRegex(source, flags, entry, vetted),
+                    UserRegex(unless, flags, entry, vetted) if unless else None,
                     _needs(entry, source),
                 )
             )
@@ -505,10 +522,17 @@ def _stat(path: str) -> tuple[int, int]:
 
 @lru_cache(maxsize=32)
 def _merged(default: bool, files: tuple[tuple[str, int, int], ...]) -> Corrections:
-    entries: list[Entry] = list(packaged()) if default else []
+    from dataclasses import replace
+
+    shipped = {e.id: replace(e, origin="") for e in packaged()}
+    ours: list[Entry] = list(packaged()) if default else []
+    entries = list(ours)
     for path, _, _ in files:
-        entries += load_file(path)
-    return Corrections.build(entries)
+        for entry in load_file(path):
+            entries.append(entry)
+            if shipped.get(entry.id) == replace(entry, origin=""):
+                ours.append(entry)  # the packaged entry word for word (a copy of the file): vetted as it is
+    return Corrections.build(entries, vetted=ours)
 
 
 def check_options(options: CheckSettings) -> None:
@@ -520,7 +544,8 @@ def check_options(options: CheckSettings) -> None:
 @lru_cache(maxsize=1)
 def default() -> Corrections:
     """The packaged set alone: what the topic matcher uses when it has no report context."""
-    return Corrections.build(packaged())
+    ours = packaged()
+    return Corrections.build(ours, vetted=ours)
 
 
 def bad_ids(report: str, options: CheckSettings | None) -> dict[str, Resolution]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -30,12 +29,12 @@ def _services() -> tuple[type[Service], ...]:
     return SERVICES
 
 
-@dataclass(frozen=True, slots=True)
 class Network:
-    urls: dict[str, str]  # API name → base URL, without a trailing slash
-    caller: Caller
-    services: tuple[type[Service], ...]
-    _made: dict[str, Service] = field(default_factory=dict, compare=False, repr=False)
+    def __init__(self, urls: dict[str, str], caller: Caller, services: tuple[type[Service], ...]) -> None:
+        self.urls = urls  # API name → base URL, without a trailing slash
+        self.caller = caller
+        self.services = services
+        self._made: dict[str, Service] = {}
 
     @classmethod
     def of(cls, options: LookupSettings, services: tuple[type[Service], ...] | None = None) -> Network:

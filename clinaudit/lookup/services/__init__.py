@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeGuard
 
 from clinaudit.models import CitationKind, Resolution, Status
 
@@ -28,8 +28,7 @@ Progress = Callable[[int], None]  # called with how many ids were just settled
 MB = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Api:
+class Api(NamedTuple):
     """One HTTP API a service calls, as the service declares it."""
 
     name: str  # "eutils": the key of its base URL in the lookup settings, and of its endpoint
@@ -47,8 +46,7 @@ class Api:
         return f"{self.name}-url"
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
+class Caller(NamedTuple):
     """Who is asking: NCBI and Crossref want an email (and NCBI takes a key); never sent elsewhere."""
 
     email: str | None = None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
@@ -35,9 +34,7 @@ _SPACE = re.compile(r"\s+")
 MalformedResponse = Malformed  # a body that is not the JSON the API promises
 
 
-@dataclass(frozen=True, slots=True)
 class Crossref:
-    caller: Caller = field(default_factory=Caller)
     name: ClassVar[str] = "crossref"
     kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.DOI,)
     apis: ClassVar[tuple[Api, ...]] = (
@@ -48,6 +45,9 @@ class Crossref:
     )  # fmt: skip
     endpoint: ClassVar[str] = "crossref"
     handles: ClassVar[str] = "doi"
+
+    def __init__(self, caller: Caller = Caller()) -> None:  # a plain class: cheap to define at start-up
+        self.caller = caller
 
     def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         out: dict[str, Resolution] = {}

@@ -10,7 +10,7 @@ unverifiable.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
@@ -41,9 +41,7 @@ STOPPED = ("TERMINATED", "SUSPENDED")  # still verified, with an info note carry
 MalformedResponse = Malformed  # a body that is not the JSON the API promises
 
 
-@dataclass(frozen=True, slots=True)
 class ClinicalTrials:
-    caller: Caller = field(default_factory=Caller)
     name: ClassVar[str] = "ctgov"
     kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.NCT,)
     apis: ClassVar[tuple[Api, ...]] = (
@@ -51,6 +49,9 @@ class ClinicalTrials:
             rate=1.0, max_bytes=MAX_BYTES),
     )  # fmt: skip
     endpoint: ClassVar[str] = "ctgov"
+
+    def __init__(self, caller: Caller = Caller()) -> None:  # a plain class: cheap to define at start-up
+        self.caller = caller
 
     def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         out: dict[str, Resolution] = {}

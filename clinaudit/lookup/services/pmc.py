@@ -20,7 +20,6 @@ own. NCBI's API key is never sent here: the converter is another host.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
@@ -49,9 +48,7 @@ SHAPE: Shape = (
 )
 
 
-@dataclass(frozen=True, slots=True)
 class PmcConverter:
-    caller: Caller = field(default_factory=Caller)
     name: ClassVar[str] = "pmc"
     kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.PMCID,)
     apis: ClassVar[tuple[Api, ...]] = (
@@ -59,6 +56,9 @@ class PmcConverter:
             "the PMC ID Converter (PMC ids to PMIDs)", rate=3.0, concurrency=2, max_bytes=MAX_BYTES),
     )  # fmt: skip
     endpoint: ClassVar[str] = "idconv"
+
+    def __init__(self, caller: Caller = Caller()) -> None:  # a plain class: cheap to define at start-up
+        self.caller = caller
 
     def target(self, link: Resolution) -> str | None:
         return mapped_pmid(link)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from clinaudit.lookup.faults import Malformed
@@ -55,13 +55,14 @@ EUTILS = Api(
 )
 
 
-@dataclass(frozen=True, slots=True)
 class PubMed:
-    caller: Caller = field(default_factory=Caller)
     name: ClassVar[str] = "pubmed"
     kinds: ClassVar[tuple[CitationKind, ...]] = (CitationKind.PMID,)
     apis: ClassVar[tuple[Api, ...]] = (EUTILS,)
     endpoint: ClassVar[str] = "eutils"
+
+    def __init__(self, caller: Caller = Caller()) -> None:  # a plain class: cheap to define at start-up
+        self.caller = caller
 
     def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
         batches = chunks(ids, BATCH)

@@ -8,24 +8,21 @@ adding a format touches its module and that line. Modules load on demand, so
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: the records load only when a format runs
     from clinaudit.models import AuditResult
 
 
-@dataclass(frozen=True, slots=True)
-class View:
+class View(NamedTuple):
     """What the reader asked to see. Every format counts suppressed findings; the flags say what it lists."""
 
     show_suppressed: bool = False  # list suppressed findings too, where the format can
     show_all: bool = False  # the table's: every low claim, instead of a count per section
 
 
-@dataclass(frozen=True, slots=True)
-class Format:
+class Format(NamedTuple):
     name: str  # the --format value
     module: str  # clinaudit.report.formats.<module>, imported when the format is used
     about: str  # for the docs and --help
