@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import regex
 
 from clinaudit.read import citations, sentences
+from clinaudit.read.document import says_something
 
 # The start of a line that begins a new Markdown block; partial: "1" may yet become "1. ".
 # A bullet is one only once text follows it: "- " then the line's end is a setext underline
@@ -22,7 +23,6 @@ from clinaudit.read import citations, sentences
 _BLOCK_START = regex.compile(r"[ \t]*\n|[ \t]{0,3}(?:[-*+][ \t]+\S|#{1,6}[ \t]|>|\||\d{1,9}[.)][ \t]|```|~~~)")
 # A line that is a block on its own: what follows it starts a new one.
 _SINGLE_LINE_BLOCK = re.compile(r"[ \t]{0,3}(?:#{1,6}[ \t]|\|)")
-_LETTERS = re.compile(r"[A-Za-z]{3}")
 _SENTENCE_END = re.compile(r"[.!?]")  # without one, a region is one sentence: no need to split it
 _FINISHED = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(?:\s*\[[^\[\]]{1,40}\])*\s*$")
 # Where sentences.split may start over inside a sentence: after a space, at a letter. No candidate
@@ -64,11 +64,11 @@ def is_cited(text: str) -> bool:
 
 
 def has_prose(text: str) -> bool:
-    """Three letters outside any citation: the pipeline's test for a sentence of its own."""
+    """A word outside any citation that is not only a citation's label: the pipeline's test for a sentence."""
     chars = list(text)
     for s, e in cite_spans(text):
         chars[s:e] = " " * (e - s)
-    return bool(_LETTERS.search("".join(chars)))
+    return says_something("".join(chars))  # the pipeline's own test: "(PMID P" says nothing yet
 
 
 def block_boundary(text: str, pos: int, memo: Memo | None = None) -> int | None:

@@ -252,21 +252,18 @@ class StreamGuard:
         verified; the `end` event still comes, carrying `error`, so a client waiting
         for it is never left hanging. A stream already ended keeps its result.
         """
-        if self._result is not None:
-            return self._result
-        self._closed = True
-        self.hold_reason = ""
-        self._result = guard_verify.broken_off(self.released, self._stopped, self._withdrawn, error)
-        self._emit("end", **guard_verify.end_data(self._result, self.path))
-        return self._result
+        return self._end_early("error", error)
 
     def interrupt(self, signal_name: str) -> GuardResult:
         """A signal ended the run: end now with verdict `interrupted`, whatever was being checked."""
-        if self._result is not None and self._result.verdict != "pass":
+        return self._end_early("interrupted", f"interrupted by {signal_name}")
+
+    def _end_early(self, verdict: str, error: str) -> GuardResult:
+        if self._result is not None:  # the end event was sent already
             return self._result
         self._closed = True
         self.hold_reason = ""
-        self._result = guard_verify.interrupted(self.released, self._stopped, self._withdrawn, signal_name)
+        self._result = guard_verify.ended_early(self.released, self._stopped, self._withdrawn, verdict, error)
         self._emit("end", **guard_verify.end_data(self._result, self.path))
         return self._result
 

@@ -125,31 +125,18 @@ def finish(
     )
 
 
-def broken_off(text: str, stop: Stop | None, withdrawn: str, error: str) -> GuardResult:
-    """The result of a stream whose input broke off (bad bytes, too large): verdict `error`, nothing checked."""
+def ended_early(text: str, stop: Stop | None, withdrawn: str, verdict: str, error: str) -> GuardResult:
+    """The result of a stream that ended before it was checked: its input broke off (verdict `error`), or a
+    signal stopped the run (`interrupted`, never `pass`). Nothing was verified."""
     return GuardResult(
         text=text,
-        verdict="error",
+        verdict=verdict,
         citations=(),
         flagged=(),
         findings=(),
         stopped=stop,
         withdrawn=withdrawn,
         error=error,
-    )
-
-
-def interrupted(text: str, stop: Stop | None, withdrawn: str, signal_name: str) -> GuardResult:
-    """The result of a stream stopped by a signal (Ctrl-C, a cancelled CI job): verdict `interrupted`, never `pass`."""
-    return GuardResult(
-        text=text,
-        verdict="interrupted",
-        citations=(),
-        flagged=(),
-        findings=(),
-        stopped=stop,
-        withdrawn=withdrawn,
-        error=f"interrupted by {signal_name}",
     )
 
 

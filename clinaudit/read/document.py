@@ -495,8 +495,17 @@ def _has_prose(text: str, bound: tuple[int, int], cites: list[_Cite]) -> bool:
     for cite in cites:
         for k in range(max(cite.start, a) - a, min(cite.end, b) - a):
             chars[k] = " "
+    return says_something("".join(chars))
+
+
+def says_something(text: str) -> bool:
+    """A word of three letters or more that does not only introduce a citation ("Source", "PMID", "Ref").
+
+    `text` has its citations blanked out. The stream guard asks the same of an unfinished sentence,
+    so a sentence it lets go as cited is one the pipeline reads as cited too.
+    """
     words = _citation_words()
-    return any(w.lower() not in words for w in _WORD.findall("".join(chars)))
+    return any(w.lower() not in words for w in _WORD.findall(text))
 
 
 @lru_cache(maxsize=1)

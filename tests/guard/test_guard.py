@@ -360,3 +360,17 @@ def test_any_mix_of_claims_and_markers_keeps_the_invariants(text, sizes):
         found = re.compile(pattern.pattern, re.IGNORECASE).search(text, len(shown))
         assert found is not None
         assert max(len(state) for state in many.states) <= found.start()
+
+
+def test_a_label_alone_does_not_make_the_next_sentence_prose_before_the_pipeline_agrees():
+    """'(PMID P' says nothing yet: the dose sentence before it waits, and stops once 'Patients' shows it is prose.
+
+    Fed a character at a time the guard judged the dose claim at '(PMID P', read it as
+    cited by the NCT id that followed (the pipeline takes a label for no prose) and let
+    it through; fed five at a time it stopped. Both now stop, as `check` flags it.
+    """
+    text = "Patients Patients Take 20 mg nightly b.i.d. NCT01234567 (PMID Patients"
+    shown, _, _ = char_by_char(text)
+    many = chunked(text, [5])
+    assert shown == many.shown == ""
+    assert many.guard.stopped is not None and many.guard.stopped.finding.claim_type == "dose_recommendation"
