@@ -27,6 +27,7 @@ from typing import Any
 
 from clinaudit.errors import InputError
 from clinaudit.options import Options, Spec, specs
+from clinaudit.paths import is_project_root
 
 log = logging.getLogger("clinaudit")
 
@@ -231,14 +232,7 @@ def project_root(start: Path | None = None) -> Path:
     """The project the working directory is in: the nearest folder up with .git, pyproject.toml or
     .clinaudit.toml, else the working directory itself."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        for marker in (".git", PYPROJECT, DOTFILE):
-            try:
-                if (folder / marker).exists():
-                    return folder
-            except OSError:
-                continue
-    return here
+    return next((folder for folder in (here, *here.parents) if is_project_root(folder)), here)
 
 
 def in_project(path: Path) -> bool:

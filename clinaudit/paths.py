@@ -12,6 +12,7 @@ from pathlib import Path
 
 PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/yamlfiles.py)
 READS = "reads"  # JSON copies of reports as read, and their claims' topic terms (clinaudit/read/kept.py)
+PROJECT_MARKERS = (".git", "pyproject.toml", ".clinaudit.toml")  # a folder holding one is a project's root
 
 
 def cache_dir() -> Path:
@@ -22,3 +23,15 @@ def cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("clinaudit", appauthor=False))
+
+
+def is_project_root(folder: Path) -> bool:
+    """Whether `folder` holds .git, pyproject.toml or .clinaudit.toml: the top of a project, where
+    searches for the project's config and corrections stop (a marker that cannot be looked at is not one)."""
+    for marker in PROJECT_MARKERS:
+        try:
+            if (folder / marker).exists():
+                return True
+        except OSError:
+            continue
+    return False

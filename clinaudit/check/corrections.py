@@ -39,6 +39,7 @@ from clinaudit.models import (
     Status,
 )
 from clinaudit.options import CheckSettings
+from clinaudit.paths import is_project_root
 
 _ID_STATUS = {"retracted_id": Status.RETRACTED, "fabricated_id": Status.NOT_FOUND}
 log = logging.getLogger("clinaudit")
@@ -438,7 +439,6 @@ def _key(term: str) -> str:
 
 
 _OURS = re.compile(r"^version:.*$(?s:.*)^entries:", re.MULTILINE)
-_PROJECT_MARKERS = (".git", "pyproject.toml", ".clinaudit.toml")
 
 
 def project_file(start: Path) -> Path | None:
@@ -460,7 +460,7 @@ def project_file(start: Path) -> Path | None:
             raise InputError(f"{directory}: cannot look for {FILENAME} in this folder ({exc.strerror})") from None
         if found and _is_ours(candidate):
             return candidate
-        if any((directory / marker).exists() for marker in _PROJECT_MARKERS):
+        if is_project_root(directory):
             return None  # the project's root: a file above it belongs to someone else
     return None
 
