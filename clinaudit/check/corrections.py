@@ -524,9 +524,9 @@ def _stat(path: str) -> tuple[int, int]:
 def _merged(default: bool, files: tuple[tuple[str, int, int], ...]) -> Corrections:
     from dataclasses import replace
 
-    shipped = {e.id: replace(e, origin="") for e in packaged()}
     ours: list[Entry] = list(packaged()) if default else []
     entries = list(ours)
+    shipped = {e.id: replace(e, origin="") for e in packaged()} if files else {}
     for path, _, _ in files:
         for entry in load_file(path):
             entries.append(entry)
