@@ -87,8 +87,8 @@ def check(
         options = configure(ctx, paths, options, config, isolated, enable, disable)
         if write_baseline and options.baseline and not Path(options.baseline).exists():
             options = replace(options, baseline=None)  # the first --write-baseline creates it
-        if jsonl_text is not None and format.value == "jsonl" and _streamable(options, write_baseline):
-            _stream_corpus(paths, jsonl_text, jsonl_id, options, output)  # exits with the run's code
+        if jsonl_text is not None and format.value in STREAMED and _streamable(options, write_baseline):
+            _stream_corpus(paths, jsonl_text, jsonl_id, options, output, format.value)  # exits with the run's code
         if jsonl_text is not None:
             from clinaudit.pipeline import audit_corpus
 
@@ -129,6 +129,9 @@ def check(
     raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
 
 
+STREAMED = ("jsonl", "sarif")  # the formats with a Stream: a corpus written record by record
+
+
 def _streamable(options: Options, write_baseline: str | None) -> bool:
     """A corpus whose JSONL results can go out as each batch finishes: nothing needs them all at the end."""
     return options.jobs == 1 and write_baseline is None and not options.suggest_corrections
@@ -165,22 +168,31 @@ class _Tally:
         return "fail" if self.failed else "error" if self.errors else "pass"
 
 
-def _stream_corpus(paths: list[str], text_field: str, id_field: str | None, options: Options, output) -> None:
-    """Each record's JSON line written as its batch finishes; memory stays flat in the number of records."""
+def _stream_corpus(
+    paths: list[str], text_field: str, id_field: str | None, options: Options, output, format: str
+) -> None:
+    """Each record's result written as its batch finishes (JSONL or SARIF); memory stays flat in the number of records."""
     import contextlib
 
     from clinaudit import atomic
     from clinaudit.errors import InputError
     from clinaudit.pipeline import corpus_reports
-    from clinaudit.report.formats.jsonl_format import record_line
 
     tally = _Tally()
     target = contextlib.nullcontext(sys.stdout) if output is None else atomic.replacing(output)
     try:
         with target as out:
+            from importlib import import_module
+
+            from clinaudit.report.formats import FORMATS
+
+            stream = import_module(f"clinaudit.report.formats.{FORMATS[format].module}").Stream(
+                out, with_baseline=options.baseline is not None
+            )
             for report in corpus_reports(paths, text_field, id_field, options):
-                out.write(record_line(report))
+                stream.add(report)
                 tally.add(report)
+            stream.close()
             out.flush()
     except InputError as exc:
         fail(str(exc))

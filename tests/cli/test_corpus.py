@@ -203,3 +203,64 @@ def test_a_streamed_corpus_gives_the_same_lines_as_one_audited_whole(tmp_path, m
     lines = [_json.loads(line) for line in proc.stdout.splitlines()]
     assert [x["record"] for x in lines] == [*(f"a{k}" for k in range(7)), None]
     assert "clinaudit: 8 records" in proc.stderr
+
+
+def test_a_streamed_sarif_corpus_parses_to_the_whole_run(tmp_path, monkeypatch):
+    """-f sarif on a corpus writes results as batches finish; the document is the one the whole run builds."""
+    from clinaudit import pipeline
+    from clinaudit.models import Options
+    from clinaudit.report.formats.sarif_format import to_sarif
+
+    corpus = tmp_path / "answers.jsonl"
+    rows = [{"id": f"a{k}", "answer": f"Warfarin {k} mg daily is the usual dose (PMID: 0)."} for k in range(7)]
+    rows.append({"id": "ok", "answer": "Clouds are white."})
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in rows) + "not json\n", encoding="utf-8")
+    monkeypatch.setattr(pipeline, "STREAM_BATCH", 3)
+    whole = to_sarif(pipeline.audit_corpus([str(corpus)], "answer", "id", Options(offline=True)))
+    proc = run_cli("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "sarif")
+    assert proc.returncode == 2  # the bad line: a notification, and exit 2, as unstreamed
+    streamed = json.loads(proc.stdout)
+    assert streamed == whole
+    run = streamed["runs"][0]
+    assert len(run["results"]) >= 7 and run["properties"]["verdict"] == "fail"
+    assert run["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"].endswith(
+        ":9: not JSON (Expecting value)"
+    )
+
+
+def test_a_sarif_corpus_is_written_before_its_input_ends(tmp_path):
+    """The first batch's results reach the reader while later records are still coming: nothing waits for the end."""
+    import os
+    import selectors
+    import subprocess
+    import time
+
+    from helpers.cli import clinaudit_exe
+
+    args = ("check", "-", "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "sarif")
+    env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(tmp_path / "cache"))
+    proc = subprocess.Popen([*clinaudit_exe(), *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        batch = "".join(
+            json.dumps({"id": f"r{k}", "answer": f"Give {k} mg of warfarin daily."}) + "\n" for k in range(600)
+        )
+        proc.stdin.write(batch.encode())  # more than one batch of records, whose results fill the pipe's buffer
+        proc.stdin.flush()
+        seen = b""
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            deadline = time.monotonic() + 60
+            while b'"ruleId"' not in seen and time.monotonic() < deadline:
+                if selector.select(timeout=1):
+                    seen += os.read(proc.stdout.fileno(), 65536)
+        assert b'"ruleId"' in seen, "no result came out while the input was still open"
+        assert proc.poll() is None  # the run is still waiting for the rest of the corpus
+        proc.stdin.close()
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 1
+        document = json.loads(seen + rest)
+        assert {r["properties"]["record"] for r in document["runs"][0]["results"]} == {f"r{k}" for k in range(600)}
+    finally:
+        proc.kill()
+        proc.wait()

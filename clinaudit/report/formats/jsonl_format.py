@@ -35,6 +35,19 @@ def record_line(report: FileReport) -> str:
     )
 
 
+class Stream:
+    """A corpus's records written one line each as they finish (the CLI's streamed corpus run)."""
+
+    def __init__(self, out: TextIO, with_baseline: bool = False) -> None:
+        self._out = out
+
+    def add(self, report: FileReport) -> None:
+        self._out.write(record_line(report))
+
+    def close(self) -> None:
+        """Nothing to finish: every line is whole when written."""
+
+
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     show_suppressed = view.show_suppressed
     """One finding a line for report files; one result a line for JSONL corpus records (--jsonl-text)."""

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from urllib.parse import quote
 
 from clinaudit import catalogue
-from clinaudit.models import AuditResult, FileReport, Finding, Span, Suppressed
+from clinaudit.models import AuditResult, FileReport, Finding, Span, Suppressed, coverage
 from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, relative, repo_root
@@ -38,28 +38,70 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
 def to_sarif(result: AuditResult) -> dict[str, Any]:
     rules = _Rules()
     results: list[dict[str, Any]] = []
-    notifications = []
+    notifications: list[dict[str, Any]] = []
     with_baseline = any(s.kind == "baseline" for s in result.suppressed)
     for report in result.files:
         if report.error:
-            notifications.append(
-                {
-                    "level": "error",
-                    "message": {"text": report.error},
-                    "locations": [{"physicalLocation": {"artifactLocation": _artifact(report.path)}}],
-                }
-            )
-            continue
-        everything: list[tuple[Finding, Suppressed | None]] = [(f, None) for f in report.findings]
-        everything += [(s.finding, s) for s in report.suppressed]
-        everything.sort(key=lambda pair: (pair[0].span.line, pair[0].span.column, pair[0].rule))
-        prints = fingerprints(f for f, _ in everything)
-        judged = {c.id: judge_dict(c) for c in report.citations if c.judge is not None}  # the model judge
-        for (finding, suppressed), fp in zip(everything, prints, strict=True):
-            results.append(_result(report, finding, suppressed, fp, rules, with_baseline))
-            if finding.citation in judged:
-                results[-1]["properties"]["judge"] = judged[finding.citation]
-    run: dict[str, Any] = {
+            notifications.append(_notification(report))
+        else:
+            results += _file_results(report, rules, with_baseline)
+    run = {**_run_head(), "results": results, **_run_tail(rules, notifications, result.verdict, result.coverage)}
+    run["properties"].update(_judge_property(result))
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+class Stream:
+    """SARIF written as the reports go by, so a corpus's memory stays flat in its number of records.
+
+    A JSON object's keys have no order, so the run's results come first and the keys that
+    need the whole run (rules met, notifications, verdict, coverage) come after them: the
+    document parses to what `to_sarif` builds for the same reports. `with_baseline` is
+    whether a baseline is in use, which a stream must know before its first result.
+    """
+
+    def __init__(self, out: TextIO, with_baseline: bool = False) -> None:
+        self._out = out
+        self._with_baseline = with_baseline
+        self._rules = _Rules()
+        self._notifications: list[dict[str, Any]] = []
+        self._judged: list[dict[str, Any]] = []
+        self._grounded = self._claims = 0
+        self._failed = False
+        self._first = True
+        head = json.dumps({"$schema": SCHEMA, "version": "2.1.0"}, ensure_ascii=False)[:-1]
+        run_head = json.dumps(_run_head(), ensure_ascii=False)[:-1]
+        out.write(json_text(f'{head}, "runs": [{run_head}, "results": ['))
+
+    def add(self, report: FileReport) -> None:
+        """One report's results, written now; only its notification, rule and judge verdicts are kept."""
+        self._failed = self._failed or report.verdict == "fail"
+        self._grounded += report.grounded_claims
+        self._claims += report.claims
+        self._judged += _judged(report)
+        if report.error:
+            self._notifications.append(_notification(report))
+            return
+        for item in _file_results(report, self._rules, self._with_baseline):
+            self._out.write(("\n" if self._first else ",\n") + json_text(json.dumps(item, ensure_ascii=False)))
+            self._first = False
+
+    def close(self) -> None:
+        """The rest of the run, after its results: the document is whole from here."""
+        verdict = "fail" if self._failed else "error" if self._notifications else "pass"
+        tail = _run_tail(self._rules, self._notifications, verdict, coverage(self._grounded, self._claims))
+        if self._judged:
+            tail["properties"]["judge"] = self._judged
+        self._out.write("\n], " + json_text(json.dumps(tail, ensure_ascii=False))[1:] + "]}\n")
+
+
+def _run_head() -> dict[str, Any]:
+    return {"originalUriBaseIds": {SRCROOT: {"uri": repo_root().as_uri() + "/"}}, "columnKind": "unicodeCodePoints"}
+
+
+def _run_tail(
+    rules: _Rules, notifications: list[dict[str, Any]], verdict: str, covered: float | None
+) -> dict[str, Any]:
+    return {
         "tool": {
             "driver": {
                 "name": "clinaudit",
@@ -71,12 +113,30 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
         "invocations": [
             {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications},
         ],
-        "originalUriBaseIds": {SRCROOT: {"uri": repo_root().as_uri() + "/"}},
-        "columnKind": "unicodeCodePoints",
-        "results": results,
-        "properties": {"verdict": result.verdict, "coverage": result.coverage, **_judge_property(result)},
+        "properties": {"verdict": verdict, "coverage": covered},
     }
-    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _notification(report: FileReport) -> dict[str, Any]:
+    return {
+        "level": "error",
+        "message": {"text": report.error},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(report.path)}}],
+    }
+
+
+def _file_results(report: FileReport, rules: _Rules, with_baseline: bool) -> list[dict[str, Any]]:
+    everything: list[tuple[Finding, Suppressed | None]] = [(f, None) for f in report.findings]
+    everything += [(s.finding, s) for s in report.suppressed]
+    everything.sort(key=lambda pair: (pair[0].span.line, pair[0].span.column, pair[0].rule))
+    prints = fingerprints(f for f, _ in everything)
+    judged = {c.id: judge_dict(c) for c in report.citations if c.judge is not None}  # the model judge
+    results = []
+    for (finding, suppressed), fp in zip(everything, prints, strict=True):
+        results.append(_result(report, finding, suppressed, fp, rules, with_baseline))
+        if finding.citation in judged:
+            results[-1]["properties"]["judge"] = judged[finding.citation]
+    return results
 
 
 def _result(
@@ -114,13 +174,16 @@ def _result(
 
 def _judge_property(result: AuditResult) -> dict[str, Any]:
     """Every verdict of the model judge (`unchecked` ones with their reason), when a judge ran."""
-    judged = [
+    judged = [entry for report in result.files for entry in _judged(report)]
+    return {"judge": judged} if judged else {}
+
+
+def _judged(report: FileReport) -> list[dict[str, Any]]:
+    return [
         {"path": report.path, "citation": c.id, **(judge_dict(c) or {})}
-        for report in result.files
         for c in report.citations
         if c.judge is not None
     ]
-    return {"judge": judged} if judged else {}
 
 
 def _region(span: Span) -> dict[str, int]:
