@@ -76,6 +76,10 @@ class ReadSettings:
         1, "Processes that read and parse reports (0 = every core).", flag="--jobs", short="-j", key="jobs",
         kind="int", low=0, metavar="N",
     )  # fmt: skip
+    plain: bool = option(
+        False, "Read reports as plain text, not Markdown (whatever their names).", flag="--plain", key="plain",
+        kind="bool", commands=("check", "guard"),
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, init=False, repr=False, eq=False)

@@ -49,7 +49,7 @@ def audit_paths(paths: Iterable[str] | str | PathLike[str], options: Options | N
     options = options or Options()
     # one path alone, not its characters each a path ("/" is the whole disk)
     given: Iterable[str | PathLike[str]] = [paths] if isinstance(paths, str | PathLike) else paths
-    sources = inputs.collect([str(p) for p in given], options.exclude)
+    sources = inputs.collect([str(p) for p in given], options.exclude, options.plain)
     corrections.check_options(options)  # a broken --corrections file stops the run, not one report
     if options.jobs != 1 and len(sources) > 1:
         from clinaudit import parallel
@@ -174,11 +174,11 @@ def _corpus_result(
 
 
 def read_record(record: CorpusRecord, options: Options) -> Document | FileReport:
-    """One corpus record read as a Markdown report under its unique key; a bad line is an error report."""
+    """One corpus record read as a report (Markdown unless --plain) under its unique key; a bad line is an error."""
     if record.error:
         return FileReport(record.key, "error", (), (), 0, 0, 0, error=record.error)
     known = corrections.for_report(record.key, options)  # the corrections.yaml nearest the corpus file
-    return read_document(record.key, [(record.text, 0)], True, known)
+    return read_document(record.key, [(record.text, 0)], not options.plain, known)
 
 
 def _run_cache() -> ResolutionCache:

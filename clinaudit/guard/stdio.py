@@ -101,7 +101,14 @@ def run(
             return 2
     threading.Thread(target=warm_up, name="clinaudit-warm-up", daemon=True).start()
     writer = _Writer(events)
-    guard = StreamGuard(writer, options=options, stop_on=stop_on, verify_timeout=verify_timeout, path="<stdin>")
+    guard = StreamGuard(
+        writer,
+        options=options,
+        stop_on=stop_on,
+        verify_timeout=verify_timeout,
+        path="<stdin>",
+        markdown=not options.plain,
+    )
     stream = read_stream(sys.stdin.fileno(), options.max_bytes)
     try:
         if on_start is not None:

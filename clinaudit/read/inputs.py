@@ -22,8 +22,10 @@ from typing import BinaryIO
 from clinaudit.errors import InputError
 from clinaudit.models import CorpusRecord
 
-REPORT_SUFFIXES = frozenset({".md", ".markdown", ".txt"})
-MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
+# What a folder scan picks up. Every report is read as Markdown whatever it is called: CommonMark
+# reads plain prose as plain prose, and LLM-drafted Markdown is often saved as .txt (--plain reads
+# every report as plain text).
+REPORT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".txt", ".text"})
 CHUNK_BYTES = 1 << 20
 PIECE_BYTES = 1 << 16  # read at most this much at once, so a file without newlines never outgrows --max-size
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
@@ -40,8 +42,10 @@ class Source:
     error: str | None = None  # found but unreadable (a folder that cannot be listed): reported when read
 
 
-def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
+def collect(paths: list[str], exclude: tuple[str, ...] = (), plain: bool = False) -> list[Source]:
     """Expand the command line into report sources, each file once; missing paths are an InputError.
+
+    Every source is read as Markdown, whatever its name (stdin too), unless `plain`.
 
     An unreadable file or folder becomes a Source that fails when read, so it is
     reported as an error for its path and never skipped.
@@ -58,7 +62,7 @@ def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
         if raw == "-":
             if sys.stdin is None:
                 raise InputError("-: stdin is closed (nothing to read)")
-            add(Source("-", None, True), "-")
+            add(Source("-", None, not plain), "-")
             continue
         path = Path(raw)
         try:
@@ -67,20 +71,23 @@ def collect(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Source]:
             if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
                 raise InputError(f"{shown(raw)}: no such file or directory") from None
             if not _excluded(path, exclude):
-                add(Source(shown(raw), path, True, _problem(shown(raw), exc)), _resolved(raw))
+                add(Source(shown(raw), path, not plain, _problem(shown(raw), exc)), _resolved(raw))
             continue
         if stat.S_ISDIR(mode):
-            found = _walk(path, exclude)
+            found = _walk(path, exclude, not plain)
             if not found:
-                raise InputError(f"{shown(raw)}: no reports (*.md, *.markdown, *.txt) in this directory")
+                raise InputError(f"{shown(raw)}: no reports ({_SUFFIXES_SHOWN}) in this directory")
             for source, key in found:
                 add(source, key)
         elif not _excluded(path, exclude):  # named files too: pre-commit names every staged file
-            add(Source(shown(raw), path, path.suffix.lower() != ".txt"), _resolved(raw))
+            add(Source(shown(raw), path, not plain), _resolved(raw))
     return sources
 
 
-def _walk(top: Path, exclude: tuple[str, ...]) -> list[tuple[Source, str]]:
+_SUFFIXES_SHOWN = ", ".join(f"*{suffix}" for suffix in sorted(REPORT_SUFFIXES))
+
+
+def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tuple[Source, str]]:
     """The reports under a folder, sorted, each with its resolved path; an unreadable folder is one of them.
 
     Not Path.rglob: it silently stops at a folder it cannot list.
@@ -96,7 +103,7 @@ def _walk(top: Path, exclude: tuple[str, ...]) -> list[tuple[Source, str]]:
         except OSError as exc:
             if not _excluded(folder / "*", exclude):  # a glob that skips all it holds skips the folder too
                 name = shown(str(folder))
-                found.append((folder, Source(name, folder, True, _problem(name, exc, "this folder")), ""))
+                found.append((folder, Source(name, folder, markdown, _problem(name, exc, "this folder")), ""))
             continue
         for entry in entries:
             path = folder / entry.name
@@ -109,9 +116,9 @@ def _walk(top: Path, exclude: tuple[str, ...]) -> list[tuple[Source, str]]:
                     continue
                 name = shown(str(path))
                 key = os.path.realpath(path) if entry.is_symlink() else os.path.join(real, entry.name)
-                found.append((path, Source(name, path, suffix in MARKDOWN_SUFFIXES), key))
+                found.append((path, Source(name, path, markdown), key))
             except OSError as exc:
-                found.append((path, Source(shown(str(path)), path, True, _problem(shown(str(path)), exc)), ""))
+                found.append((path, Source(shown(str(path)), path, markdown, _problem(shown(str(path)), exc)), ""))
     found.sort(key=lambda item: item[0])
     return [(source, key or _resolved(str(path))) for path, source, key in found]
 
