@@ -21,6 +21,7 @@ from clinaudit.models import (
     AuditResult,
     CitationKind,
     CitationResult,
+    CitationUse,
     FileReport,
     Finding,
     Severity,
@@ -170,7 +171,9 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
             console,
             CITATION_COLUMNS + ((Column("judge"),) if judged else ()),
             [
-                (
+                _use_row(row, judged)
+                if row is not None
+                else (
                     printable(c.id),
                     (c.status.value + _link_mark(c), STATUS_STYLE.get(c.status, "red")),
                     f"{c.span.line}:{c.span.column}",
@@ -179,6 +182,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                     *([_judge_text(c)] if judged else []),
                 )
                 for c in report.citations
+                for row in (None, *_flagged_uses(c))
             ],
         )
     console.print()
@@ -338,6 +342,28 @@ def _fit(word: str, width: int) -> int:
         if used > width:
             return max(k, 1)
     return len(word)
+
+
+def _flagged_uses(c: CitationResult) -> list[CitationUse]:
+    """The uses of an id cited more than once that raised a finding, each shown on a line under the id."""
+    return [u for u in c.uses if u.flagged] if len(c.uses) > 1 else []
+
+
+def _use_row(use: CitationUse, judged: bool) -> tuple[Cell, ...]:
+    """One flagged use: where, what it raised, its own topic verdict, and the sentence."""
+    label = use.topic if use.topic_score is None else f"{use.topic} {use.topic_score:.2f}"
+    said = use.sentence if len(use.sentence) <= RECORD_TITLE else use.sentence[: RECORD_TITLE - 1] + "…"
+    return (
+        "  └ this use",
+        (use.flagged, "red"),
+        f"{use.span.line}:{use.span.column}",
+        "",
+        Text(label, style=TOPIC_STYLE.get(use.topic, "")),
+        "",
+        "",
+        printable(f"“{said}”"),
+        *([""] if judged else []),
+    )
 
 
 def _link_mark(c: CitationResult) -> str:
