@@ -78,3 +78,38 @@ def test_two_wrong_uses_are_two_findings_and_the_table_lists_each_under_the_id(t
     assert "this use" in rows[-2] and "5:" in rows[-2] and "Warfarin" in rows[-2]
     assert "this use" in rows[-1] and "7:" in rows[-1] and "Metformin" in rows[-1]
     assert sum(line.lstrip().startswith("pmid:22663011") for line in table.stdout.splitlines()) == 1
+
+
+def test_a_suggested_correction_is_scoped_to_the_sentence_it_saw(tmp_path, services):
+    """--suggest-corrections | corrections add never condemns an id for every report from one wrong use."""
+    wrong = write(tmp_path, f"# Drug notes\n\n{RIGHT}\n\n{WRONG}\n", "wrong.md")
+    right = write(tmp_path, f"# Melanoma\n\n{RIGHT}\n", "right.md")
+    proc = run_cli("check", str(wrong), "--suggest-corrections")
+    suggestion = proc.stdout[proc.stdout.index("# clinaudit --suggest-corrections") :]
+    assert "kind: miscited_id" in suggestion and "when: " in suggestion
+    entries = tmp_path / "corrections.yaml"
+    added = run_cli(
+        "corrections", "add", str(entries), "--entry", "-", "--in", str(wrong), "--in", str(right), input=suggestion
+    )
+    assert added.returncode == 0, added.stderr
+    shown = [line for line in added.stderr.splitlines() if "would match" in line]
+    assert len(shown) == 1 and "wrong.md:5:" in shown[0] and "Warfarin" in shown[0]
+    assert "match 1 place in 2 reports" in added.stderr
+    # the next run: the wrong use is a correction finding, the right report and use are untouched
+    _, data, _ = check(wrong, right, "--corrections", str(entries))
+    by_name = {Path(f["path"]).name: f for f in data["files"]}
+    assert not by_name["right.md"]["findings"] and by_name["right.md"]["verdict"] == "pass"
+    rules = [(f["rule"], f["line"]) for f in by_name["wrong.md"]["findings"]]
+    assert all(line == 5 for _, line in rules) and any(r.startswith("correction/") for r, _ in rules)
+
+
+def test_scope_pattern_quotes_the_words_before_the_citation():
+    from clinaudit.cli.corrections import scope_pattern
+
+    pattern = scope_pattern([WRONG, "Metformin lowers HbA1c (PMID: 22663011) in adults."])
+    import re
+
+    assert re.search(pattern, WRONG, re.IGNORECASE)
+    assert not re.search(pattern, RIGHT, re.IGNORECASE)
+    assert "22663011" not in pattern and "adults" not in pattern
+    assert scope_pattern(["PMID: 22663011"]) == ""
