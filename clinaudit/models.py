@@ -149,6 +149,8 @@ class Claim:
     why: str = ""  # what made it a claim: the pattern matched, or the medical terms found
     section: str = ""  # the heading above it
     in_cited_item: bool = False  # its list item carries a citation elsewhere (grounded, not cited)
+    # what cites it, as a reader reads it: sentence | row | lead-in | caption | paragraph | source-line; "" uncited
+    scope: str = ""
 
     @property
     def grounded(self) -> bool:
