@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from clinaudit.catalogue import UNCITED_CLAIM
+from clinaudit.catalogue import LOW_CREDIBILITY_SOURCE, UNCITED_CLAIM
 from clinaudit.models import (
     AuditResult,
     CitationKind,
@@ -391,12 +391,33 @@ def _compact(findings: tuple[Finding, ...], show_all: bool) -> tuple[list[Findin
     for f in findings:
         if f.rule == UNCITED_CLAIM and f.severity is Severity.LOW:
             groups.setdefault(f.section, []).append(f)
+        elif f.rule == LOW_CREDIBILITY_SOURCE and f.severity is Severity.LOW:
+            groups.setdefault(_CREDIBILITY_GROUP, []).append(f)  # one row per report, as a source is cited anywhere
         else:
             listed.append(f)
     return listed, list(groups.items())
 
 
+_CREDIBILITY_GROUP = "\0low-credibility"  # the group key of low-credibility sources: no heading can be it
+
+
+def _credibility_text(group: list[Finding]) -> str:
+    """The report's low-credibility sources on one row: how many, on which lines, the weakest few."""
+    lines = sorted({f.span.line for f in group})
+    shown = ", ".join(map(str, lines[:LINES_SHOWN])) + (
+        f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
+    )
+    named = ", ".join(dict.fromkeys(printable(f.citation or "") for f in group[:3] if f.citation))
+    more = f" and {len(group) - 3} more" if len(group) > 3 else ""
+    return (
+        f"{len(group)} low-credibility source(s) cited on line(s) {shown}: {named}{more}"
+        "\n→ Prefer peer-reviewed articles, trial registries or official health agencies; --show-all lists each one."
+    )
+
+
 def _group_text(section: str, group: list[Finding]) -> str:
+    if section == _CREDIBILITY_GROUP:
+        return _credibility_text(group)
     kinds: dict[str, int] = {}
     for f in group:
         kinds[f.claim_type or "general"] = kinds.get(f.claim_type or "general", 0) + 1
