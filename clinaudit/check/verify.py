@@ -92,6 +92,7 @@ class _Context:
         self._new_citing = False
         self._sections: dict[tuple[str, ...], str] = {}
         self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
+        self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text
 
     @property
     def matcher(self) -> topic.Matcher:
@@ -277,7 +278,12 @@ class _Context:
         if mention.ref_text in self.entries:
             checks.append(self._compare_entry(mention.ref_text, record))
         else:
-            checks += [metadata.compare_fields(f, record) for f in self._inline_references(mention)]
+            for fields in self._inline_references(mention):
+                key = (fields, record.id)
+                found = self._field_checks.get(key)
+                if found is None:
+                    found = self._field_checks[key] = metadata.compare_fields(fields, record)
+                checks.append(found)
         checks = [c for c in checks if c.match is not None]
         if not checks:
             return None, (), False

@@ -200,6 +200,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             min-coverage = 80
             mirror = "mirror.sqlite"
             jobs = 2
+            citation-scope = "sentence"
 
             [severity]
             weak-citation = "medium"
