@@ -149,6 +149,8 @@ class Claim:
     why: str = ""  # what made it a claim: the pattern matched, or the medical terms found
     section: str = ""  # the heading above it
     in_cited_item: bool = False  # its list item carries a citation elsewhere (grounded, not cited)
+    # what cites it, as a reader reads it: sentence | row | lead-in | caption | paragraph | source-line; "" uncited
+    scope: str = ""
 
     @property
     def grounded(self) -> bool:
@@ -241,6 +243,7 @@ class CitationResult:
     metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
     topic_basis: str | None = None  # abstract | title: what the record gave the topic check; None when not checked
     topic_level: str | None = None  # sentence | section | document: where the topic matched; None when nowhere
+    uses: tuple[CitationUse, ...] = ()  # each citing sentence (or row) with its own verdicts; () when not checked
 
     @property
     def work(self) -> str:
@@ -389,6 +392,26 @@ class AuditResult:
     @property
     def suppressed(self) -> tuple[Suppressed, ...]:
         return tuple(s for report in self.files for s in report.suppressed)
+
+
+@dataclass(frozen=True, slots=True)
+class CitationUse:
+    """One use of a cited id: the sentence (or table row) that cites it, with the verdicts of that use alone.
+
+    A paper cited rightly once and for an unrelated claim elsewhere is two uses: the
+    right one never hides the wrong one (clinaudit/check/verify.py).
+    """
+
+    span: Span
+    sentence: str
+    topic: str = "unchecked"  # yes | borderline | no | unchecked
+    topic_score: float | None = None
+    topic_terms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (matched, missing)
+    topic_level: str | None = None
+    metadata_match: bool | None = None  # does the reference text of this use describe the record?
+    metadata_mismatches: tuple[str, ...] = ()
+    confirmed: bool = False  # its reference names this very paper
+    flagged: str = ""  # the rule of the finding this use raised; "" when none
 
 
 # ---------------------------------------------------------------- pickling (--jobs, Dask)

@@ -201,6 +201,12 @@ class ReportSettings:
         False, "Print a corrections.yaml entry for each citation found not_found, retracted, mismatched or "
         "off_topic (on stderr when a JSON-like report goes to stdout).", flag="--suggest-corrections",
     )  # fmt: skip
+    citation_scope: str = option(
+        "reader", "What a citation cites: 'reader' (its sentence, its table row, the lead-in or caption above a "
+        "list or table, a group closing a paragraph) or 'sentence' (its sentence and row only).",
+        flag="--citation-scope", key="citation-scope", kind="choice", choices=("reader", "sentence"),
+        metavar="SCOPE",
+    )  # fmt: skip
 
 
 _STAGE_OF: dict[type[Any], str] = {

@@ -233,6 +233,7 @@ def _checked(
         if isinstance(item, FileReport):
             reports.append(item)
             continue
+        item = findings.scoped(item, options)  # citation-scope = "sentence": only its sentence or row cites a claim
         cited = findings.citation_results(
             item, ChainMap(condemned.get(item.path, {}), referenced.get(item.path, {}), statuses)
         )

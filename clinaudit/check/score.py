@@ -123,7 +123,10 @@ def credibility(kind: CitationKind, value: str, status: Status, record: Record |
     if status is Status.RETRACTED or (record is not None and (record.retracted_by or _retracted_type(record))):
         return _row("retracted")
     if kind is CitationKind.URL:
-        return _row(domain_category(value))
+        category = domain_category(value)
+        if category == "journal_publisher" or (category == "unknown_web" and _article_doi(value, record)):
+            return _row("publisher_article")  # a journal article on its publisher's site is a journal article
+        return _row(category)
     if record is None or not record.exists:
         if kind is CitationKind.DOI and status is Status.UNVERIFIABLE and is_preprint_doi(value):
             return _row("preprint")  # the prefix alone says what it is
@@ -142,6 +145,22 @@ def credibility(kind: CitationKind, value: str, status: Status, record: Record |
     if record.database == "doi":
         return _row("doi_other")
     return None
+
+
+def _article_doi(url: str, record: Record | None) -> str:
+    """The DOI of a web page that is a journal article: in its address (the reader's own forms), else its record's.
+
+    A link check (--check-urls) that read a `citation_doi` or `dc.identifier` tag gives it in `record.doi`.
+    """
+    if record is not None and record.doi and not is_preprint_doi(record.doi):
+        return record.doi
+    from clinaudit.read.citations import classify_url
+
+    try:
+        found = classify_url(url, 0)
+    except ValueError:
+        return ""
+    return found.value if found.kind is CitationKind.DOI and not is_preprint_doi(found.value) else ""
 
 
 def _retracted_type(record: Record) -> bool:

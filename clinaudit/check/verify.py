@@ -21,6 +21,7 @@ from clinaudit.models import (
     CitationKind,
     CitationMention,
     CitationResult,
+    CitationUse,
     Context,
     Document,
     Finding,
@@ -90,6 +91,8 @@ class _Context:
         self._kept_citing: dict[tuple[str, tuple[str, ...]], citing.Citing] | None = None
         self._new_citing = False
         self._sections: dict[tuple[str, ...], str] = {}
+        self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
+        self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text
 
     @property
     def matcher(self) -> topic.Matcher:
@@ -103,30 +106,15 @@ class _Context:
         findings: list[Finding] = []
         changes: dict = {}
         entry = self.entries.get(result.ref_text) if result.ref_text else None
-        confirmed = False
         if checked is not None and result.kind is not CitationKind.SOURCE:
-            meta, confirmed = self._metadata(result, checked, findings)
+            meta, _ = self._metadata(result, checked, findings)  # each use's own confirmation: _uses
             changes.update(meta)
         if result.kind is CitationKind.REFERENCE:
             findings += self._reference(result, entry.span if entry else result.span)
-        if checked is not None and topic.has_text(checked):
-            verdict, worst = self._topic(result, checked)
-            if verdict is not None:
-                doubt = verdict.verdict == topic.NO and confirmed
-                if doubt:  # the reference confirms the paper: whether it supports the claim is the judge's question
-                    verdict = replace(verdict, verdict=topic.BORDERLINE)
-                changes.update(
-                    topic=verdict.verdict,
-                    topic_score=verdict.score,
-                    topic_terms=(verdict.matched, verdict.missing),
-                    topic_basis=verdict.basis,
-                    topic_level=verdict.level,
-                )
-                if result.status not in NO_TOPIC_FINDING and worst is not None:
-                    if verdict.verdict == topic.NO:
-                        findings.append(self._off_topic(result, checked, verdict, worst))
-                    elif doubt:
-                        findings.append(self._off_topic(result, checked, verdict, worst, confirmed=True))
+        if checked is not None:
+            uses, topic_changes = self._uses(result, checked, findings)
+            changes.update(topic_changes)
+            changes["uses"] = uses
         credible = score.credibility(result.kind, result.value, result.status, record)
         if credible is not None:
             changes.update(credibility=credible.score, credibility_source=credible.source)
@@ -215,33 +203,122 @@ class _Context:
             self._citing[key] = cached
         return cached
 
-    # ------------------------------------------------------------ topic
+    # ------------------------------------------------------------ each use on its own
 
-    def _topic(self, result: CitationResult, record: Record) -> tuple[topic.TopicMatch | None, CitationMention | None]:
-        """The worst sentence decides: one sentence citing the wrong paper is one too many."""
-        terms = self.matcher.record_terms(record)
-        worst: tuple[topic.TopicMatch, CitationMention] | None = None
+    def _uses(
+        self, result: CitationResult, record: Record, findings: list[Finding]
+    ) -> tuple[tuple[CitationUse, ...], dict]:
+        """Each citing sentence (or row) with its own topic and metadata verdict, and the findings it raises.
+
+        A use is judged as if it were the only one: a correct use of a paper elsewhere in
+        the report says nothing about this sentence, and a reference that names the paper
+        beside one sentence does not vouch for another. The citation's own fields are its
+        worst use's, so a summary by id still shows the problem.
+        """
+        comparable = _comparable(record)
+        places: dict[tuple[str, object], CitationMention] = {}
         for mention in self.mentions.get(result.id, []):
-            if not mention.sentence:
-                continue
-            claim = self._read(mention.context, mention.sentence).claim
-            claim_terms = self._terms.get(claim)
-            if claim_terms is None:
-                claim_terms = self._claim_terms(claim)
-                self._terms[claim] = claim_terms
-            headings = mention.context.headings if mention.context is not None else ()
-            context = topic.Surroundings(self._section(headings), self.title, self.abbreviations, claim_terms)
-            match = self.matcher.match(claim, record, terms, context)
-            if match.verdict == topic.UNCHECKED:
-                continue
-            if mention.sentence in self.shared and match.verdict == topic.NO and match.basis == "abstract":
-                # a sentence citing several works owes each only part of its terms
-                limits = topic.settings().thresholds[match.method]
-                if match.score is not None and match.score >= limits["no_below"] / 2:
+            if mention.sentence:
+                places.setdefault((mention.sentence, mention.context), mention)
+        with_text = topic.has_text(record)
+        terms = self.matcher.record_terms(record) if with_text and places else None
+        uses: list[CitationUse] = []
+        worst: topic.TopicMatch | None = None
+        for mention in places.values():
+            meta, mismatched, confirmed = (
+                self._use_metadata(mention, comparable) if result.kind is not CitationKind.SOURCE else (None, (), False)
+            )
+            match = self._use_topic(mention, record, terms) if terms is not None else None
+            flagged = ""
+            if match is not None and match.verdict == topic.NO and result.status not in NO_TOPIC_FINDING:
+                if confirmed:  # the reference confirms the paper: whether it supports the claim is the judge's
                     match = replace(match, verdict=topic.BORDERLINE)
-            if worst is None or _rank(match) < _rank(worst[0]):
-                worst = (match, mention)
-        return (worst[0], worst[1]) if worst else (None, None)
+                    findings.append(self._off_topic(result, record, match, mention, confirmed=True))
+                else:
+                    findings.append(self._off_topic(result, record, match, mention))
+                flagged = rules.OFF_TOPIC_CITATION
+            elif match is not None and match.verdict == topic.NO and confirmed:
+                match = replace(match, verdict=topic.BORDERLINE)
+            if meta is False and not flagged:
+                flagged = rules.MISMATCHED_REFERENCE
+            if (
+                match is not None
+                and match.verdict != topic.UNCHECKED
+                and (worst is None or _rank(match) < _rank(worst))
+            ):
+                worst = match
+            uses.append(
+                CitationUse(
+                    mention.span,
+                    mention.sentence,
+                    match.verdict if match is not None else topic.UNCHECKED,
+                    match.score if match is not None else None,
+                    (match.matched, match.missing) if match is not None else ((), ()),
+                    match.level if match is not None else None,
+                    meta,
+                    mismatched,
+                    confirmed,
+                    flagged,
+                )
+            )
+        changes: dict = {}
+        if worst is not None:
+            changes = {
+                "topic": worst.verdict,
+                "topic_score": worst.score,
+                "topic_terms": (worst.matched, worst.missing),
+                "topic_basis": worst.basis,
+                "topic_level": worst.level,
+            }
+        return tuple(uses), changes
+
+    def _use_metadata(self, mention: CitationMention, record: Record) -> tuple[bool | None, tuple[str, ...], bool]:
+        """(match, mismatched fields, confirmed) of the reference text of this one use: its entry, else beside it."""
+        checks: list[metadata.MetadataCheck] = []
+        if mention.ref_text in self.entries:
+            checks.append(self._compare_entry(mention.ref_text, record))
+        else:
+            for fields in self._inline_references(mention):
+                key = (fields, record.id)
+                found = self._field_checks.get(key)
+                if found is None:
+                    found = self._field_checks[key] = metadata.compare_fields(fields, record)
+                checks.append(found)
+        checks = [c for c in checks if c.match is not None]
+        if not checks:
+            return None, (), False
+        agreeing = [c for c in checks if c.match]
+        if agreeing:  # a row may name several works: one that agrees is this one
+            return True, (), any(c.confirmed for c in agreeing)
+        return False, checks[0].mismatched, False
+
+    def _compare_entry(self, text: str, record: Record) -> metadata.MetadataCheck:
+        key = (text, record.id)
+        found = self._entry_checks.get(key)
+        if found is None:
+            found = self._entry_checks[key] = metadata.compare(text, record)
+        return found
+
+    def _use_topic(self, mention: CitationMention, record: Record, terms: topic.RecordTerms) -> topic.TopicMatch | None:
+        """The topic verdict of one citing sentence; None when it cannot be checked."""
+        claim = self._read(mention.context, mention.sentence).claim
+        claim_terms = self._terms.get(claim)
+        if claim_terms is None:
+            claim_terms = self._claim_terms(claim)
+            self._terms[claim] = claim_terms
+        headings = mention.context.headings if mention.context is not None else ()
+        context = topic.Surroundings(self._section(headings), self.title, self.abbreviations, claim_terms)
+        match = self.matcher.match(claim, record, terms, context)
+        if match.verdict == topic.UNCHECKED:
+            return None
+        if mention.sentence in self.shared and match.verdict == topic.NO and match.basis == "abstract":
+            # a sentence citing several works owes each only part of its terms
+            limits = topic.settings().thresholds[match.method]
+            if match.score is not None and match.score >= limits["no_below"] / 2:
+                match = replace(match, verdict=topic.BORDERLINE)
+        return match
+
+    # ------------------------------------------------------------ topic
 
     def _claim_terms(self, claim: str) -> list[topic.Term]:
         """A claim's terms: kept from an earlier run of this very report and matcher, else extracted."""

@@ -8,6 +8,7 @@ comments or the order of what is already there. Only typer is imported at start-
 from __future__ import annotations
 
 import datetime as _dt
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -115,6 +116,14 @@ def add_command(
             "--set", help="Any other field as KEY=YAML, e.g. 'ids=[pmid:123]' (repeatable).", metavar="KEY=VALUE"
         ),
     ] = None,
+    preview: Annotated[
+        Optional[list[Path]],
+        typer.Option(
+            "--in",
+            help="Also list what the new entries would match in this report (repeatable); nothing else is read.",
+            metavar="REPORT",
+        ),
+    ] = None,
 ) -> None:
     """Append entries to FILE, keeping its comments and the order of what is there."""
     import yaml
@@ -185,6 +194,43 @@ def add_command(
         fail(f"{file}: cannot write ({exc.strerror})")
     ids = ", ".join(str(e.get("id")) for e in entries)
     print(f"{shown(file)}: added {shown(ids)}", file=sys.stderr)
+    if preview:
+        added = {str(e.get("id")) for e in entries}
+        parsed, _ = corrections_schema.parse_text(new, str(file), corrections_schema.packaged_patterns())
+        print_matches([e for e in parsed if e.id in added], preview)
+
+
+def matches(entries: list, reports: list[Path]) -> list[tuple[str, int, str, str]]:
+    """(report, line, entry id, sentence) for each place these entries alone would raise a finding.
+
+    The reports are read as a check reads them (Markdown), with only these entries as the
+    corrections: what an id-wide entry would catch in reports that cite the paper rightly shows here.
+    """
+    from clinaudit.check import corrections
+    from clinaudit.read.document import read_document
+
+    known = corrections.Corrections.build(entries)
+    rules = {e.rule: e.id for e in entries}
+    found: list[tuple[str, int, str, str]] = []
+    for report in reports:
+        try:
+            text = report.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            fail(f"{report}: cannot read ({getattr(exc, 'strerror', None) or exc.__class__.__name__})")
+        document = read_document(str(report), [(text, 0)], True, known)
+        hits = [*document.findings, *known.citation_findings(document, ())]
+        found += [(str(report), f.span.line, rules[f.rule], f.sentence) for f in hits if f.rule in rules]
+    return sorted(set(found), key=lambda m: (m[0], m[1], m[2]))
+
+
+def print_matches(entries: list, reports: list[Path]) -> None:
+    hits = matches(entries, reports)
+    for report, line, entry, sentence in hits:
+        said = " ".join(sentence.split())
+        said = said if len(said) <= 100 else said[:99] + "…"
+        print(f"{shown(report)}:{line}: {shown(entry)} would match: {shown(said)}", file=sys.stderr)
+    places = f"{len(hits)} place{'s' if len(hits) != 1 else ''}"
+    print(f"the new entries match {places} in {len(reports)} report{'s' if len(reports) != 1 else ''}", file=sys.stderr)
 
 
 def _yaml_problem(exc: Exception) -> str:
@@ -288,6 +334,12 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
                 continue
             if citation.kind.value in ("url", "pmcid"):  # corrections.yaml holds PMIDs, DOIs and NCT ids only
                 continue
+            when = ""
+            if status in ("mismatched", "off_topic"):
+                # a use is wrong, not the paper: the entry matches the sentences seen, never every citation of it
+                when = scope_pattern([u.sentence for u in citation.uses if u.flagged])
+                if not when:
+                    continue
             seen.add(citation.id)
             prefix = citation.id.split(":", 1)[0]
             what = describe(citation.kind, citation.value)
@@ -302,8 +354,10 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
                 "not_found": f"{what} does not exist; it is a fabricated citation.",
                 "retracted": f"{what} is retracted.",
                 "mismatched": f"{what} is cited for a work it is not.",
-                "off_topic": f"{what} does not support the claims it is cited for.",
+                "off_topic": f"{what} does not support the claim it is cited for here.",
             }[status]
+            if status == "mismatched":
+                message = f"{what} is cited here for a work it is not."
             notices = ()
             if citation.record is not None:
                 notices = citation.record.retracted_by
@@ -315,6 +369,7 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
                     "id": f"{_KIND_FOR_STATUS[status].split('_')[0]}-{prefix}-{slug}",
                     "kind": _KIND_FOR_STATUS[status],
                     "ids": [citation.id],
+                    **({"when": when} if when else {}),
                     "reason": reason,
                     "message": message,
                     "severity": "high",
@@ -324,6 +379,31 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+_WORDS_SCOPED = 8  # leading words of a sentence a scoped entry's `when` quotes: enough to name that sentence
+_SCOPE_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+_CITATION_WORD = re.compile(r"(?i)^(?:pmid|pmcid|pmc\d*|doi|nct\d*|https?|www|ref|source|see)$")
+
+
+def scope_pattern(sentences: list[str]) -> str:
+    """A `when` regex matching these sentences: each one's leading words, in order, any punctuation between.
+
+    Literal words joined by `\\W+`, one alternative per sentence: linear, and it names the
+    sentence a run saw rather than every sentence citing the id. "" when none has words.
+    """
+    parts: list[str] = []
+    for sentence in dict.fromkeys(sentences):
+        words: list[str] = []
+        for word in _SCOPE_WORD.findall(sentence):
+            if _CITATION_WORD.match(word) or (word.isdigit() and len(word) >= 6):
+                break  # the citation itself: what follows it is not the claim
+            words.append(re.escape(word))
+            if len(words) == _WORDS_SCOPED:
+                break
+        if words:
+            parts.append(r"\b" + r"\W+".join(words))
+    return "|".join(parts)
 
 
 def suggestions_yaml(result, options=None) -> str:

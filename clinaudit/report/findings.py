@@ -6,6 +6,7 @@ shown (report/verdict.py)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from clinaudit import catalogue as rules
 from clinaudit.ids import describe, describe_id
@@ -79,6 +80,25 @@ def findings(document: Document, cited: tuple[CitationResult, ...], options: Rep
     return tuple(out)
 
 
+WIDE_SCOPES = {  # what citation-scope = "sentence" does not count, as an uncited claim's finding says it
+    "lead-in": "the cited lead-in above its list or table",
+    "caption": "the cited caption of its table",
+    "paragraph": "the group of citations closing its paragraph",
+}
+
+
+def scoped(document: Document, options: ReportSettings) -> Document:
+    """The document as `citation-scope` reads it: under "sentence", a lead-in, caption or closing group cites nothing.
+
+    The read stage records the widest scope a reader gives a citation (clinaudit/read/document.py);
+    the strict reading takes back what only a wider scope cited.
+    """
+    if options.citation_scope != "sentence" or not any(c.cited and c.scope in WIDE_SCOPES for c in document.claims):
+        return document
+    claims_read = tuple(replace(c, cited=False) if c.cited and c.scope in WIDE_SCOPES else c for c in document.claims)
+    return replace(document, claims=claims_read)
+
+
 def _claim_findings(document: Document) -> list[Finding]:
     out = []
     for claim in document.claims:
@@ -89,7 +109,8 @@ def _claim_findings(document: Document) -> list[Finding]:
             rules.finding(
                 rules.UNCITED_CLAIM,
                 claim.sentence.span,
-                f"uncited {claim.claim_type.replace('_', ' ')}",
+                f"uncited {claim.claim_type.replace('_', ' ')}"
+                + (f" (only {WIDE_SCOPES[claim.scope]} cites it)" if claim.scope in WIDE_SCOPES else ""),
                 severity=claim.severity,
                 sentence=claim.sentence.text,
                 claim_type=claim.claim_type,

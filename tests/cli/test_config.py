@@ -201,6 +201,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             mirror = "mirror.sqlite"
             jobs = 2
             plain = true
+            citation-scope = "sentence"
 
             [severity]
             weak-citation = "medium"

@@ -6,7 +6,16 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from clinaudit.models import AuditResult, CitationResult, FileReport, Finding, Severity, Suppressed, distinct_works
+from clinaudit.models import (
+    AuditResult,
+    CitationResult,
+    CitationUse,
+    FileReport,
+    Finding,
+    Severity,
+    Suppressed,
+    distinct_works,
+)
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
 from clinaudit.text import json_text
@@ -57,6 +66,25 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         **_check_keys(citation),
         "judge": judge_dict(citation),
         **mirror_keys(citation),
+        "uses": [use_dict(use) for use in citation.uses],
+    }
+
+
+def use_dict(use: CitationUse) -> dict[str, Any]:
+    """One citing sentence (or row) of a citation with the verdicts of that use alone."""
+    matched, missing = use.topic_terms
+    return {
+        "line": use.span.line,
+        "column": use.span.column,
+        "sentence": use.sentence,
+        "topic": use.topic,
+        "topic_score": use.topic_score,
+        "topic_terms": {"matched": list(matched), "missing": list(missing)},
+        "topic_level": use.topic_level,
+        "metadata_match": use.metadata_match,
+        "metadata_mismatches": list(use.metadata_mismatches),
+        "reference_confirms": use.confirmed,
+        "flagged": use.flagged or None,
     }
 
 

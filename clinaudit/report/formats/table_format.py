@@ -16,11 +16,12 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from clinaudit.catalogue import UNCITED_CLAIM
+from clinaudit.catalogue import LOW_CREDIBILITY_SOURCE, UNCITED_CLAIM
 from clinaudit.models import (
     AuditResult,
     CitationKind,
     CitationResult,
+    CitationUse,
     FileReport,
     Finding,
     Severity,
@@ -170,7 +171,9 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
             console,
             CITATION_COLUMNS + ((Column("judge"),) if judged else ()),
             [
-                (
+                _use_row(row, judged)
+                if row is not None
+                else (
                     printable(c.id),
                     (c.status.value + _link_mark(c), STATUS_STYLE.get(c.status, "red")),
                     f"{c.span.line}:{c.span.column}",
@@ -179,6 +182,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                     *([_judge_text(c)] if judged else []),
                 )
                 for c in report.citations
+                for row in (None, *_flagged_uses(c))
             ],
         )
     console.print()
@@ -340,6 +344,28 @@ def _fit(word: str, width: int) -> int:
     return len(word)
 
 
+def _flagged_uses(c: CitationResult) -> list[CitationUse]:
+    """The uses of an id cited more than once that raised a finding, each shown on a line under the id."""
+    return [u for u in c.uses if u.flagged] if len(c.uses) > 1 else []
+
+
+def _use_row(use: CitationUse, judged: bool) -> tuple[Cell, ...]:
+    """One flagged use: where, what it raised, its own topic verdict, and the sentence."""
+    label = use.topic if use.topic_score is None else f"{use.topic} {use.topic_score:.2f}"
+    said = use.sentence if len(use.sentence) <= RECORD_TITLE else use.sentence[: RECORD_TITLE - 1] + "…"
+    return (
+        "  └ this use",
+        (use.flagged, "red"),
+        f"{use.span.line}:{use.span.column}",
+        "",
+        Text(label, style=TOPIC_STYLE.get(use.topic, "")),
+        "",
+        "",
+        printable(f"“{said}”"),
+        *([""] if judged else []),
+    )
+
+
 def _link_mark(c: CitationResult) -> str:
     """A web page checked by --check-urls says so: its status is the link's, not a database's."""
     return " (link)" if c.kind is CitationKind.URL and c.status is not Status.UNCHECKED else ""
@@ -365,12 +391,33 @@ def _compact(findings: tuple[Finding, ...], show_all: bool) -> tuple[list[Findin
     for f in findings:
         if f.rule == UNCITED_CLAIM and f.severity is Severity.LOW:
             groups.setdefault(f.section, []).append(f)
+        elif f.rule == LOW_CREDIBILITY_SOURCE and f.severity is Severity.LOW:
+            groups.setdefault(_CREDIBILITY_GROUP, []).append(f)  # one row per report, as a source is cited anywhere
         else:
             listed.append(f)
     return listed, list(groups.items())
 
 
+_CREDIBILITY_GROUP = "\0low-credibility"  # the group key of low-credibility sources: no heading can be it
+
+
+def _credibility_text(group: list[Finding]) -> str:
+    """The report's low-credibility sources on one row: how many, on which lines, the weakest few."""
+    lines = sorted({f.span.line for f in group})
+    shown = ", ".join(map(str, lines[:LINES_SHOWN])) + (
+        f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
+    )
+    named = ", ".join(dict.fromkeys(printable(f.citation or "") for f in group[:3] if f.citation))
+    more = f" and {len(group) - 3} more" if len(group) > 3 else ""
+    return (
+        f"{len(group)} low-credibility source(s) cited on line(s) {shown}: {named}{more}"
+        "\n→ Prefer peer-reviewed articles, trial registries or official health agencies; --show-all lists each one."
+    )
+
+
 def _group_text(section: str, group: list[Finding]) -> str:
+    if section == _CREDIBILITY_GROUP:
+        return _credibility_text(group)
     kinds: dict[str, int] = {}
     for f in group:
         kinds[f.claim_type or "general"] = kinds.get(f.claim_type or "general", 0) + 1
