@@ -114,13 +114,13 @@ def grammar() -> Grammar:
     ones = [w for w, v in word_values.items() if v < 10]
     word_alt = f"(?:(?:{'|'.join(tens)})(?:[- ](?:{'|'.join(ones)}))?|{_alternatives(list(word_values))})"
     ci = (
-        rf"(?:9[059]\s*%\s*)?(?:CI|CIs|CrI|(?i:confidence intervals?|credible intervals?))\s*"
+        rf"(?:9[059]\s*%\s*)?(?:CI|CIs|CrI|(?i:confidence intervals?|credible intervals?))\s*(?:[\[(](?:CI|CrI)[\])])?\s*"
         rf"(?:[:,=]\s*|(?:was|of|from|is)\s+)?[\[(]?\s*({_NUM})\s*{_DASH}\s*({_NUM})"
     )
     return Grammar(
         ratio=re.compile(
-            rf"(?<![\w-])({ratio_alt})(?![\w-])[^\d.;\[\]]{{0,30}}?({_NUM})"
-            rf"(?:\s*[\[(,;]\s*(?:(?:9[059]\s*%\s*)?(?:CI|CrI|(?i:confidence interval))\s*[:,=]?\s*)?"
+            rf"(?<![\w-])({ratio_alt})(?![\w-])[^\d.;\[\]]{{0,60}}?({_NUM})"
+            rf"(?:\s*[\[(,;]\s*(?:(?:9[059]\s*%\s*)?(?:CI|CrI|(?i:confidence interval))\s*(?:[\[(](?:CI|CrI)[\])])?\s*[:,=]?\s*)?"
             rf"({_NUM})\s*{_DASH}\s*({_NUM})\s*[\])]?)?"
         ),
         ci=re.compile(ci),

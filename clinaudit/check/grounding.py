@@ -30,7 +30,7 @@ from itertools import combinations
 from typing import Any, NamedTuple
 
 from clinaudit.check import figures as fig
-from clinaudit.models import EffectCheck, FigureCheck, Grounding
+from clinaudit.models import CitationMention, CitationResult, EffectCheck, FigureCheck, Finding, Grounding, Record
 
 NO_ABSTRACT = "figures not checked: no abstract"
 CONTRADICTED = "contradicted"
@@ -430,3 +430,100 @@ def _reports_effect(text: str) -> bool:
 def _quote(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+
+
+# ---------------------------------------------------------------- one citation's uses, and their findings
+
+_abstracts: dict[str, Source | None] = {}  # one report cites a record from many places: read its abstract once
+_KEEP_ABSTRACTS = 2048
+_KIND_WORDS = {
+    "percent": "percentages",
+    "points": "percentage-point differences",
+    "ratio": "ratios",
+    "ci": "confidence intervals",
+    "p": "p-values",
+    "count": "counts",
+    "fraction": "fractions",
+    "rate": "rates",
+    "duration": "durations",
+    "dose": "doses",
+    "measure": "measures",
+}
+_CLAIMED_WORDS = {
+    "decrease": "reduced it",
+    "increase": "increased it",
+    "benefit": "improved it or was better",
+    "association": "found an association",
+    "significance": "found a significant effect",
+    "superiority": "was superior",
+}
+
+
+def abstract_of(record: Record) -> Source | None:
+    text = record.abstract
+    if text not in _abstracts:
+        if len(_abstracts) >= _KEEP_ABSTRACTS:
+            _abstracts.clear()
+        _abstracts[text] = source(text)
+    return _abstracts[text]
+
+
+def check_uses(
+    result: CitationResult, record: Record, mentions: list[CitationMention], shared: set[str]
+) -> tuple[tuple[Grounding, ...], list[Finding]]:
+    """Each citing use of one record checked against its abstract, and the findings they raise.
+
+    A sentence citing several works may take a figure or an effect from any of them: it is
+    shown, never flagged. A record without an abstract is never flagged.
+    """
+    from clinaudit import catalogue
+    from clinaudit.ids import describe
+
+    abstract = abstract_of(record)
+    uses: list[Grounding] = []
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    what = describe(result.kind, result.value)
+    for mention in mentions:
+        if not mention.sentence:
+            continue
+        context = mention.context
+        text = " ; ".join(context.cells) if context and context.cells else (context.text if context else "")
+        text = text or mention.sentence
+        if text in seen:
+            continue
+        seen.add(text)
+        use = ground(text, mention.span.line, abstract)
+        several = mention.sentence in shared
+        if several and abstract is not None:
+            use = Grounding(
+                use.sentence, use.line, use.figures, use.effect, "not flagged: the sentence cites several works"
+            )
+        uses.append(use)
+        if several or abstract is None:
+            continue
+        missing = [f for f in use.figures if f.found is False]
+        if missing:
+            parts = [
+                f"{f.text} (its {_KIND_WORDS.get(f.kind, f.kind)}: {', '.join(f.nearest) or 'none close'})"
+                for f in missing
+            ]
+            findings.append(
+                catalogue.finding(
+                    catalogue.FIGURE_NOT_IN_SOURCE,
+                    mention.span,
+                    f"{what}'s abstract does not report {'; '.join(parts)}",
+                    **catalogue.citing(mention, result.id),
+                )
+            )
+        if use.effect is not None and use.effect.verdict == CONTRADICTED:
+            claimed = _CLAIMED_WORDS.get(use.effect.claimed, use.effect.claimed)
+            findings.append(
+                catalogue.finding(
+                    catalogue.CONTRADICTED_BY_SOURCE,
+                    mention.span,
+                    f"the sentence says {what} {claimed}; its abstract says: \u201c{use.effect.reported}\u201d",
+                    **catalogue.citing(mention, result.id),
+                )
+            )
+    return tuple(uses), findings

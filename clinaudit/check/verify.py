@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clinaudit import catalogue as rules
-from clinaudit.check import citing, metadata, score, topic
+from clinaudit.check import citing, grounding, metadata, score, topic
 from clinaudit.models import (
     CitationKind,
     CitationMention,
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Status.WITHDRAWN})
 NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
+GROUNDED = frozenset({Status.VERIFIED, Status.CONCERN})  # a retracted work's figures are moot
 TEXT_SHOWN = 80
 # what a warm run keeps beside a kept report (read/kept.py), in the one stored form (clinaudit/codec.py)
 _KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
@@ -127,6 +128,12 @@ class _Context:
                         findings.append(self._off_topic(result, checked, verdict, worst))
                     elif doubt:
                         findings.append(self._off_topic(result, checked, verdict, worst, confirmed=True))
+        if checked is not None and result.status in GROUNDED and changes.get("topic") != topic.NO:
+            # does the abstract say what the sentences say? (not asked of a paper about something else)
+            changes["grounding"], said = grounding.check_uses(
+                result, checked, self.mentions.get(result.id, []), self.shared
+            )
+            findings += said
         credible = score.credibility(result.kind, result.value, result.status, record)
         if credible is not None:
             changes.update(credibility=credible.score, credibility_source=credible.source)

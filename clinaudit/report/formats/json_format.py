@@ -57,7 +57,26 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         **_check_keys(citation),
         "judge": judge_dict(citation),
         **mirror_keys(citation),
+        "grounding": grounding_list(citation),
     }
+
+
+def grounding_list(citation: CitationResult) -> list[dict[str, Any]]:
+    """Per citing use: its figures and whether the abstract reports each, its claimed effect against the abstract's."""
+    return [
+        {
+            "sentence": use.sentence,
+            "line": use.line,
+            "figures": [
+                {"text": f.text, "kind": f.kind, "found": f.found, "nearest": list(f.nearest)} for f in use.figures
+            ],
+            "effect": None
+            if use.effect is None
+            else {"claimed": use.effect.claimed, "reported": use.effect.reported, "verdict": use.effect.verdict},
+            "note": use.note or None,
+        }
+        for use in citation.grounding
+    ]
 
 
 def mirror_keys(citation: CitationResult) -> dict[str, Any]:
