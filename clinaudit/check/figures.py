@@ -67,7 +67,7 @@ class Grammar(NamedTuple):
     fraction: re.Pattern[str]
     of_n: re.Pattern[str]
     n_equals: re.Pattern[str]
-    count: re.Pattern[str]
+    counted: re.Pattern[str]
     unit: re.Pattern[str]
     number: re.Pattern[str]
     words: re.Pattern[str]
@@ -114,13 +114,13 @@ def grammar() -> Grammar:
     ones = [w for w, v in word_values.items() if v < 10]
     word_alt = f"(?:(?:{'|'.join(tens)})(?:[- ](?:{'|'.join(ones)}))?|{_alternatives(list(word_values))})"
     ci = (
-        rf"(?:9[059]\s*%\s*)?(?:CI|CIs|CrI|(?i:confidence intervals?|credible intervals?))\s*(?:[\[(](?:CI|CrI)[\])])?\s*"
+        rf"(?:9[059]\s*%\s*)?(?:CI|CIs|CrI|(?i:confidence intervals?|credible intervals?))\s*(?:[\[(](?:9[059]\s*%\s*)?(?:CI|CrI)[\])])?\s*"
         rf"(?:[:,=]\s*|(?:was|of|from|is)\s+)?[\[(]?\s*({_NUM})\s*{_DASH}\s*({_NUM})"
     )
     return Grammar(
         ratio=re.compile(
             rf"(?<![\w-])({ratio_alt})(?![\w-])[^\d.;\[\]]{{0,60}}?({_NUM})"
-            rf"(?:\s*[\[(,;]\s*(?:(?:9[059]\s*%\s*)?(?:CI|CrI|(?i:confidence interval))\s*(?:[\[(](?:CI|CrI)[\])])?\s*[:,=]?\s*)?"
+            rf"(?:\s*[\[(,;]\s*(?:(?:9[059]\s*%\s*)?(?:CI|CrI|(?i:confidence interval))\s*(?:[\[(](?:9[059]\s*%\s*)?(?:CI|CrI)[\])])?\s*[:,=]?\s*)?"
             rf"({_NUM})\s*{_DASH}\s*({_NUM})\s*[\])]?)?"
         ),
         ci=re.compile(ci),
@@ -132,7 +132,7 @@ def grammar() -> Grammar:
         fraction=re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w/.]|\.\d)"),
         of_n=re.compile(rf"({_NUM})\s+(?:out\s+)?of\s+(?:the\s+|all\s+)?({_NUM})(?=\s+(?:[a-z]+\s+)?(?:{nouns})\b)"),
         n_equals=re.compile(rf"(?<![\w])[nN]\s*=\s*({_NUM})"),
-        count=re.compile(rf"({_NUM})\s+(?:[A-Za-z-]+\s+){{0,2}}?(?i:({nouns}))(?![\w])"),
+        counted=re.compile(rf"({_NUM})\s+(?:[A-Za-z-]+\s+){{0,2}}?(?i:({nouns}))(?![\w])"),
         unit=re.compile(rf"({_NUM})\s*(?:{_PAIR}\s*({_NUM})\s*)?({units})(?![\w/²])"),
         number=re.compile(_NUM),
         words=re.compile(rf"(?<![\w-])({word_alt})(?![\w-])", re.IGNORECASE),
@@ -251,7 +251,7 @@ def _read(text: str) -> tuple[tuple[Figure, ...], tuple[Figure, ...]]:
             take(m)
             value, places = _value(m.group(1))
             out.append(Figure(_snippet(text, m.start(), m.end()), "count", value, places, start=m.start()))
-    for m in g.count.finditer(text):
+    for m in g.counted.finditer(text):
         if free(m) and "." not in m.group(1) and not _is_year(m.group(1)):
             take(m)
             value, places = _value(m.group(1))

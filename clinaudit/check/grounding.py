@@ -129,10 +129,10 @@ def source(abstract: str) -> Source | None:
         label = _LABEL.match(part)
         if label:
             part = part[label.end() :]
-        found = [s for s in _SENTENCE_END.split(part) if s.strip()]
+        split = [s for s in _SENTENCE_END.split(part) if s.strip()]
         if label and _CONCLUSION.search(label.group(1)):
-            conclusion.update(range(len(sentences), len(sentences) + len(found)))
-        sentences += found
+            conclusion.update(range(len(sentences), len(sentences) + len(split)))
+        sentences += split
     text = " ".join(sentences)
     if not text:
         return None
@@ -242,9 +242,17 @@ def check_figure(figure: fig.Figure, abstract: Source, strategy: str = STRICT) -
         return FigureCheck(figure.text, figure.kind, None)
     if any(_same(figure, other) for other in pool):
         return FigureCheck(figure.text, figure.kind, True)
-    nearest = sorted(pool, key=lambda o: abs(_comparable(o, figure) - figure.value))
+    nearest = sorted(pool, key=lambda o: _distance(figure, o))
     quoted = tuple(dict.fromkeys(o.text for o in nearest if o.places < 9 or "(" in o.text))[:NEAREST]
     return FigureCheck(figure.text, figure.kind, False, quoted)
+
+
+def _distance(figure: fig.Figure, other: fig.Figure) -> float:
+    """How far another figure of the kind is from this one: both ends of an interval count."""
+    gap = abs(_comparable(other, figure) - figure.value)
+    if figure.high is not None and other.high is not None:
+        gap += abs(other.high - figure.high)
+    return gap
 
 
 def _pool(figure: fig.Figure, abstract: Source, strategy: str) -> tuple[fig.Figure, ...]:
