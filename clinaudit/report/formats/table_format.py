@@ -169,7 +169,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
         grounded = any(c.grounding for c in report.citations)  # what the abstracts say, when any was read
         _print_grid(
             console,
-            CITATION_COLUMNS + ((Column("judge"),) if judged else ()) + ((Column("source says"),) if grounded else ()),
+            CITATION_COLUMNS + ((Column("source says"),) if grounded else ()) + ((Column("judge"),) if judged else ()),
             [
                 (
                     printable(c.id),
@@ -177,8 +177,8 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                     f"{c.span.line}:{c.span.column}",
                     str(len(c.claims)),
                     *_check_cells(c),
-                    *([_judge_text(c)] if judged else []),
                     *([_grounding_text(c)] if grounded else []),
+                    *([_judge_text(c)] if judged else []),
                 )
                 for c in report.citations
             ],
