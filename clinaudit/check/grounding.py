@@ -21,9 +21,10 @@ A record with no abstract is never flagged: its uses say "figures not checked: n
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import cache
 from importlib import resources
 from itertools import combinations
@@ -95,23 +96,64 @@ def effect_rules() -> EffectRules:
 # ---------------------------------------------------------------- the abstract, read once
 
 
-@dataclass(frozen=True, slots=True)
 class Source:
-    """A record's abstract as the checks read it: its figures by kind, its sentences, its words."""
+    """A record's abstract as the checks read it: its sentences, and, when first asked, its figures
+    by kind, its words and which sentences report an effect or none.
 
-    text: str
-    by_kind: dict[str, tuple[fig.Figure, ...]]
-    numbers: tuple[fig.Figure, ...]
-    sentences: tuple[str, ...]
-    words: tuple[frozenset[str], ...]
-    conclusion: frozenset[int]  # the sentences of its conclusion (labelled, else its last two)
+    Most citing sentences give no figure, so most abstracts are never read for figures.
+    """
+
+    __slots__ = ("_by_kind", "_numbers", "_reports", "_words", "conclusion", "sentences", "text")
+
+    def __init__(self, text: str, sentences: tuple[str, ...], conclusion: frozenset[int]) -> None:
+        self.text = text
+        self.sentences = sentences
+        self.conclusion = conclusion  # the sentences of its conclusion (labelled, else its last two)
+        self._by_kind: dict[str, tuple[fig.Figure, ...]] | None = None
+        self._numbers: tuple[fig.Figure, ...] = ()
+        self._words: tuple[frozenset[str], ...] | None = None
+        self._reports: list[tuple[bool, bool] | None] = [None] * len(sentences)
+
+    @property
+    def by_kind(self) -> dict[str, tuple[fig.Figure, ...]]:
+        if self._by_kind is None:
+            found, numbers = fig.read_all(self.text)
+            by_kind: dict[str, list[fig.Figure]] = {}
+            for f in found:
+                by_kind.setdefault(f.kind, []).append(f)
+            _derive(by_kind, found, numbers)
+            self._numbers = numbers
+            self._by_kind = {k: tuple(v) for k, v in by_kind.items()}
+        return self._by_kind
+
+    @property
+    def numbers(self) -> tuple[fig.Figure, ...]:
+        _ = self.by_kind
+        return self._numbers
+
+    @property
+    def words(self) -> tuple[frozenset[str], ...]:
+        if self._words is None:
+            self._words = tuple(_words(s) for s in self.sentences)
+        return self._words
+
+    def reports(self, k: int) -> tuple[bool, bool]:
+        """(no effect, an effect): what sentence k reports, worked out once."""
+        known = self._reports[k]
+        if known is None:
+            text = self.sentences[k]
+            null = _reports_null(text)
+            known = (null, not null and _reports_effect(text))
+            self._reports[k] = known
+        return known
 
 
+_DIGIT_OR_WORD = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty|hundred)\b", re.I
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|\n+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
 _CITATION = re.compile(r"\((?:PMID|PMC|NCT|doi)[^)]*\)|\b(?:PMID|PMCID|NCT|DOI)\s*:?\s*\S+|\[\d[\d,\s–-]*\]", re.I)
-
-
 _LABEL = re.compile(r"^([A-Z][A-Za-z /&-]{2,40}):\s+")
 _CONCLUSION = re.compile(r"conclu|interpretation|implication|significance|summary", re.IGNORECASE)
 
@@ -138,15 +180,7 @@ def source(abstract: str) -> Source | None:
         return None
     if not conclusion:
         conclusion = set(range(max(0, len(sentences) - 2), len(sentences)))
-    found, numbers = fig.read_all(text)
-    by_kind: dict[str, list[fig.Figure]] = {}
-    for f in found:
-        by_kind.setdefault(f.kind, []).append(f)
-    _derive(by_kind, found, numbers)
-    words = tuple(_words(s) for s in sentences)
-    return Source(
-        text, {k: tuple(v) for k, v in by_kind.items()}, numbers, tuple(sentences), words, frozenset(conclusion)
-    )
+    return Source(text, tuple(sentences), frozenset(conclusion))
 
 
 def _derive(
@@ -211,7 +245,7 @@ def _stem(word: str) -> str:
 def ground(sentence: str, line: int, abstract: Source | None, strategy: str = STRICT) -> Grounding:
     """What this sentence says that the abstract can confirm or contradict."""
     text = _CITATION.sub(" ", sentence)
-    found = fig.read(text)
+    found = fig.read(text) if _DIGIT_OR_WORD.search(text) else ()
     if abstract is None:
         checks = tuple(FigureCheck(f.text, f.kind, None) for f in found)
         return Grounding(sentence, line, checks, None, NO_ABSTRACT)
@@ -353,13 +387,12 @@ def effect(sentence: str, abstract: Source, strategy: str = EFFECT_CONCLUSION) -
     for k, (text, words) in enumerate(zip(abstract.sentences, abstract.words, strict=True)):
         concluding = k in abstract.conclusion and strategy == EFFECT_CONCLUSION
         if concluding and _about(claim_words, named, text, words, CONCLUSION_SHARED, 0.0):
-            is_null = _reports_null(text)
-            if is_null or _reports_effect(text):
+            is_null, is_effect = abstract.reports(k)
+            if is_null or is_effect:
                 (concluded_null if is_null else concluded_effect).append(text)
         if strategy != EFFECT_ANY and not _about(claim_words, named, text, words):
             continue
-        is_null = _reports_null(text)
-        is_effect = not is_null and _reports_effect(text)
+        is_null, is_effect = abstract.reports(k)
         if is_null:
             null.append(text)
         elif is_effect:
@@ -442,6 +475,7 @@ def _quote(text: str) -> str:
 
 # ---------------------------------------------------------------- one citation's uses, and their findings
 
+_KEPT_TYPE = dict[tuple[str, str, bool], Grounding]
 _abstracts: dict[str, Source | None] = {}  # one report cites a record from many places: read its abstract once
 _KEEP_ABSTRACTS = 2048
 _KIND_WORDS = {
@@ -467,6 +501,44 @@ _CLAIMED_WORDS = {
 }
 
 
+CODE_VERSION = "1"  # bumped when what a Grounding holds changes; the rule files' own text is hashed too
+_kept: dict[str, dict[tuple[str, str, bool], Grounding]] = {}  # per report: (text, abstract, several) → use
+_fresh: set[str] = set()  # reports with uses worked out in this run, to keep at its end
+
+
+@cache
+def version() -> str:
+    """What the kept uses were worked out with: this code and the two rule files, as they are."""
+    files = resources.files("clinaudit")
+    text = "".join(files.joinpath(f"rules/{n}.yaml").read_text("utf-8") for n in ("figures", "effects"))
+    return CODE_VERSION + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _kept_uses(digest: str) -> dict[tuple[str, str, bool], Grounding]:
+    """The uses an earlier run of this very report worked out (clinaudit/read/kept.py), else none."""
+    found = _kept.get(digest)
+    if found is None:
+        from clinaudit.read import kept
+
+        stored = kept.load_aside(kept.folder(), digest, f"grounding {version()}", _KEPT_TYPE)
+        found = _kept[digest] = stored if stored is not None else {}
+    return found
+
+
+def keep(digest: str) -> None:
+    """Keep this report's uses beside its kept reading, so its next warm run does not read an abstract again."""
+    uses = _kept.pop(digest, {})  # a corpus checks many reports in one process: each is kept once, then let go
+    if digest in _fresh:
+        from clinaudit.read import kept
+
+        _fresh.discard(digest)
+        kept.keep_aside(kept.folder(), digest, f"grounding {version()}", uses)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest() if text else ""
+
+
 def abstract_of(record: Record) -> Source | None:
     text = record.abstract
     if text not in _abstracts:
@@ -477,7 +549,7 @@ def abstract_of(record: Record) -> Source | None:
 
 
 def check_uses(
-    result: CitationResult, record: Record, mentions: list[CitationMention], shared: set[str]
+    result: CitationResult, record: Record, mentions: list[CitationMention], shared: set[str], digest: str = ""
 ) -> tuple[tuple[Grounding, ...], list[Finding]]:
     """Each citing use of one record checked against its abstract, and the findings they raise.
 
@@ -487,7 +559,7 @@ def check_uses(
     from clinaudit import catalogue
     from clinaudit.ids import describe
 
-    abstract = abstract_of(record)
+    known = _kept_uses(digest) if digest else {}
     uses: list[Grounding] = []
     findings: list[Finding] = []
     seen: set[str] = set()
@@ -501,14 +573,20 @@ def check_uses(
         if text in seen:
             continue
         seen.add(text)
-        use = ground(text, mention.span.line, abstract)
         several = mention.sentence in shared
-        if several and abstract is not None:
-            use = Grounding(
-                use.sentence, use.line, use.figures, use.effect, "not flagged: the sentence cites several works"
-            )
+        key = (text, _digest(record.abstract), several)
+        use = known.get(key)
+        if use is None:
+            use = ground(text, mention.span.line, abstract_of(record))
+            if several and record.abstract.strip():
+                use = replace(use, note="not flagged: the sentence cites several works")
+            known[key] = use
+            if digest:
+                _fresh.add(digest)
+        elif use.line != mention.span.line:
+            use = replace(use, line=mention.span.line)
         uses.append(use)
-        if several or abstract is None:
+        if several or not record.abstract.strip():
             continue
         missing = [f for f in use.figures if f.found is False]
         if missing:

@@ -131,7 +131,7 @@ class _Context:
         if checked is not None and result.status in GROUNDED and changes.get("topic") != topic.NO:
             # does the abstract say what the sentences say? (not asked of a paper about something else)
             changes["grounding"], said = grounding.check_uses(
-                result, checked, self.mentions.get(result.id, []), self.shared
+                result, checked, self.mentions.get(result.id, []), self.shared, self.digest
             )
             findings += said
         credible = score.credibility(result.kind, result.value, result.status, record)
@@ -265,6 +265,7 @@ class _Context:
         """Keep what was worked out from the report's text alone (claim terms, citing readings) for its next run."""
         if not self.digest:
             return
+        grounding.keep(self.digest)
         if self._new_terms:
             terms = {claim: tuple(found) for claim, found in self._terms.items()}
             kept.keep_aside(kept.folder(), self.digest, f"terms {self.matcher.version}", terms)
