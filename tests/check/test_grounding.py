@@ -209,3 +209,14 @@ def test_the_rules_are_listed_and_explained():
     for rule in ("figure-not-in-source", "contradicted-by-source"):
         proc = run_cli("explain", rule)
         assert proc.returncode == 0 and "fix:" in proc.stdout
+
+
+def test_a_second_run_of_the_same_report_gives_the_same_grounding(tmp_path, services):
+    """The second run reads the uses kept beside the report's kept reading, not the abstracts."""
+    services.articles[FEEDING] = article(FEEDING, items()[FEEDING])
+    report = write(tmp_path, REPORT)
+    _, first, _ = check(report)
+    _, second, _ = check(report)
+    assert first["files"][0]["findings"] == second["files"][0]["findings"]
+    grounded = [[c["grounding"] for c in data["files"][0]["citations"]] for data in (first, second)]
+    assert grounded[0] == grounded[1] and any(grounded[0])
