@@ -62,10 +62,10 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
 
 
 def grounding_list(citation: CitationResult) -> list[dict[str, Any]]:
-    """Per citing use: its figures and whether the abstract reports each, its claimed effect against the abstract's."""
+    """Per citing use (its line; the sentence is among `claims`): its figures and whether the abstract reports
+    each, its claimed effect against the abstract's."""
     return [
         {
-            "sentence": use.sentence,
             "line": use.line,
             "figures": [
                 {"text": f.text, "kind": f.kind, "found": f.found, "nearest": list(f.nearest)} for f in use.figures
