@@ -151,6 +151,7 @@ class Source:
 _DIGIT_OR_WORD = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty|hundred)\b", re.I
 )
+_STATS = re.compile(r"(?<![\w])[Pp](?![a-oq-z])|CI|CrI|(?i:confidence|credible)")  # a p-value or an interval
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|\n+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
 _CITATION = re.compile(r"\((?:PMID|PMC|NCT|doi)[^)]*\)|\b(?:PMID|PMCID|NCT|DOI)\s*:?\s*\S+|\[\d[\d,\s–-]*\]", re.I)
@@ -435,7 +436,7 @@ def _reports_null(text: str) -> bool:
             return False  # "correlated with A, but no independent association with B": neither clearly
         parts = rules.contrast.split(text)
         return not any(claimed_effect(part) and not rules.null.search(part) for part in parts[1:] + parts[:1])
-    stats = fig.read(text)
+    stats = fig.read(text) if _STATS.search(text) else ()
     ps = [f for f in stats if f.kind == "p"]
     cis = [f for f in stats if f.kind == "ci" and f.high is not None]
     if ps and all(_p_null(p) for p in ps):
@@ -464,7 +465,7 @@ def _reports_effect(text: str) -> bool:
         return False  # "correlated with A, but no independent association with B": neither clearly
     if rules.positive.search(text):
         return True
-    ps = [f for f in fig.read(text) if f.kind == "p"]
+    ps = [f for f in fig.read(text) if f.kind == "p"] if _STATS.search(text) else []
     return bool(ps) and any(p.name in ("<", "<=", "=") and p.value < 0.05 for p in ps)
 
 
