@@ -45,6 +45,8 @@ UNRESOLVED_REFERENCE = "unresolved-reference"
 REFERENCE_WITHOUT_ID = "reference-without-id"
 OFF_TOPIC_CITATION = "off-topic-citation"
 LOW_CREDIBILITY_SOURCE = "low-credibility-source"
+FIGURE_NOT_IN_SOURCE = "figure-not-in-source"
+CONTRADICTED_BY_SOURCE = "contradicted-by-source"
 
 
 class Rule(NamedTuple):  # a NamedTuple: defined at every start, where a dataclass costs a millisecond

@@ -244,6 +244,8 @@ class CitationResult:
     topic_basis: str | None = None  # abstract | title: what the record gave the topic check; None when not checked
     topic_level: str | None = None  # sentence | section | document: where the topic matched; None when nowhere
     uses: tuple[CitationUse, ...] = ()  # each citing sentence (or row) with its own verdicts; () when not checked
+    # does the abstract say it? one entry per citing use (clinaudit/check/grounding.py); () when not checked
+    grounding: tuple[Grounding, ...] = ()
 
     @property
     def work(self) -> str:
@@ -412,6 +414,40 @@ class CitationUse:
     metadata_mismatches: tuple[str, ...] = ()
     confirmed: bool = False  # its reference names this very paper
     flagged: str = ""  # the rule of the finding this use raised; "" when none
+
+
+@dataclass(frozen=True, slots=True)
+class FigureCheck:
+    """One figure of a citing sentence and whether the cited abstract reports it.
+
+    `found` is None when the abstract reports no figure of that kind: nothing to compare.
+    `nearest` quotes the abstract's figures of that kind closest to it.
+    """
+
+    text: str
+    kind: str  # percent | points | ratio | ci | p | count | fraction | rate | duration | dose | measure
+    found: bool | None
+    nearest: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EffectCheck:
+    """The effect a citing sentence attributes to its source against what the abstract reports."""
+
+    claimed: str  # decrease | increase | benefit | association | significance | superiority
+    reported: str  # the abstract's words that decide it; "" when it says nothing clear
+    verdict: str  # contradicted | consistent | unclear | unchecked
+
+
+@dataclass(frozen=True, slots=True)
+class Grounding:
+    """What one citing use says that its source's abstract can confirm: its figures, its effect."""
+
+    sentence: str
+    line: int
+    figures: tuple[FigureCheck, ...] = ()
+    effect: EffectCheck | None = None  # None when the sentence claims no effect
+    note: str = ""  # "figures not checked: no abstract"
 
 
 # ---------------------------------------------------------------- pickling (--jobs, Dask)

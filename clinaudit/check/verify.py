@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from clinaudit import catalogue as rules
-from clinaudit.check import citing, metadata, score, topic
+from clinaudit.check import citing, grounding, metadata, score, topic
 from clinaudit.models import (
     CitationKind,
     CitationMention,
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Status.WITHDRAWN})
 NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
+GROUNDED = frozenset({Status.VERIFIED, Status.CONCERN})  # a retracted work's figures are moot
 TEXT_SHOWN = 80
 # what a warm run keeps beside a kept report (read/kept.py), in the one stored form (clinaudit/codec.py)
 _KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
@@ -115,6 +116,12 @@ class _Context:
             uses, topic_changes = self._uses(result, checked, findings)
             changes.update(topic_changes)
             changes["uses"] = uses
+        if checked is not None and result.status in GROUNDED and changes.get("topic") != topic.NO:
+            # does the abstract say what the sentences say? (not asked of a paper about something else)
+            changes["grounding"], said = grounding.check_uses(
+                result, checked, self.mentions.get(result.id, []), self.shared, self.digest
+            )
+            findings += said
         credible = score.credibility(result.kind, result.value, result.status, record)
         if credible is not None:
             changes.update(credibility=credible.score, credibility_source=credible.source)
@@ -335,6 +342,7 @@ class _Context:
         """Keep what was worked out from the report's text alone (claim terms, citing readings) for its next run."""
         if not self.digest:
             return
+        grounding.keep(self.digest)
         if self._new_terms:
             terms = {claim: tuple(found) for claim, found in self._terms.items()}
             kept.keep_aside(kept.folder(), self.digest, f"terms {self.matcher.version}", terms)

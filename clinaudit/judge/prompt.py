@@ -29,6 +29,7 @@ SENTENCES_PER_SOURCE = 12  # the first citing sentences; they are already cut to
 REPLY_TOKENS_PER_SOURCE = 60  # one result object with a one-line reason
 MAX_SOURCES_PER_CALL = 25  # long JSON replies are where small models go wrong
 REASON_CHARS = 240
+CHECKS_PER_SOURCE = 6  # offline grounding results sent as context, one line each
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _THINK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL)
 
@@ -46,22 +47,30 @@ class Source:
     excerpt: str
     excerpt_kind: str  # abstract | title | excerpt (a knowledge-base source)
     sentences: tuple[str, ...]
+    checks: tuple[str, ...] = ()  # what the offline check of the abstract found (clinaudit/check/grounding.py)
 
     def payload(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.key,
             "excerpt_kind": self.excerpt_kind,
             "excerpt": self.excerpt,
             "citing_sentences": list(self.sentences),
         }
+        if self.checks:  # context for the judge; it may find more wrong, never undo these
+            out["offline_checks"] = list(self.checks)
+        return out
 
 
-def source(key: str, citation: str, excerpt: str, kind: str, sentences: Iterable[str]) -> Source:
+def source(
+    key: str, citation: str, excerpt: str, kind: str, sentences: Iterable[str], checks: Iterable[str] = ()
+) -> Source:
     """A Source with the excerpt and sentences cut to what one call can carry."""
     excerpt = " ".join(excerpt.split())
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = excerpt[: EXCERPT_CHARS - 1] + "…"
-    return Source(key, citation, excerpt, kind, tuple(sentences)[:SENTENCES_PER_SOURCE])
+    return Source(
+        key, citation, excerpt, kind, tuple(sentences)[:SENTENCES_PER_SOURCE], tuple(checks)[:CHECKS_PER_SOURCE]
+    )
 
 
 # ---------------------------------------------------------------- the template

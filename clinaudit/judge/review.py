@@ -114,13 +114,36 @@ def reviewer(options: JudgeSettings, knowledge: KnowledgeBase | None = None) -> 
 
 
 def apply(citation: CitationResult, judged: Judgement | None) -> CitationResult:
-    """Attach a verdict; only a valid "not supported" turns `verified` into `ungrounded`."""
+    """Attach a verdict; only a valid "not supported" turns `verified` into `ungrounded`.
+
+    The offline check of the abstract (clinaudit/check/grounding.py) is overruled only toward
+    "not supported": a judge that calls a contradicted or misquoted citation supported leaves
+    its findings standing, and its reason says so.
+    """
     if judged is None:
         return citation
+    flagged = grounding_checks(citation)
+    if judged.supported and flagged:
+        judged = replace(judged, reason=f"offline check stands ({flagged[0]}); judge: {judged.reason}")
     status = citation.status
     if judged.supported is False and status is Status.VERIFIED:
         status = Status.UNGROUNDED
     return replace(citation, judge=judged, status=status)
+
+
+def grounding_checks(citation: CitationResult) -> list[str]:
+    """What the offline check found against the abstract, one line each: the judge's context."""
+    out = []
+    for use in citation.grounding:
+        if use.note:
+            continue  # not checked, or not flagged (a sentence citing several works)
+        for f in use.figures:
+            if f.found is False:
+                nearest = f"; nearest: {', '.join(f.nearest)}" if f.nearest else ""
+                out.append(f"the {f.kind} '{f.text}' is not in the abstract{nearest}")
+        if use.effect is not None and use.effect.verdict == "contradicted":
+            out.append(f"the abstract reports no such effect ({use.effect.claimed}): {use.effect.reported}")
+    return out
 
 
 class Judge:
@@ -158,7 +181,7 @@ class Judge:
             elif not excerpt.strip():
                 skipped[c.id] = unchecked("no abstract or title to judge against")
             else:
-                sources.append(source(f"S{len(sources) + 1}", c.id, excerpt, kind, c.claims))
+                sources.append(source(f"S{len(sources) + 1}", c.id, excerpt, kind, c.claims, grounding_checks(c)))
         return sources, skipped
 
     def _excerpt(self, c: CitationResult) -> tuple[str, str] | None:

@@ -80,7 +80,7 @@ def test_a_supported_and_a_contradicted_source_in_one_call(services, llm, tmp_pa
 def test_an_ungrounded_dose_claim_is_high(services, llm, tmp_path):
     text = "Take budesonide-formoterol 200 mg twice daily, which worsened asthma control [PMID 29768149].\n"
     _, data, _ = check(write(tmp_path, text), env=llm.env())
-    [finding] = findings(data, ASTHMA)
+    [finding] = [f for f in findings(data, ASTHMA) if f["rule"] != "figure-not-in-source"]  # its dose is in µg
     assert (finding["rule"], finding["severity"], finding["claim_type"]) == (
         "ungrounded-citation",
         "high",

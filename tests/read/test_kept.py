@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from clinaudit import codec, pipeline
-from clinaudit.check import citing, topic
+from clinaudit.check import citing, grounding, topic
 from clinaudit.models import Options
 from clinaudit.read import entries, inputs, kept
 
@@ -126,7 +126,7 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
     )
     options = Options(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
-    assert len(copies()) == 3  # the reading, its claims' terms and its citing sentences as read
+    assert len(copies()) == 4  # the reading, its claims' terms, its citing sentences as read, their grounding
 
     def refuse(self, text, abbreviations=None):
         raise AssertionError(f"terms extracted again: {text!r}")
@@ -136,6 +136,7 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
 
     monkeypatch.setattr(topic.Matcher, "terms", refuse)
     monkeypatch.setattr(citing, "read", reread)
+    monkeypatch.setattr(grounding, "ground", lambda *args, **kwargs: reread(args[0]))
     second = pipeline.audit_paths([str(report)], options)
     statuses = [(c.id, c.status, c.topic) for c in second.files[0].citations]
     assert statuses == [(c.id, c.status, c.topic) for c in first.files[0].citations]
@@ -162,7 +163,7 @@ def test_a_damaged_copy_of_the_checks_is_worked_out_again(tmp_path, services, da
     )
     options = Options(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
-    assert len(copies()) == 3
+    assert len(copies()) == 4
     for path in copies():  # the reading too: read again, it has the same name, and its checks' copies are damaged
         path.write_bytes(damage)
     second = pipeline.audit_paths([str(report)], options)

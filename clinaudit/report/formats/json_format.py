@@ -66,6 +66,7 @@ def citation_dict(citation: CitationResult) -> dict[str, Any]:
         **_check_keys(citation),
         "judge": judge_dict(citation),
         **mirror_keys(citation),
+        "grounding": grounding_list(citation),
         "uses": [use_dict(use) for use in citation.uses],
     }
 
@@ -86,6 +87,24 @@ def use_dict(use: CitationUse) -> dict[str, Any]:
         "reference_confirms": use.confirmed,
         "flagged": use.flagged or None,
     }
+
+
+def grounding_list(citation: CitationResult) -> list[dict[str, Any]]:
+    """Per citing use (its line; the sentence is among `claims`): its figures and whether the abstract reports
+    each, its claimed effect against the abstract's."""
+    return [
+        {
+            "line": use.line,
+            "figures": [
+                {"text": f.text, "kind": f.kind, "found": f.found, "nearest": list(f.nearest)} for f in use.figures
+            ],
+            "effect": None
+            if use.effect is None
+            else {"claimed": use.effect.claimed, "reported": use.effect.reported, "verdict": use.effect.verdict},
+            "note": use.note or None,
+        }
+        for use in citation.grounding
+    ]
 
 
 def mirror_keys(citation: CitationResult) -> dict[str, Any]:

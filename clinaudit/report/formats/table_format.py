@@ -167,9 +167,10 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
         )
     if report.citations:
         judged = any(c.judge is not None for c in report.citations)  # a judge column only when a judge ran
+        grounded = any(c.grounding for c in report.citations)  # what the abstracts say, when any was read
         _print_grid(
             console,
-            CITATION_COLUMNS + ((Column("judge"),) if judged else ()),
+            CITATION_COLUMNS + ((Column("source says"),) if grounded else ()) + ((Column("judge"),) if judged else ()),
             [
                 _use_row(row, judged)
                 if row is not None
@@ -179,6 +180,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                     f"{c.span.line}:{c.span.column}",
                     str(len(c.claims)),
                     *_check_cells(c),
+                    *([_grounding_text(c)] if grounded else []),
                     *([_judge_text(c)] if judged else []),
                 )
                 for c in report.citations
@@ -442,6 +444,30 @@ def _judge_text(c: CitationResult) -> Text:
         return Text("")
     reason = f": {printable(c.judge.reason)}" if c.judge.reason else ""
     return Text.assemble((c.judge.verdict, JUDGE_STYLE.get(c.judge.verdict, "red")), reason)
+
+
+def _grounding_text(c: CitationResult) -> Text:
+    """Figures the abstract reports out of those it could, and the effect check's verdict (check/grounding.py)."""
+    uses = c.grounding
+    if not uses:
+        return Text("")
+    notes = {u.note for u in uses if u.note}
+    if notes and all(u.note for u in uses) and len(notes) == 1:
+        return Text(printable(notes.pop()), style="dim")
+    checked = [f for u in uses for f in u.figures if f.found is not None]
+    parts: list[tuple[str, str]] = []
+    if checked:
+        found = sum(1 for f in checked if f.found)
+        parts.append((f"figures {found}/{len(checked)}", "green" if found == len(checked) else "red"))
+    verdicts = {u.effect.verdict for u in uses if u.effect is not None}
+    for verdict in ("contradicted", "consistent"):
+        if verdict in verdicts:
+            parts.append((f"effect {verdict}", "red" if verdict == "contradicted" else "green"))
+            break
+    out = Text()
+    for k, (text, style) in enumerate(parts):
+        out.append(("; " if k else "") + text, style=style)
+    return out
 
 
 def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:

@@ -1,0 +1,616 @@
+"""Does the source say it? Each figure and each claim of effect of a citing sentence, against the abstract.
+
+A real, on-topic paper can still be cited for a number it never gives or an effect it did
+not find: "a statistic from a different drug", "improved survival" for a trial whose
+hazard ratio spans 1. Both are checked here offline, with explainable rules over the
+record's abstract, the same answer every run:
+
+* figures (clinaudit/check/figures.py): a figure counts as reported when the abstract has
+  the same quantity of the same kind, allowing the rounding the sentence chose and simple
+  derived forms (a 23% reduction from a ratio of 0.77; a percentage from x/n; 12 months
+  from 1 year). When the abstract gives figures of that kind but not this one, the figure
+  is not in the source, and the nearest of that kind are quoted.
+* effects: a sentence that attributes an effect (rules/effects.yaml) is compared with the
+  abstract's sentences about the same outcome. Only a clear conflict is a finding: a
+  null report (no significant difference, p >= 0.05, a ratio's interval spanning 1) with
+  no significant report beside it, or non-inferiority cited as superiority. Precision comes
+  first: a false "contradicted" on a correct citation costs more than a miss.
+
+A record with no abstract is never flagged: its uses say "figures not checked: no abstract".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import replace
+from functools import cache
+from importlib import resources
+from itertools import combinations
+from typing import Any, NamedTuple
+
+from clinaudit.check import figures as fig
+from clinaudit.models import CitationMention, CitationResult, EffectCheck, FigureCheck, Finding, Grounding, Record
+
+NO_ABSTRACT = "figures not checked: no abstract"
+CONTRADICTED = "contradicted"
+CONSISTENT = "consistent"
+UNCLEAR = "unclear"
+UNCHECKED = "unchecked"
+NEAREST = 3
+EVIDENCE_CHARS = 240
+# how a figure is looked for: among the abstract's figures of its kind (the default), or among any numbers
+STRICT = "kind"
+LOOSE = "any-number"
+# how an effect claim meets the abstract: every null sentence counts, or only those about the claim's
+# outcome, or those unless a significant report about the same outcome stands beside them (the default)
+EFFECT_ANY = "any"
+EFFECT_OUTCOME = "outcome"
+EFFECT_OUTCOME_COUNTER = "outcome+counter"
+EFFECT_CONCLUSION = "conclusion"  # the conclusion about the outcome first, then outcome+counter
+SHARE = 0.3  # and at least this share of the claim's content words: a long sentence shares two with most
+CONCLUSION_SHARED = 1  # the conclusion of the cited paper is about its subject: one shared word will do
+MIN_SHARED = 2  # content words a claim and an abstract sentence share to be about the same outcome
+
+
+class EffectRules(NamedTuple):
+    claims: tuple[tuple[str, re.Pattern[str]], ...]
+    negated: re.Pattern[str]
+    null: re.Pattern[str]
+    positive: re.Pattern[str]
+    noninferior: re.Pattern[str]
+    superiority_claim: re.Pattern[str]
+    superiority_shown: re.Pattern[str]
+    stopwords: frozenset[str]
+    contrast: re.Pattern[str]
+    outcomes: tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def _any(patterns: list[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:\\b{p})" for p in patterns), re.IGNORECASE)
+
+
+@cache
+def effect_rules() -> EffectRules:
+    """rules/effects.yaml, compiled once."""
+    from clinaudit import yamlfiles
+
+    data: dict[str, Any] = yamlfiles.load(
+        resources.files("clinaudit").joinpath("rules/effects.yaml").read_text("utf-8")
+    )
+    return EffectRules(
+        claims=tuple((kind, _any(patterns)) for kind, patterns in data["claims"].items()),
+        negated=re.compile("|".join(f"(?:{p})" for p in data["claim_negated"]), re.IGNORECASE),
+        null=_any(data["no_effect"]),
+        positive=_any(data["positive"]),
+        noninferior=_any(data["noninferior"]),
+        superiority_claim=_any(data["superiority_claim"]),
+        superiority_shown=_any(data["superiority_shown"]),
+        stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
+        contrast=re.compile(r"\b(?:" + "|".join(data["contrast"]) + r")\b", re.IGNORECASE),
+        outcomes=tuple((name, _any(patterns)) for name, patterns in data["outcomes"].items()),
+    )
+
+
+# ---------------------------------------------------------------- the abstract, read once
+
+
+class Source:
+    """A record's abstract as the checks read it: its sentences, and, when first asked, its figures
+    by kind, its words and which sentences report an effect or none.
+
+    Most citing sentences give no figure, so most abstracts are never read for figures.
+    """
+
+    __slots__ = ("_by_kind", "_numbers", "_reports", "_words", "conclusion", "sentences", "text")
+
+    def __init__(self, text: str, sentences: tuple[str, ...], conclusion: frozenset[int]) -> None:
+        self.text = text
+        self.sentences = sentences
+        self.conclusion = conclusion  # the sentences of its conclusion (labelled, else its last two)
+        self._by_kind: dict[str, tuple[fig.Figure, ...]] | None = None
+        self._numbers: tuple[fig.Figure, ...] = ()
+        self._words: tuple[frozenset[str], ...] | None = None
+        self._reports: list[tuple[bool, bool] | None] = [None] * len(sentences)
+
+    @property
+    def by_kind(self) -> dict[str, tuple[fig.Figure, ...]]:
+        if self._by_kind is None:
+            found, numbers = fig.read_all(self.text)
+            by_kind: dict[str, list[fig.Figure]] = {}
+            for f in found:
+                by_kind.setdefault(f.kind, []).append(f)
+            _derive(by_kind, found, numbers)
+            self._numbers = numbers
+            self._by_kind = {k: tuple(v) for k, v in by_kind.items()}
+        return self._by_kind
+
+    @property
+    def numbers(self) -> tuple[fig.Figure, ...]:
+        _ = self.by_kind
+        return self._numbers
+
+    @property
+    def words(self) -> tuple[frozenset[str], ...]:
+        if self._words is None:
+            self._words = tuple(_words(s) for s in self.sentences)
+        return self._words
+
+    def reports(self, k: int) -> tuple[bool, bool]:
+        """(no effect, an effect): what sentence k reports, worked out once."""
+        known = self._reports[k]
+        if known is None:
+            text = self.sentences[k]
+            null = _reports_null(text)
+            known = (null, not null and _reports_effect(text))
+            self._reports[k] = known
+        return known
+
+
+_DIGIT_OR_WORD = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty|hundred)\b", re.I
+)
+_STATS = re.compile(r"(?<![\w])[Pp](?![a-oq-z])|CI|CrI|(?i:confidence|credible)")  # a p-value or an interval
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|\n+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
+_CITATION = re.compile(r"\((?:PMID|PMC|NCT|doi)[^)]*\)|\b(?:PMID|PMCID|NCT|DOI)\s*:?\s*\S+|\[\d[\d,\s–-]*\]", re.I)
+_LABEL = re.compile(r"^([A-Z][A-Za-z /&-]{2,40}):\s+")
+_CONCLUSION = re.compile(r"conclu|interpretation|implication|significance|summary", re.IGNORECASE)
+
+
+def source(abstract: str) -> Source | None:
+    """The abstract read for checking; None when there is none.
+
+    A structured abstract comes as 'LABEL: text' lines (clinaudit/lookup/services/pubmed.py):
+    its conclusion is the authors' own answer, weighed first by the effect check.
+    """
+    sentences: list[str] = []
+    conclusion: set[int] = set()
+    for part in abstract.splitlines():
+        part = " ".join(part.split())
+        label = _LABEL.match(part)
+        if label:
+            part = part[label.end() :]
+        split = [s for s in _SENTENCE_END.split(part) if s.strip()]
+        if label and _CONCLUSION.search(label.group(1)):
+            conclusion.update(range(len(sentences), len(sentences) + len(split)))
+        sentences += split
+    text = " ".join(sentences)
+    if not text:
+        return None
+    if not conclusion:
+        conclusion = set(range(max(0, len(sentences) - 2), len(sentences)))
+    return Source(text, tuple(sentences), frozenset(conclusion))
+
+
+def _derive(
+    by_kind: dict[str, list[fig.Figure]], found: tuple[fig.Figure, ...], numbers: tuple[fig.Figure, ...]
+) -> None:
+    """The simple forms a sentence may give instead: a reduction from a ratio, a share from x/n."""
+    percents = by_kind.setdefault("percent", [])
+    given = list(percents)
+    for r in by_kind.get("ratio", ()):
+        if r.name in ("HR", "RR", "OR", "IRR") and 0 < r.value < 10:
+            percents.append(
+                fig.Figure(f"{r.text} (a {abs(1 - r.value) * 100:g}% change)", "percent", abs(1 - r.value) * 100, 9)
+            )
+    for f in by_kind.get("fraction", ()):
+        if f.high:
+            percents.append(
+                fig.Figure(f"{f.text} ({f.value / f.high * 100:.1f}%)", "percent", f.value / f.high * 100, 9)
+            )
+    points = by_kind.setdefault("points", [])
+    for a, b in combinations(given[:30], 2):
+        points.append(fig.Figure(f"{a.text} vs {b.text}", "points", abs(a.value - b.value), max(a.places, b.places)))
+    points += given
+    # an estimate given before its interval without a name ("0.77 (95% CI 0.65-0.91)") may be a ratio
+    ratios = by_kind.setdefault("ratio", [])
+    for ci in by_kind.get("ci", ()):
+        before = [n for n in numbers if n.start < ci.start and ci.start - n.start - len(n.text) <= 14]
+        if before:
+            ratios.append(before[-1])
+    counts = by_kind.setdefault("count", [])
+    for f in by_kind.get("fraction", ()):
+        counts += [f, fig.Figure(f.text, "count", f.high or 0.0, 0)]
+    counts += [n for n in numbers if n.places == 0]
+    for kind in ("points", "ratio", "count"):
+        if not by_kind[kind]:
+            del by_kind[kind]
+    if not percents:
+        del by_kind["percent"]
+    del found
+
+
+def _words(text: str) -> frozenset[str]:
+    stop = effect_rules().stopwords
+    out = set()
+    for w in _WORD.findall(text):
+        w = w.lower()
+        if len(w) < 3 or w in stop:
+            continue
+        out.add(_stem(w))
+    return frozenset(out)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ies", "es", "s", "ed", "ing", "al", "ic"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+# ---------------------------------------------------------------- one citing use
+
+
+def ground(sentence: str, line: int, abstract: Source | None, strategy: str = STRICT) -> Grounding:
+    """What this sentence says that the abstract can confirm or contradict."""
+    text = _CITATION.sub(" ", sentence)
+    found = fig.read(text) if _DIGIT_OR_WORD.search(text) else ()
+    if abstract is None:
+        checks = tuple(FigureCheck(f.text, f.kind, None) for f in found)
+        return Grounding(sentence, line, checks, None, NO_ABSTRACT)
+    checks = tuple(check_figure(f, abstract, strategy) for f in found)
+    claimed = effect(text, abstract)
+    if claimed is not None and claimed.verdict != CONSISTENT:
+        shown = _significant(found, checks)
+        if shown is not None:  # the sentence's own significant statistic is the abstract's: that settles it
+            claimed = EffectCheck(claimed.claimed, f"the abstract reports {shown}", CONSISTENT)
+    return Grounding(sentence, line, checks, claimed)
+
+
+def _significant(found: tuple[fig.Figure, ...], checks: tuple[FigureCheck, ...]) -> str | None:
+    """A p-value under 0.05 or an interval excluding no effect that the sentence gives and the abstract has."""
+    for figure, checked in zip(found, checks, strict=True):
+        if not checked.found:
+            continue
+        if figure.kind == "p" and figure.name in ("<", "<=", "=") and figure.value < 0.05:
+            return figure.text
+        if figure.kind == "ci" and figure.high is not None and figure.name and not _ci_null(figure):
+            return figure.text
+    return None
+
+
+def check_figure(figure: fig.Figure, abstract: Source, strategy: str = STRICT) -> FigureCheck:
+    pool = _pool(figure, abstract, strategy)
+    if not pool:
+        return FigureCheck(figure.text, figure.kind, None)
+    if any(_same(figure, other) for other in pool):
+        return FigureCheck(figure.text, figure.kind, True)
+    nearest = sorted(pool, key=lambda o: _distance(figure, o))
+    quoted = tuple(dict.fromkeys(o.text for o in nearest if o.places < 9 or "(" in o.text))[:NEAREST]
+    return FigureCheck(figure.text, figure.kind, False, quoted)
+
+
+def _distance(figure: fig.Figure, other: fig.Figure) -> float:
+    """How far another figure of the kind is from this one: both ends of an interval count."""
+    gap = abs(_comparable(other, figure) - figure.value)
+    if figure.high is not None and other.high is not None:
+        gap += abs(other.high - figure.high)
+    return gap
+
+
+def _pool(figure: fig.Figure, abstract: Source, strategy: str) -> tuple[fig.Figure, ...]:
+    if strategy == LOOSE:
+        everything = tuple(f for kind in abstract.by_kind.values() for f in kind) + abstract.numbers
+        return everything if abstract.by_kind.get(figure.kind) else ()
+    if figure.kind == "fraction":
+        return abstract.by_kind.get("fraction", ()) + abstract.by_kind.get("count", ())
+    pool = abstract.by_kind.get(figure.kind, ())
+    if figure.kind in ("duration", "dose", "measure"):
+        scale = fig.unit_scale(figure)
+        pool = tuple(
+            o for o in pool if o.name == figure.name or (scale and (s := fig.unit_scale(o)) and s[0] == scale[0])
+        )
+    elif figure.kind == "rate":
+        pool = tuple(o for o in pool if o.name == figure.name) or pool
+    return pool
+
+
+def _comparable(other: fig.Figure, figure: fig.Figure) -> float:
+    """The other figure's value in this figure's unit."""
+    mine, theirs = fig.unit_scale(figure), fig.unit_scale(other)
+    if mine and theirs and mine[0] == theirs[0] and mine[1] != theirs[1]:
+        return other.value * theirs[1] / mine[1]
+    return other.value
+
+
+def _close(mine: float, places: int, theirs: float, their_places: int) -> bool:
+    """Equal to the precision of the less precise of the two: 23% is 23.4%, 0.8 is 0.77."""
+    tolerance = 0.5 * 10.0 ** -min(places, their_places) + 1e-9
+    return abs(mine - theirs) <= tolerance
+
+
+def _same(figure: fig.Figure, other: fig.Figure) -> bool:
+    kind = figure.kind
+    if kind == "ci":
+        return (
+            other.kind == "ci"
+            and other.high is not None
+            and figure.high is not None
+            and _close(figure.value, figure.places, other.value, other.places)
+            and _close(figure.high, figure.high_places, other.high, other.high_places)
+        )
+    if kind == "p" and other.kind == "p":
+        return _same_p(figure, other)
+    if kind == "fraction":
+        if other.kind == "fraction":
+            return figure.value == other.value and figure.high == other.high
+        return False  # a count alone is half a fraction: see below
+    value = _comparable(other, figure)
+    places = other.places if value == other.value else max(other.places, figure.places)
+    if kind in ("count",):
+        return abs(value - figure.value) < 1e-9
+    return _close(figure.value, figure.places, value, places)
+
+
+def _same_p(figure: fig.Figure, other: fig.Figure) -> bool:
+    """`p = .02` is `P=0.02`; `p < 0.05` holds for an abstract's p = 0.02 or p < 0.01; not the other way."""
+    mine, theirs = figure.name, other.name
+    if mine == "=" and theirs == "=":
+        return _close(figure.value, figure.places, other.value, other.places)
+    if mine in ("<", "<=") and (theirs in ("<", "<=", "=")):
+        return other.value <= figure.value + 1e-12
+    if mine in (">", ">=") and theirs in (">", ">=", "="):
+        return other.value >= figure.value - 1e-12
+    return False
+
+
+# ---------------------------------------------------------------- effects
+
+
+def claimed_effect(sentence: str) -> str | None:
+    """The effect a sentence attributes to its source, or None when it attributes none."""
+    for kind, pattern in effect_rules().claims:
+        if pattern.search(sentence):
+            return kind
+    return None
+
+
+def effect(sentence: str, abstract: Source, strategy: str = EFFECT_CONCLUSION) -> EffectCheck | None:
+    """The sentence's claimed effect against the abstract's report of it; None when it claims none."""
+    rules = effect_rules()
+    claimed = claimed_effect(sentence)
+    if claimed is None:
+        return None
+    if rules.negated.search(sentence) or _reports_null(sentence):
+        return EffectCheck(claimed, "", UNCHECKED)  # the sentence itself reports no effect, or doubts one
+    if rules.superiority_claim.search(sentence):
+        inferior = next((s for s in abstract.sentences if rules.noninferior.search(s)), None)
+        if inferior and not any(rules.superiority_shown.search(s) for s in abstract.sentences):
+            return EffectCheck("superiority", _quote(inferior), CONTRADICTED)
+    claim_words = _words(sentence)
+    named = [name for name, pattern in rules.outcomes if pattern.search(sentence)]
+    null: list[str] = []
+    positive: list[str] = []
+    concluded_null: list[str] = []
+    concluded_effect: list[str] = []
+    for k, (text, words) in enumerate(zip(abstract.sentences, abstract.words, strict=True)):
+        concluding = k in abstract.conclusion and strategy == EFFECT_CONCLUSION
+        if concluding and _about(claim_words, named, text, words, CONCLUSION_SHARED, 0.0):
+            is_null, is_effect = abstract.reports(k)
+            if is_null or is_effect:
+                (concluded_null if is_null else concluded_effect).append(text)
+        if strategy != EFFECT_ANY and not _about(claim_words, named, text, words):
+            continue
+        is_null, is_effect = abstract.reports(k)
+        if is_null:
+            null.append(text)
+        elif is_effect:
+            positive.append(text)
+    if strategy == EFFECT_CONCLUSION:  # the authors' conclusion about this outcome decides, when it speaks
+        # a conclusion loosely about the claim settles it only when no result closely about it says otherwise
+        closely = [t for t in concluded_null if t in null]
+        if concluded_null and not concluded_effect and (closely or not positive):
+            return EffectCheck(claimed, _quote((closely or concluded_null)[-1]), CONTRADICTED)
+        if concluded_effect:
+            return EffectCheck(claimed, _quote(concluded_effect[-1]), CONSISTENT)
+    if null and (strategy not in (EFFECT_OUTCOME_COUNTER, EFFECT_CONCLUSION) or not positive):
+        return EffectCheck(claimed, _quote(null[-1]), CONTRADICTED)
+    if positive:
+        return EffectCheck(claimed, _quote(positive[-1]), CONSISTENT)
+    return EffectCheck(claimed, _quote(null[-1]) if null else "", UNCLEAR)
+
+
+def _about(
+    claim_words: frozenset[str],
+    named: list[str],
+    text: str,
+    words: frozenset[str],
+    least: int = MIN_SHARED,
+    share: float = SHARE,
+) -> bool:
+    """Whether an abstract sentence is about the claim's outcome: the named outcome, and shared words."""
+    if named:
+        rules = effect_rules()
+        if not any(pattern.search(text) for name, pattern in rules.outcomes if name in named):
+            return False
+    shared = len(claim_words & words) + (1 if named else 0)
+    return shared >= max(min(least, len(claim_words)), math.ceil(share * len(claim_words))) and shared > 0
+
+
+def _reports_null(text: str) -> bool:
+    rules = effect_rules()
+    if rules.null.search(text):
+        if rules.positive.search(text):
+            return False  # "correlated with A, but no independent association with B": neither clearly
+        parts = rules.contrast.split(text)
+        return not any(claimed_effect(part) and not rules.null.search(part) for part in parts[1:] + parts[:1])
+    stats = fig.read(text) if _STATS.search(text) else ()
+    ps = [f for f in stats if f.kind == "p"]
+    cis = [f for f in stats if f.kind == "ci" and f.high is not None]
+    if ps and all(_p_null(p) for p in ps):
+        return True
+    return bool(cis and not ps and all(_ci_null(c) for c in cis))
+
+
+def _p_null(p: fig.Figure) -> bool:
+    return (p.name in ("=", ">", ">=") and p.value >= 0.05) and p.value <= 1
+
+
+def _ci_null(ci: fig.Figure) -> bool:
+    """A ratio's interval spanning 1, a difference's spanning 0."""
+    assert ci.high is not None
+    low, high = min(ci.value, ci.high), max(ci.value, ci.high)
+    if ci.name in ("HR", "OR", "RR", "IRR", "SIR", "SMR", "PR"):
+        return low < 1 < high
+    if ci.name in ("MD", "SMD", "WMD", "ARR"):
+        return low < 0 < high
+    return False
+
+
+def _reports_effect(text: str) -> bool:
+    rules = effect_rules()
+    if rules.null.search(text):
+        return False  # "correlated with A, but no independent association with B": neither clearly
+    if rules.positive.search(text):
+        return True
+    ps = [f for f in fig.read(text) if f.kind == "p"] if _STATS.search(text) else []
+    return bool(ps) and any(p.name in ("<", "<=", "=") and p.value < 0.05 for p in ps)
+
+
+def _quote(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
+
+
+# ---------------------------------------------------------------- one citation's uses, and their findings
+
+_KEPT_TYPE = dict[tuple[str, str, bool], Grounding]
+_abstracts: dict[str, Source | None] = {}  # one report cites a record from many places: read its abstract once
+_KEEP_ABSTRACTS = 2048
+_KIND_WORDS = {
+    "percent": "percentages",
+    "points": "percentage-point differences",
+    "ratio": "ratios",
+    "ci": "confidence intervals",
+    "p": "p-values",
+    "count": "counts",
+    "fraction": "fractions",
+    "rate": "rates",
+    "duration": "durations",
+    "dose": "doses",
+    "measure": "measures",
+}
+_CLAIMED_WORDS = {
+    "decrease": "reduced it",
+    "increase": "increased it",
+    "benefit": "improved it or was better",
+    "association": "found an association",
+    "significance": "found a significant effect",
+    "superiority": "was superior",
+}
+
+
+CODE_VERSION = "1"  # bumped when what a Grounding holds changes; the rule files' own text is hashed too
+_kept: dict[str, dict[tuple[str, str, bool], Grounding]] = {}  # per report: (text, abstract, several) → use
+_fresh: set[str] = set()  # reports with uses worked out in this run, to keep at its end
+
+
+@cache
+def version() -> str:
+    """What the kept uses were worked out with: this code and the two rule files, as they are."""
+    files = resources.files("clinaudit")
+    text = "".join(files.joinpath(f"rules/{n}.yaml").read_text("utf-8") for n in ("figures", "effects"))
+    return CODE_VERSION + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _kept_uses(digest: str) -> dict[tuple[str, str, bool], Grounding]:
+    """The uses an earlier run of this very report worked out (clinaudit/read/kept.py), else none."""
+    found = _kept.get(digest)
+    if found is None:
+        from clinaudit.read import kept
+
+        stored = kept.load_aside(kept.folder(), digest, f"grounding {version()}", _KEPT_TYPE)
+        found = _kept[digest] = stored if stored is not None else {}
+    return found
+
+
+def keep(digest: str) -> None:
+    """Keep this report's uses beside its kept reading, so its next warm run does not read an abstract again."""
+    uses = _kept.pop(digest, {})  # a corpus checks many reports in one process: each is kept once, then let go
+    if digest in _fresh:
+        from clinaudit.read import kept
+
+        _fresh.discard(digest)
+        kept.keep_aside(kept.folder(), digest, f"grounding {version()}", uses)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest() if text else ""
+
+
+def abstract_of(record: Record) -> Source | None:
+    text = record.abstract
+    if text not in _abstracts:
+        if len(_abstracts) >= _KEEP_ABSTRACTS:
+            _abstracts.clear()
+        _abstracts[text] = source(text)
+    return _abstracts[text]
+
+
+def check_uses(
+    result: CitationResult, record: Record, mentions: list[CitationMention], shared: set[str], digest: str = ""
+) -> tuple[tuple[Grounding, ...], list[Finding]]:
+    """Each citing use of one record checked against its abstract, and the findings they raise.
+
+    A sentence citing several works may take a figure or an effect from any of them: it is
+    shown, never flagged. A record without an abstract is never flagged.
+    """
+    from clinaudit import catalogue
+    from clinaudit.ids import describe
+
+    known = _kept_uses(digest) if digest else {}
+    uses: list[Grounding] = []
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    what = describe(result.kind, result.value)
+    for mention in mentions:
+        if not mention.sentence:
+            continue
+        context = mention.context
+        text = " ; ".join(context.cells) if context and context.cells else (context.text if context else "")
+        text = text or mention.sentence
+        if text in seen:
+            continue
+        seen.add(text)
+        several = mention.sentence in shared
+        key = (text, _digest(record.abstract), several)
+        use = known.get(key)
+        if use is None:
+            use = ground(text, mention.span.line, abstract_of(record))
+            if several and record.abstract.strip():
+                use = replace(use, note="not flagged: the sentence cites several works")
+            known[key] = use
+            if digest:
+                _fresh.add(digest)
+        elif use.line != mention.span.line:
+            use = replace(use, line=mention.span.line)
+        uses.append(use)
+        if several or not record.abstract.strip():
+            continue
+        missing = [f for f in use.figures if f.found is False]
+        if missing:
+            parts = [
+                f"{f.text} (its {_KIND_WORDS.get(f.kind, f.kind)}: {', '.join(f.nearest) or 'none close'})"
+                for f in missing
+            ]
+            findings.append(
+                catalogue.finding(
+                    catalogue.FIGURE_NOT_IN_SOURCE,
+                    mention.span,
+                    f"{what}'s abstract does not report {'; '.join(parts)}",
+                    **catalogue.citing(mention, result.id),
+                )
+            )
+        if use.effect is not None and use.effect.verdict == CONTRADICTED:
+            claimed = _CLAIMED_WORDS.get(use.effect.claimed, use.effect.claimed)
+            findings.append(
+                catalogue.finding(
+                    catalogue.CONTRADICTED_BY_SOURCE,
+                    mention.span,
+                    f"the sentence says {what} {claimed}; its abstract says: \u201c{use.effect.reported}\u201d",
+                    **catalogue.citing(mention, result.id),
+                )
+            )
+    return tuple(uses), findings
