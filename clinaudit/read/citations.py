@@ -62,7 +62,7 @@ _DOI_HOST_PREFIX = re.compile(r"(?:(?<![\w./-])(?:dx|www)\.)?$", re.IGNORECASE)
 _DOI_PREFIX = re.compile(r"10\.\d{4,9}$")
 # Another citation glued to a DOI: "10.1056/NEJMoa1107039;PMID:21870978".
 _GLUED_LABEL = re.compile(r"[;,.](?:PMC?ID|PubMed|NCT\d|doi:|https?:)", re.IGNORECASE)
-_MARKER = re.compile(r"\[(\d{1,3}(?:\s*(?:[,;\u2013\u2014-]|&ndash;)\s*\d{1,3}){0,40})\]")
+_MARKER = re.compile(r"\[(\d{1,5}(?:\s*(?:[,;\u2013\u2014-]|&ndash;)\s*\d{1,5}){0,40})\]")  # [1] … [12345]
 _FOOTNOTE = re.compile(r"\[\^([^\[\]\s^]{1,40})\]")
 _SOURCE_MARKER = re.compile(
     r"\[(src:[A-Za-z0-9][\w.:/-]{0,200}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\]"
@@ -114,11 +114,11 @@ _CITATION_LABEL = re.compile(r"\b(?:PMIDs?|PubMed(?:\s+IDs?)?|doi|NCT)\s*:?(?=\s
 # How a reference-list entry starts: "[3] ", "[3]: ", "[^3]: ", "3. ", "3) ", "(3) ", "3 - ".
 # `numbered` entries follow the list's order (so "1. 1. 1." is 1, 2, 3); bracketed labels are names.
 # "[3]Smith J. …" (no space) is an entry too; "[3](…" and "[3][…" are links, not labels.
-_ENTRY_BRACKET = re.compile(r"^\s{0,3}\[(\d{1,3})\][:.]?(?![(\[])\s*")
+_ENTRY_BRACKET = re.compile(r"^\s{0,3}\[(\d{1,5})\][:.]?(?![(\[])\s*")
 _ENTRY_FOOTNOTE = re.compile(r"^\s{0,3}\[(\^[^\[\]\s^]{1,40})\]:(?:\s+|$)")
-_ENTRY_NUMBER = re.compile(r"^\s*(\d{1,3})[.)]\s+")
-_ENTRY_PAREN = re.compile(r"^\s*\((\d{1,3})\)\s+")
-_ENTRY_DASH = re.compile(r"^\s*(\d{1,3})\s?[-\u2013\u2014]\s+")  # "1 - Smith J. …"
+_ENTRY_NUMBER = re.compile(r"^\s*(\d{1,5})[.)]\s+")
+_ENTRY_PAREN = re.compile(r"^\s*\((\d{1,5})\)\s+")
+_ENTRY_DASH = re.compile(r"^\s*(\d{1,5})\s?[-\u2013\u2014]\s+")  # "1 - Smith J. …"
 _ENTRY_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (_ENTRY_BRACKET, False),
     (_ENTRY_FOOTNOTE, False),
@@ -127,7 +127,7 @@ _ENTRY_FORMS: tuple[tuple[re.Pattern[str], bool], ...] = (
     (_ENTRY_DASH, True),
 )
 # A definition line outside a reference section: "[3]: free text" or a footnote "[^3]: …".
-_DEFINITION = re.compile(r"^\s{0,3}\[(\d{1,3}|\^[^\[\]\s^]{1,40})\]:(?:[ \t]|$)")
+_DEFINITION = re.compile(r"^\s{0,3}\[(\d{1,5}|\^[^\[\]\s^]{1,40})\]:(?:[ \t]|$)")
 
 
 # What a reader sees in place of an HTML entity or a backslash escape ("PMID&nbsp;123" is
