@@ -88,6 +88,9 @@ class TopicTables:
     common: frozenset[str] = frozenset()  # stemmed words in 2% of abstracts or more (data/common-terms.txt)
     check_tags: frozenset[str] = frozenset()  # MeSH headings that say who and how, not what
     heading_words: frozenset[str] = frozenset()  # a heading's "Treatment", "Diagnosis": where, not what
+    spelling: tuple[tuple[str, str], ...] = ()  # (regex, replacement) within a word: British forms, one spelling
+    number_words: dict[str, str] | None = None  # "seven" → "7"
+    abbreviations: dict[str, str] | None = None  # undefined clinical abbreviations read as their long forms
 
 
 def topic_data() -> dict[str, Any]:
@@ -117,6 +120,9 @@ def settings() -> TopicTables:
         common=_common_terms(),
         check_tags=frozenset(str(w) for w in data.get("check_tags", ())),
         heading_words=frozenset(str(w).lower() for w in data.get("heading_words", ())),
+        spelling=tuple((str(rx), str(to)) for rx, to in data.get("spelling", ())),
+        number_words={str(k).lower(): str(v) for k, v in data.get("number_words", {}).items()},
+        abbreviations={str(k): str(v) for k, v in data.get("abbreviations", {}).items()},
     )
 
 
@@ -139,6 +145,7 @@ def _token_key(token: str) -> str:
 
 
 _TOKEN_KEYS: dict[str, str] = {}
+_WORDS = re.compile(r"[A-Za-z]+")
 
 
 def _symbol_key(token: str) -> str:
@@ -204,6 +211,18 @@ class Matcher:
         self._condition = LazyRegex(
             r"(?:" + "|".join(sorted(self.settings.condition_suffixes, key=len, reverse=True)) + r")$"
         )
+        rows = self.settings.spelling
+        self._spelling = (
+            LazyRegex("(?i)" + "|".join(f"(?P<s{k}>{rx})" for k, (rx, _) in enumerate(rows))) if rows else None
+        )
+        self._spelled = {f"s{k}": to for k, (_, to) in enumerate(rows)}
+        self._respelled_words: dict[str, str] = {}
+        numbers = self.settings.number_words or {}
+        self._numbers = numbers
+        self._number_words = (
+            LazyRegex(r"(?i)\b(?:" + "|".join(sorted(numbers, key=len, reverse=True)) + r")\b") if numbers else None
+        )
+        self._common_abbreviations = self.settings.abbreviations or {}
         from clinaudit.check import synonyms
 
         digest = hashlib.blake2b(repr(sorted(groups)).encode("utf-8"), digest_size=6).hexdigest()
@@ -229,6 +248,10 @@ class Matcher:
         """The distinct terms of a text, heaviest first; a defined abbreviation counts as its long form."""
         w = self.settings.weights
         text = fold(text)
+        if self._number_words is not None:
+            text = self._number_words.sub(self._digits, text)
+        common = self._common_abbreviations
+        abbreviations = {**common, **abbreviations} if abbreviations else common  # the document's own win
         found: dict[str, Term] = {}
 
         def add(term: Term) -> None:
@@ -250,7 +273,7 @@ class Matcher:
         letters = len(_NOT_LETTER.sub("", text))
         caps_text = bool(letters) and len(_NOT_UPPER.sub("", text)) > 0.6 * letters
         for run in _RUN_BREAK.split(text):  # a MeSH name never spans a comma or a full stop
-            tokens = _TOKEN.findall(run)
+            tokens = [self._word(t) for t in _TOKEN.findall(run)]
             k = 0
             while k < len(tokens):
                 token = tokens[k]
@@ -271,6 +294,31 @@ class Matcher:
                     add(term)
                 k += 1
         return sorted(found.values(), key=lambda t: -t.weight)
+
+    def respell(self, text: str) -> str:
+        """One spelling for claims and records alike: "haemorrhage" is "hemorrhage", "two" is "2"."""
+        if self._number_words is not None:
+            text = self._number_words.sub(self._digits, text)
+        return _WORDS.sub(lambda m: self._word(m.group(0)), text)
+
+    def _word(self, token: str) -> str:
+        """A token in the one spelling; kept per token, as most words recur and few change."""
+        done = self._respelled_words.get(token)
+        if done is None:
+            done = token if self._spelling is None else self._spelling.sub(self._respelled, token)
+            if len(self._respelled_words) < 200_000:
+                self._respelled_words[token] = done
+        return done
+
+    def _digits(self, m: re.Match[str]) -> str:
+        return self._numbers[m.group(0).lower()]
+
+    def _respelled(self, m: re.Match[str]) -> str:
+        to = self._spelled[m.lastgroup or ""]
+        found = m.group(0)
+        if found[:1].isupper():
+            return to.upper() if found.isupper() and len(found) > 1 else to[:1].upper() + to[1:]
+        return to
 
     def _mesh_name(self, tokens: list[str], k: int) -> tuple[int, tuple[str, ...]]:
         """(words, ids) of the longest MeSH name starting at tokens[k]; (0, ()) when none does."""

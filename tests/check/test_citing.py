@@ -84,12 +84,12 @@ def test_abbreviations_the_document_defines():
 def test_a_defined_abbreviation_counts_as_its_long_form():
     from clinaudit.models import Record
 
-    record = Record("pmid:1", "pubmed", True, title="Statins in chronic kidney disease: a meta-analysis")
+    record = Record("pmid:1", "pubmed", True, title="Statins in nephrotic syndrome: a meta-analysis")
     matcher = topic.Matcher()
-    defined = {"CKD": "chronic kidney disease"}
+    defined = {"NS": "nephrotic syndrome"}  # not one of the clinical abbreviations every report may use
     context = topic.Surroundings(abbreviations=defined)
-    assert "CKD" in matcher.match("Statins slow CKD progression.", record, context=context).matched
-    assert "CKD" not in matcher.match("Statins slow CKD progression.", record).matched
+    assert "NS" in matcher.match("Statins slow NS progression.", record, context=context).matched
+    assert "NS" not in matcher.match("Statins slow NS progression.", record).matched
 
 
 # ---------------------------------------------------------------- pathological input
