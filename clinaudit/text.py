@@ -78,6 +78,11 @@ _SUFFIX_LENGTHS = tuple(
 )
 
 
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """ "1 finding", "3 findings", "1,204 citations": a count with its noun in the number it takes."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+
+
 def plural_stem(word: str) -> str:
     """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
     if len(word) > 4 and word.endswith("ies"):

@@ -102,7 +102,9 @@ def check(
     _refuse_overwriting(output, [report.path for report in result.files])  # one found in a folder
     errors = [report.error for report in result.files if report.error]
     try:
-        if output is None:
+        if output is None and write_baseline is not None:
+            pass  # --write-baseline records the findings; it says what it wrote, not a verdict
+        elif output is None:
             render(format.value, result, sys.stdout, View(show_suppressed, show_all))
             sys.stdout.flush()
         else:
@@ -120,7 +122,8 @@ def check(
         print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
     if write_baseline is not None:
         _write_baseline(write_baseline, result)
-    if len(errors) < len(result.files) and not (output is None and format.value == "table" and _one_terminal()):
+    quiet = write_baseline is not None or (output is None and format.value == "table" and _one_terminal())
+    if len(errors) < len(result.files) and not quiet:
         print(_summary_line(result), file=sys.stderr)  # the table's last line already says it on this terminal
     for error in errors:  # last, so that a run ending in exit 2 ends with its reason
         say_error(error)
@@ -263,11 +266,13 @@ def _summary_line(result) -> str:
 
 
 def _summary(files: int, noun: str, severities, findings: int, suppressed: int, citations: int, verdict: str) -> str:
+    from clinaudit.text import counted
+
     return (
-        f"clinaudit: {files} {noun}{'s' if files != 1 else ''}, "
-        f"{findings} findings ({severities['high']} high, {severities['medium']} medium, "
-        f"{severities['low']} low), {f'{suppressed} suppressed, ' if suppressed else ''}"
-        f"{citations} citations: {verdict.upper()}"
+        f"clinaudit: {counted(files, noun)}, "
+        f"{counted(findings, 'finding')} ({severities['high']} high, {severities['medium']} medium, "
+        f"{severities['low']} low), {f'{suppressed:,} suppressed, ' if suppressed else ''}"
+        f"{counted(citations, 'citation')}: {verdict.upper()}"
     )
 
 
@@ -279,6 +284,6 @@ def _write_baseline(path: str, result) -> None:
         count = baseline.write(path, result)
     except InputError as exc:
         fail(str(exc))
-    from clinaudit.text import shown
+    from clinaudit.text import counted, shown
 
-    print(f"clinaudit: wrote {count} finding(s) to the baseline {shown(path)}", file=sys.stderr)
+    print(f"clinaudit: wrote {counted(count, 'finding')} to the baseline {shown(path)}", file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
-from clinaudit.text import shown
+from clinaudit.text import counted, shown
 
 mirror_app = typer.Typer(
     no_args_is_help=True,
@@ -70,7 +70,7 @@ def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: b
             fail(f"{exc}; the files before it are in, run again once it is fixed")
     finally:
         store.close()
-    print(f"mirror {shown(path)}: {done} file(s) added")
+    print(f"mirror {shown(path)}: {counted(done, 'file')} added")
 
 
 @mirror_app.command("build", cls=Command)

@@ -24,6 +24,7 @@ from clinaudit.models import (
 )
 from clinaudit.options import ReportSettings
 from clinaudit.read import claims
+from clinaudit.text import counted
 
 # status → rule, at the rule's catalogue severity; statuses not listed raise no finding.
 STATUS_RULES: dict[Status, str] = {
@@ -228,7 +229,7 @@ def _report_findings(document: Document, options: ReportSettings) -> list[Findin
             rules.finding(
                 rules.NO_SOURCES,
                 _TOP,
-                f"{len(document.claims)} medical claim(s) and no citation at all",
+                f"{counted(len(document.claims), 'medical claim')} and no citation at all",
                 suggestion="Add sources (PMID, NCT id, DOI or a reference list) for the report's claims.",
             )
         )

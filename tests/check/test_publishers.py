@@ -71,7 +71,7 @@ def test_a_reports_low_credibility_sources_are_one_row_of_the_table(tmp_path):
     )
     table = run_cli("check", str(report), "--offline", env={"COLUMNS": "200"})
     rows = [line for line in table.stdout.splitlines() if "low-credibility-source" in line]
-    assert len(rows) == 1 and "3 low-credibility source(s) cited on line(s) 3, 4" in rows[0]
+    assert len(rows) == 1 and "3 low-credibility sources cited on lines 3, 4" in rows[0]
     every = run_cli("check", str(report), "--offline", "--show-all", env={"COLUMNS": "200"})
     assert sum("low-credibility-source" in line for line in every.stdout.splitlines()) == 3
     data = json.loads(run_cli("check", str(report), "--offline", "--format", "json").stdout)

@@ -174,11 +174,11 @@ def _on_a_terminal(*args: str, stdout_too: bool) -> tuple[str, str]:
 
 def test_the_verdict_is_said_once_when_table_and_summary_share_a_terminal():
     terminal, _ = _on_a_terminal("check", "--offline", str(SAMPLES), stdout_too=True)
-    assert "FAIL  3 file(s)" in terminal  # the table's verdict line
+    assert "FAIL  3 files" in terminal  # the table's verdict line
     assert "clinaudit: 3 files," not in terminal, terminal
 
 
 def test_the_summary_stays_on_stderr_when_stdout_goes_elsewhere():
     terminal, piped = _on_a_terminal("check", "--offline", str(SAMPLES), stdout_too=False)
-    assert "FAIL  3 file(s)" in piped
+    assert "FAIL  3 files" in piped
     assert "clinaudit: 3 files," in terminal and terminal.rstrip().endswith("FAIL"), terminal

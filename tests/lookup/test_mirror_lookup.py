@@ -142,7 +142,7 @@ def test_check_opens_the_mirror_read_only(tmp_path, mirror):
 def test_table_footer_and_status_show_the_mirror_date(tmp_path, mirror):
     proc = run_cli("check", str(_report(tmp_path)), "--mirror", str(mirror), "--offline")
     assert proc.returncode in (0, 1), proc.stderr
-    assert "3 citation(s) checked against the local mirror, data as of 2022-11-30" in proc.stdout
+    assert "3 citations checked against the local mirror, data as of 2022-11-30" in proc.stdout
     plain = run_cli("check", str(_report(tmp_path)), "--offline")
     assert "local mirror" not in plain.stdout
 

@@ -108,13 +108,13 @@ def test_table_lists_low_claims_compactly_per_section_and_show_all_lists_each(tm
     path = tmp_path / "plan.md"
     path.write_text(PLAN, encoding="utf-8")
     table = run_cli("check", "--offline", str(path), env={"NO_COLOR": "1"}).stdout
-    assert "12 uncited low claim(s) under “Kidneys” (general 12) on line(s) 5, 7, 9" in table
-    assert "1 uncited low claim(s) under “Dosing” (epidemiology 1)" in table
+    assert "12 uncited low claims under “Kidneys” (general 12) on lines 5, 7, 9" in table
+    assert "1 uncited low claim under “Dosing” (epidemiology 1)" in table
     assert "uncited dose recommendation" in table  # high findings stay one a row, with why
     assert "why: dose recommendation pattern: “starting dose”" in table
     assert table.count("Sarcoidosis number") == 0
     every = run_cli("check", "--offline", "--show-all", str(path), env={"NO_COLOR": "1"}).stdout
-    assert every.count("Sarcoidosis number") == 12 and "uncited low claim(s)" not in every
+    assert every.count("Sarcoidosis number") == 12 and "uncited low claim" not in every
     assert "why: medical terms: sarcoidosis, lungs, skin" in every
 
 

@@ -115,7 +115,7 @@ def test_suppressed_findings_are_counted_and_listed(tmp_path):
         ("uncited-claim", "inline"),
     ]
     assert (
-        "1 suppressed finding(s), listed with `--show-suppressed`."
+        "1 suppressed finding, listed with `--show-suppressed`."
         in run_cli("check", str(path), "-f", "markdown").stdout
     )
 
@@ -154,7 +154,7 @@ def test_baseline_fails_only_on_new_findings_and_survives_line_shifts(tmp_path):
     _write(report, DOSE, STAT)
     proc = run_cli("check", "docs", "--write-baseline", "baseline.json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "wrote 3 finding(s) to the baseline baseline.json" in proc.stderr
+    assert "wrote 3 findings to the baseline baseline.json" in proc.stderr
     recorded = json.loads((tmp_path / "baseline.json").read_text())
     assert {e["rule"] for e in recorded["findings"]} == {"uncited-claim", "no-sources"}
     assert all(e["path"] == "docs/r.md" for e in recorded["findings"])

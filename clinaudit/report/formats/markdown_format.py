@@ -12,6 +12,7 @@ from clinaudit.catalogue import UNCITED_CLAIM
 from clinaudit.models import AuditResult, Finding, Severity, distinct_works
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown_path
+from clinaudit.text import counted
 
 MAX_ROWS = 100
 MAX_IDS = 8
@@ -76,7 +77,7 @@ def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
         if show_suppressed:
             rows = [(path, s.finding, f"{s.kind}: {s.reason}") for path, s in suppressed]
             lines += [
-                f"<details><summary>{len(suppressed)} suppressed finding(s)</summary>",
+                f"<details><summary>{counted(len(suppressed), 'suppressed finding')}</summary>",
                 "",
                 *_findings_table([(p, f) for p, f, _ in rows], [why for _, _, why in rows]),
                 "",
@@ -84,7 +85,7 @@ def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
                 "",
             ]
         else:
-            lines += [f"{len(suppressed)} suppressed finding(s), listed with `--show-suppressed`.", ""]
+            lines += [f"{counted(len(suppressed), 'suppressed finding')}, listed with `--show-suppressed`.", ""]
     lines += ["### Citations by status", ""]
     by_status: dict[str, list[str]] = {}
     for r in result.files:

@@ -30,6 +30,7 @@ from clinaudit.models import (
 )
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown
+from clinaudit.text import counted
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -65,9 +66,9 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     console.print(
         Text.assemble(
             (result.verdict.upper(), style),
-            f"  {len(result.files)} file(s), {sum(len(r.findings) for r in result.files)} finding(s) "
+            f"  {counted(len(result.files), 'file')}, {counted(sum(len(r.findings) for r in result.files), 'finding')} "
             f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
-            f"{sum(len(distinct_works(r.citations)) for r in result.files)} citation(s)",
+            f"{counted(sum(len(distinct_works(r.citations)) for r in result.files), 'citation')}",
             _coverage_note(
                 result.coverage, sum(r.grounded_claims for r in result.files), sum(r.claims for r in result.files)
             ),
@@ -94,7 +95,7 @@ def _mirror_note(result: AuditResult) -> str:
     if not count:
         return ""
     as_of = f", data as of {max(dates)}" if dates else ""
-    return f"{count} citation(s) checked against the local mirror{as_of}"
+    return f"{counted(count, 'citation')} checked against the local mirror{as_of}"
 
 
 def _coverage_note(share: float | None, grounded: int, claims: int) -> str:
@@ -412,7 +413,8 @@ def _credibility_text(group: list[Finding]) -> str:
     named = ", ".join(dict.fromkeys(printable(f.citation or "") for f in group[:3] if f.citation))
     more = f" and {len(group) - 3} more" if len(group) > 3 else ""
     return (
-        f"{len(group)} low-credibility source(s) cited on line(s) {shown}: {named}{more}"
+        f"{counted(len(group), 'low-credibility source')} cited on {'line' if len(lines) == 1 else 'lines'} "
+        f"{shown}: {named}{more}"
         "\n→ Prefer peer-reviewed articles, trial registries or official health agencies; --show-all lists each one."
     )
 
@@ -424,13 +426,14 @@ def _group_text(section: str, group: list[Finding]) -> str:
     for f in group:
         kinds[f.claim_type or "general"] = kinds.get(f.claim_type or "general", 0) + 1
     types = ", ".join(f"{name} {count}" for name, count in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    lines = [str(f.span.line) for f in group]
+    lines = [str(line) for line in dict.fromkeys(f.span.line for f in group)]  # each line once
     shown = ", ".join(lines[:LINES_SHOWN]) + (
         f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
     )
     where = f"under “{section}”" if section else "before the first heading"
     return (
-        f"{len(group)} uncited low claim(s) {where} ({types}) on line(s) {shown}"
+        f"{counted(len(group), 'uncited low claim')} {where} ({types}) on {'line' if len(lines) == 1 else 'lines'} "
+        f"{shown}"
         "\n→ Consider citing sources for these medical statements; --show-all lists each one."
     )
 
