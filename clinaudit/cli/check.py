@@ -95,6 +95,12 @@ def check(
             result = audit_corpus(paths, jsonl_text, jsonl_id, options)
         elif jsonl_id is not None:
             raise InputError("--jsonl-id needs --jsonl-text FIELD (the field holding each record's text)")
+        elif corpus := next((p for p in paths if p.lower().endswith((".jsonl", ".ndjson"))), None):
+            from clinaudit.text import shown
+
+            raise InputError(
+                f"{shown(corpus)}: a JSONL corpus; name the field holding each record's text with --jsonl-text FIELD"
+            )
         else:
             result = audit_paths(paths, options)
     except InputError as exc:

@@ -63,6 +63,7 @@ _DOI_PREFIX = re.compile(r"10\.\d{4,9}$")
 # Another citation glued to a DOI: "10.1056/NEJMoa1107039;PMID:21870978".
 _GLUED_LABEL = re.compile(r"[;,.](?:PMC?ID|PubMed|NCT\d|doi:|https?:)", re.IGNORECASE)
 _MARKER = re.compile(r"\[(\d{1,5}(?:\s*(?:[,;\u2013\u2014-]|&ndash;)\s*\d{1,5}){0,40})\]")  # [1] … [12345]
+_YEAR_ALONE = re.compile(r"(?:1[89]|20)\d\d")
 _FOOTNOTE = re.compile(r"\[\^([^\[\]\s^]{1,40})\]")
 _SOURCE_MARKER = re.compile(
     r"\[(src:[A-Za-z0-9][\w.:/-]{0,200}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\]"
@@ -580,7 +581,11 @@ def find_markers(text: str) -> list[tuple[list[str], int, int]]:
     """
     if "[" not in text:
         return []
-    out = [(expand_marker(m.group(1)), m.start(), m.end()) for m in _MARKER.finditer(text)]
+    out = [
+        (expand_marker(m.group(1)), m.start(), m.end())
+        for m in _MARKER.finditer(text)
+        if not _YEAR_ALONE.fullmatch(m.group(1))  # "[2019]" is a year in brackets; [1000] … [1799] are markers
+    ]
     if "[^" in text:
         out += [([footnote_label(m.group(1))], m.start(), m.end()) for m in _FOOTNOTE.finditer(text)]
         out.sort(key=lambda m: m[1])

@@ -299,10 +299,7 @@ def _link_references(reading: _Reading) -> None:
                         cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
                     )
                 )
-    longest = max((int(e.label) for e in reading.entries if e.label.isdigit()), default=0)
     for label, (first, lines) in dangling.items():
-        if longest < 1000 and _YEAR_LIKE.fullmatch(label):
-            continue  # "[2019]" beside a list that never reaches 1000 entries: a year in brackets, not a marker
         reading.findings.append(
             catalogue.finding(
                 catalogue.DANGLING_REFERENCE,
@@ -322,7 +319,6 @@ def _link_references(reading: _Reading) -> None:
 
 
 _LINES_SHOWN = 8
-_YEAR_LIKE = re.compile(r"(?:1[89]|20)\d\d")
 
 
 def _uses(count: int, lines: list[int]) -> str:

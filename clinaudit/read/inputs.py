@@ -165,8 +165,11 @@ def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
 
 def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
     """Yield (text, lines before it) for each chunk; raise InputError on bad bytes."""
-    stream = _stdin(source) if source.path is None else _open(source, source.path)
+    stream = _stdin(source) if source.path is None else _open(source, source.path, max_bytes)
     try:
+        kind = _document_format(stream)
+        if kind:
+            raise InputError(f"{source.name}: {kind} is not supported: convert it to text or Markdown")
         yield from _chunks(stream, source.name, max_bytes)
     finally:
         if source.path is not None:
@@ -179,17 +182,53 @@ def _stdin(source: Source) -> BinaryIO:
     return sys.stdin.buffer
 
 
-def _open(source: Source, path: Path) -> BinaryIO:
+# Documents people save reports as, known by their first bytes: said by name, not as "binary".
+_MAGIC = ((b"%PDF-", "PDF"), (b"{\\rtf", "RTF"), (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "DOC (Word 97-2003)"))
+_ZIPPED = ((b"mimetypeapplication/vnd.oasis.opendocument", "ODT"), (b"word/", "DOCX"), (b"[Content_Types].xml", "DOCX"))
+
+
+def _document_format(stream) -> str:
+    """ "PDF", "DOCX", "RTF", "ODT" or "DOC" when the stream starts as one; "" for anything else."""
+    peek = getattr(stream, "peek", None)
+    if peek is None:
+        return ""
+    try:
+        head = peek(1024)[:1024]
+    except OSError:
+        return ""  # the read that follows says what is wrong
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    if head.startswith(b"PK\x03\x04"):
+        return next((name for marker, name in _ZIPPED if marker in head), "a ZIP archive")
+    return ""
+
+
+def _open(source: Source, path: Path, max_bytes: int | None = None) -> BinaryIO:
     if source.error is not None:
         raise InputError(source.error)
     try:
-        return open(path, "rb")
+        stream = open(path, "rb")  # noqa: SIM115 -- returned to the caller, who closes it
     except IsADirectoryError:
         raise InputError(f"{source.name}: is a directory") from None
     except PermissionError:
         raise InputError(f"{source.name}: permission denied") from None
     except OSError as exc:
         raise InputError(f"{source.name}: cannot read ({exc.strerror})") from None
+    if max_bytes is not None:
+        try:
+            info = os.fstat(stream.fileno())
+        except OSError:
+            info = None
+        size = info.st_size if info is not None and stat.S_ISREG(info.st_mode) else 0
+        if size > max_bytes:  # refused from its size, before a byte is read
+            stream.close()
+            raise InputError(_too_large(source.name, max_bytes))
+    return stream
+
+
+def _too_large(name: str, max_bytes: int) -> str:
+    return f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
 
 
 def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
@@ -219,9 +258,7 @@ def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
                 piece = piece[3:]
         total += len(piece)
         if total > max_bytes:
-            raise InputError(
-                f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
-            )
+            raise InputError(_too_large(name, max_bytes))
         if b"\x00" in piece:
             raise InputError(f"{name}: binary file (NUL byte on line {number + 1})")
         pieces.append(piece)
