@@ -29,6 +29,9 @@ _SNIPPET = re.compile(
     r"(?P<journal>(?: (?:[A-Z][A-Za-z.&]{0,30}|of|the|and|in|for|\([A-Z][A-Za-z]{0,12}\)\.?)){0,10}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
     r"(?:;? ?(?P<volume>\d{1,5})(?:\([^()]{0,10}\))?: ?(?P<page>[A-Za-z]?\d{1,6})(?:[-–]\w{1,6})?)?"
 )
+_BRACKETED_SOURCE = re.compile(
+    rf"(?P<authors>(?: et al\.?,?| (?:and|&) {_NAME},?)) \((?=[A-Z][^()]{{0,60}}?(?:19|20)\d\d[a-z]?\))"
+)
 _LETTERS = re.compile(r"[A-Za-z]{3}")
 _ANY_LETTER = re.compile(r"[^\W\d_]")
 _FILLER = re.compile(r"\b(?:PMID|PubMed|link|source|doi|full text|abstract|here)\b", re.IGNORECASE)
@@ -72,6 +75,8 @@ def references(text: str) -> list[EntryFields]:
 def _split_references(text: str) -> tuple[str, list[EntryFields]]:
     if not _has_year(text):
         return text, []
+    if "(" in text:  # "Pickard et al. (BMJ 1989)": the journal and year in brackets after the authors
+        text = _BRACKETED_SOURCE.sub(r"\g<authors> ", text)
     found: list[EntryFields] = []
     pieces: list[str] = []
     last = 0

@@ -348,6 +348,17 @@ class _Cite:
     ref_text: str = ""
 
 
+_CHECKABLE = frozenset({CitationKind.PMID, CitationKind.PMCID, CitationKind.DOI, CitationKind.NCT})
+
+
+def _in_id_link(start: int, end: int, cites: list[_Cite]) -> bool:
+    """Does [start, end) lie in the text of a link whose target is an id the services can check?"""
+    return any(
+        c.found is not None and c.ref_text and c.found.kind in _CHECKABLE and c.start <= start and end <= c.end
+        for c in cites
+    )
+
+
 def _read_prose(
     unit: Unit,
     index,
@@ -418,6 +429,8 @@ def _read_prose(
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
                 strongest = found.type
         for weak, s, e in weak_mentions:
+            if _in_id_link(a + s, a + e, cites):
+                continue  # link text whose target is a PMID, DOI or NCT id: reference text, compared with the record
             reading.findings.append(
                 catalogue.finding(
                     catalogue.WEAK_CITATION,
