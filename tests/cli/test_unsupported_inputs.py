@@ -19,7 +19,13 @@ def _zip(path, members: dict[str, str]):
 
 @pytest.mark.parametrize(
     ("name", "kind"),
-    [("report.pdf", "PDF"), ("report.rtf", "RTF"), ("report.docx", "DOCX"), ("report.odt", "ODT"), ("r.doc", "DOC (Word 97-2003)")],
+    [
+        ("report.pdf", "PDF"),
+        ("report.rtf", "RTF"),
+        ("report.docx", "DOCX"),
+        ("report.odt", "ODT"),
+        ("r.doc", "DOC (Word 97-2003)"),
+    ],
 )
 def test_a_document_format_is_named_not_called_binary(tmp_path, name, kind):
     path = tmp_path / name

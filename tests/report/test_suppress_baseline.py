@@ -115,8 +115,7 @@ def test_suppressed_findings_are_counted_and_listed(tmp_path):
         ("uncited-claim", "inline"),
     ]
     assert (
-        "1 suppressed finding, listed with `--show-suppressed`."
-        in run_cli("check", str(path), "-f", "markdown").stdout
+        "1 suppressed finding, listed with `--show-suppressed`." in run_cli("check", str(path), "-f", "markdown").stdout
     )
 
 

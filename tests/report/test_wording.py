@@ -33,7 +33,9 @@ def test_a_grouped_row_names_each_line_once(tmp_path):
     )
     table = run_cli("check", str(report), "--offline").stdout
     grouped = [line for line in table.splitlines() if "uncited low claim" in line]
-    assert len(grouped) == 1 and grouped[0].endswith("5 uncited low claims under “Kidneys” (general 5) on lines 3, 7, 8")
+    assert len(grouped) == 1 and grouped[0].endswith(
+        "5 uncited low claims under “Kidneys” (general 5) on lines 3, 7, 8"
+    )
 
 
 def test_write_baseline_prints_what_it_wrote_and_no_verdict(tmp_path):
