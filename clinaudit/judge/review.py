@@ -16,6 +16,7 @@ or a source missing from it leaves the citation's status as it was, with
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -28,6 +29,8 @@ from clinaudit.errors import InputError
 from clinaudit.judge.prompt import DEFAULT_BUDGET, Source, batches, source, unchecked
 from clinaudit.models import CitationKind, CitationResult, Judgement, Status
 from clinaudit.options import JudgeSettings
+
+log = logging.getLogger("clinaudit")
 
 if TYPE_CHECKING:
     from clinaudit.judge.client import Caller, JudgeLog, Outcome
@@ -155,6 +158,7 @@ class Judge:
         self.calls = 0  # batches sent this run (the benchmark reads it)
         self._log = self._open_log()
         self._down = ""  # why the endpoint is given up for the rest of the run
+        self._warned = False  # one warning line a run: a user must hear that the second opinion is missing
         self._failed_reports = 0
         self._caller: Caller | None = None  # one per run: it remembers which response format works
 
@@ -212,6 +216,9 @@ class Judge:
             if outcome.fatal:
                 self._down = outcome.failure
             answered = answered or not outcome.failure
+            if outcome.failure and not self._warned:
+                self._warned = True
+                log.warning("the judge gave no verdict (%s): its citations are left unchecked", outcome.failure)
             for s in batch:
                 out[s.citation] = outcome.answers.get(s.key) or unchecked(outcome.failure or "no answer")
         self._failed_reports = 0 if answered else self._failed_reports + 1

@@ -102,10 +102,12 @@ def test_a_failed_judge_changes_nothing_but_says_unchecked(services, llm, tmp_pa
     _, plain, _ = check(report)  # the same report with no judge configured
     llm.default = behaviour
     start = time.monotonic()
-    _, data, _ = check(report, "--judge-timeout", "1", env=llm.env())
+    proc, data, _ = check(report, "--judge-timeout", "1", env=llm.env())
     elapsed = time.monotonic() - start
     assert llm.count == 1
     _assert_nothing_lost(plain, data)
+    warned = [line for line in proc.stderr.splitlines() if "judge" in line]
+    assert len(warned) == 1 and warned[0].startswith("clinaudit: warning: the judge gave no verdict (" + reason)
     for verdict in judged(data).values():
         assert verdict["verdict"] == "unchecked" and verdict["supported"] is None
         assert verdict["reason"].startswith(reason)
@@ -129,8 +131,9 @@ def test_a_source_missing_from_the_reply_is_unchecked_and_the_other_is_judged(se
 def test_an_unreachable_judge_changes_nothing(services, tmp_path):
     report = write(tmp_path, REPORT)
     _, plain, _ = check(report)
-    _, data, _ = check(report, "--judge", CLOSED, env={"CLINAUDIT_JUDGE_MODEL": "m"})
+    proc, data, _ = check(report, "--judge", CLOSED, env={"CLINAUDIT_JUDGE_MODEL": "m"})
     _assert_nothing_lost(plain, data)
+    assert proc.stderr.count("clinaudit: warning: the judge gave no verdict (judge unreachable at") == 1
     assert all(v["reason"].startswith("judge unreachable at http://127.0.0.1:9/") for v in judged(data).values())
 
 
