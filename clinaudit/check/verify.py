@@ -103,7 +103,8 @@ class _Context:
 
     def check(self, result: CitationResult) -> tuple[CitationResult, list[Finding]]:
         record = result.record if result.record is not None and result.record.exists else None
-        checked = record if result.status in WITH_RECORD else None  # the record the checks of it read
+        # the record the checks of it read; a web page's (its DOI, from --check-urls) only scores it
+        checked = record if result.status in WITH_RECORD and result.kind is not CitationKind.URL else None
         findings: list[Finding] = []
         changes: dict = {}
         entry = self.entries.get(result.ref_text) if result.ref_text else None

@@ -13,6 +13,11 @@ the very address that was checked, so a second DNS answer cannot slip a private
 address in. No cookies, no credentials (a URL's `user:password@` is never sent),
 no proxy, no compression (what is read is what arrived).
 
+A live HTML page is then read up to its `</head>` (within the same 256 KB) with one
+GET, for the article metadata journals publish in it (`citation_doi`, `dc.identifier`,
+`prism.doi`): a journal article on a site clinaudit does not know is scored as the
+article it is, not as an unknown web page. Nothing else of the page is kept.
+
 A live link proves that a page answers at that address today; not that it says
 what the sentence claims, nor that it said so when it was cited. 404, 410 and a
 host DNS says does not exist are `not_found` (a dead link); 401, 403, 429, 5xx,
@@ -30,22 +35,24 @@ not allow without replacing its transport.
 from __future__ import annotations
 
 import contextlib
+import html
 import http.client
 import ipaddress
 import logging
 import os
 import queue
+import re
 import socket
 import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, urljoin, urlsplit
 
 from clinaudit.errors import InputError
-from clinaudit.models import Resolution, Status
+from clinaudit.models import Record, Resolution, Status
 from clinaudit.options import LookupSettings
 
 if TYPE_CHECKING:
@@ -66,9 +73,27 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 DEAD = frozenset({404, 410})
 BLOCKED = frozenset({401, 403, 429})
 _CHUNK = 16 * 1024
+# <meta name="citation_doi" content="10.…">, either attribute first; the names journals and Highwire/Dublin Core use
+_META = re.compile(rb"<meta\b[^>]*>", re.IGNORECASE)
+_META_NAME = re.compile(
+    rb"""\b(?:name|property)\s*=\s*["']?(citation_doi|dc\.identifier|dc\.identifier\.doi|prism\.doi|bepress_citation_doi)["'\s/>]""",
+    re.IGNORECASE,
+)
+_META_CONTENT = re.compile(rb"""\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))""", re.IGNORECASE)
+_DOI_IN = re.compile(r"\b(10\.\d{4,9}/[^\s\"'<>]+)")
+_HEAD_END = re.compile(rb"</head\s*>|<body\b", re.IGNORECASE)
 _PATH_SAFE = "!#$%&'()*+,/:;=?@[]~"  # kept as written; spaces and non-ASCII letters are percent-encoded
 
 Resolver = Callable[..., list]  # socket.getaddrinfo's signature
+
+
+class _Answer(NamedTuple):
+    """One HTTP answer: its status, Location header, whether it is HTML, and (for a GET) the page's head."""
+
+    status: int
+    location: str
+    html: bool = False
+    head: bytes = b""
 
 
 class Refused(Exception):
@@ -130,7 +155,8 @@ def check_all(
             values = {}
             for cid in todo:
                 resolution = fresh[cid.split(":", 1)[1]]
-                resolution = Resolution(cid, resolution.status, None, resolution.reason)
+                record = replace(resolution.record, id=cid) if resolution.record is not None else None
+                resolution = Resolution(cid, resolution.status, record, resolution.reason)
                 out[cid] = resolution
                 if resolution.status is Status.VERIFIED:
                     values[cid] = (stored(resolution), FOUND_TTL)
@@ -212,17 +238,25 @@ class LinkChecker:
     # ------------------------------------------------------------ one
 
     def check(self, url: str, end: float | None = None) -> Resolution:
-        """HEAD, then GET when HEAD is answered with an error; the final status decides."""
+        """HEAD, then GET when HEAD is answered with an error; the final status decides.
+
+        A live HTML page that HEAD alone proved is read once with GET up to its head, for
+        its article DOI; a failure of that second request changes nothing.
+        """
         end = end if end is not None else time.monotonic() + MAX_REDIRECTS * 2 * self.timeout
+        head: bytes | None = None
         try:
             try:
-                status, final, hops = self._fetch("HEAD", url, end)
+                status, final, hops, answer = self._fetch("HEAD", url, end)
             except Failed as exc:
                 if not exc.dropped:
                     raise
-                status, final, hops = 0, url, 0  # a server that drops HEAD: ask with GET
+                status, final, hops, answer = 0, url, 0, _Answer(0, "")  # a server that drops HEAD: ask with GET
             if not 200 <= status < 300:
-                status, final, hops = self._fetch("GET", url, end)
+                status, final, hops, answer = self._fetch("GET", url, end)
+                head = answer.head
+            elif answer.html:
+                head = self._head_of(final, end)
         except Refused as exc:
             return Resolution(url, Status.UNVERIFIABLE, reason=f"refused for safety: {exc}")
         except NoSuchHost as exc:
@@ -233,22 +267,35 @@ class LinkChecker:
             )
         except Failed as exc:
             return Resolution(url, Status.UNVERIFIABLE, reason=str(exc))
-        return _status_of(url, status, final, hops)
+        resolution = _status_of(url, status, final, hops)
+        doi = page_doi(head) if head and resolution.status is Status.VERIFIED else ""
+        if doi:
+            record = Record(id=url, database="web", exists=True, doi=doi)
+            return replace(resolution, record=record, reason=f"{resolution.reason}; the page gives DOI {doi}")
+        return resolution
 
-    def _fetch(self, method: str, url: str, end: float) -> tuple[int, str, int]:
-        """Follow up to MAX_REDIRECTS redirects, checking every hop; (final status, final URL, redirects)."""
+    def _head_of(self, url: str, end: float) -> bytes | None:
+        """The head of a live page, by GET; None when that request fails (the page was proved live already)."""
+        try:
+            status, _, _, answer = self._fetch("GET", url, end)
+        except (Failed, Refused, NoSuchHost):
+            return None
+        return answer.head if 200 <= status < 300 else None
+
+    def _fetch(self, method: str, url: str, end: float) -> tuple[int, str, int, _Answer]:
+        """Follow up to MAX_REDIRECTS redirects, checking every hop; (final status, final URL, redirects, answer)."""
         for hop in range(MAX_REDIRECTS + 1):
-            status, location = self._request(method, url, end)
-            if status in REDIRECTS and location:
+            answer = self._request(method, url, end)
+            if answer.status in REDIRECTS and answer.location:
                 if hop == MAX_REDIRECTS:
                     raise Failed(f"more than {MAX_REDIRECTS} redirects")
-                url = urljoin(url, location.strip())
+                url = urljoin(url, answer.location.strip())
                 continue
-            return status, url, hop
+            return answer.status, url, hop, answer
         raise AssertionError("unreachable")
 
-    def _request(self, method: str, url: str, end: float) -> tuple[int, str]:
-        """One request to a checked address: (status, Location header)."""
+    def _request(self, method: str, url: str, end: float) -> _Answer:
+        """One request to a checked address."""
         try:
             parts = urlsplit(url)
             scheme = parts.scheme.lower()
@@ -274,7 +321,7 @@ class LinkChecker:
                 raise Failed("the time limit (--timeout) was reached first")
             return self._send(scheme, host, port, addresses, method, target, budget)
 
-    def _send(self, scheme, host, port, addresses, method, target, budget) -> tuple[int, str]:
+    def _send(self, scheme, host, port, addresses, method, target, budget) -> _Answer:
         connection = _HTTPSConnection if scheme == "https" else _HTTPConnection
         conn = connection(host, port, addresses, budget)
         watchdog = threading.Timer(budget, conn.abort)  # the whole request, however slowly a server drips
@@ -292,9 +339,12 @@ class LinkChecker:
             if conn.aborted:  # cut off while the status line and headers came in: they are not an answer
                 raise TimeoutError
             status, location = response.status, response.getheader("Location") or ""
+            is_html = "html" in (response.getheader("Content-Type") or "").lower()
             if method == "GET" and 200 <= status < 300:
-                self.stats.add(body=_read_capped(response, MAX_BODY))
-            return status, location
+                read, head = _read_capped(response, MAX_BODY, keep=is_html)
+                self.stats.add(body=read)
+                return _Answer(status, location, is_html, head)
+            return _Answer(status, location, is_html)
         except (OSError, http.client.HTTPException, ValueError) as exc:
             if conn.aborted:
                 raise Failed(f"{host} timed out after {budget:g}s") from None
@@ -457,15 +507,40 @@ def _late(url: str, seconds: float) -> Resolution:
     return Resolution(url, Status.UNVERIFIABLE, reason=f"the {seconds:g}s time limit (--timeout) was reached first")
 
 
-def _read_capped(response: http.client.HTTPResponse, limit: int) -> int:
-    """Read at most `limit` bytes of the body, and no more: a live page is proved by its first bytes."""
+def _read_capped(response: http.client.HTTPResponse, limit: int, keep: bool = False) -> tuple[int, bytes]:
+    """Read at most `limit` bytes of the body, and no more: a live page is proved by its first bytes.
+
+    With `keep`, the bytes up to the end of the HTML head are kept (and reading stops there).
+    """
     read = 0
+    kept = bytearray()
     while read < limit:
         chunk = response.read(min(_CHUNK, limit - read))
         if not chunk:
             break
         read += len(chunk)
-    return read
+        if keep:
+            kept += chunk
+            ended = _HEAD_END.search(kept, max(0, len(kept) - len(chunk) - 16))
+            if ended:
+                del kept[ended.start() :]
+                break
+    return read, bytes(kept)
+
+
+def page_doi(head: bytes) -> str:
+    """The DOI an HTML head gives for its article (citation_doi, dc.identifier, prism.doi), or ""."""
+    for tag in _META.finditer(head):
+        if not _META_NAME.search(tag.group()):
+            continue
+        content = _META_CONTENT.search(tag.group())
+        if content is None:
+            continue
+        value = next(g for g in content.groups() if g is not None).decode("utf-8", "replace")
+        found = _DOI_IN.search(html.unescape(value))
+        if found:
+            return found.group(1).rstrip(".,;").lower()
+    return ""
 
 
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:

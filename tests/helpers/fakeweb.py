@@ -15,6 +15,8 @@ and counts requests in flight per host and in all. Paths:
     /drip-headers       sends the status line, then one header byte every 0.5 s
     /hold?s=N           200 after N seconds (concurrency tests)
     /big?mb=N           200 with an N MB body
+    /paper.pdf          200, application/pdf (not a page: nothing to read in it)
+    /article?meta=M     200, an article page whose head carries the tag M (see ARTICLE_HEADS), then a long body
     any path?head=N     HEAD answered N (the GET as the path says)
     /redirect/K         302 to /redirect/K-1 … /redirect/0 → 302 to /ok, each hop setting a cookie
     /to?url=U           302 to U (redirects to forbidden places)
@@ -29,6 +31,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 MAX_SLEEP = 20.0
+
+# Heads as journals write them: the Highwire tag (MDPI, Frontiers, most publishers), Dublin Core with a doi:
+# prefix and content first (Elsevier, Wiley), PRISM's, and a page that names no DOI
+ARTICLE_HEADS = {
+    "citation": b'<meta name="citation_title" content="A trial"><meta name="citation_doi" content="10.3390/nu12030657">',
+    "dc": b'<meta content="doi:10.1016/J.JAMDA.2019.11.018" name="dc.identifier" />',
+    "prism": b"<meta property='prism.doi' content='10.1161/CIRCULATIONAHA.119.044620'>",
+    "none": b'<meta name="description" content="A page about 10.1000/not-a-tag">',
+}
 
 
 class _Server(ThreadingHTTPServer):
@@ -126,9 +137,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._left = True
             self.web._leave(self.server.server_address[0])
 
-    def _send(self, status: int, body: bytes = b"", headers: dict | None = None, method: str = "GET") -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes = b"",
+        headers: dict | None = None,
+        method: str = "GET",
+        content_type: str = "text/html; charset=utf-8",
+    ) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
@@ -143,6 +161,17 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(int(query["head"]), b"", method=method)
         if path == "/ok":
             return self._send(200, page, method=method)
+        if path == "/paper.pdf":
+            return self._send(200, b"%PDF-1.7\n", method=method, content_type="application/pdf")
+        if path == "/article":
+            head = ARTICLE_HEADS[query.get("meta", "citation")]
+            body = b"<!DOCTYPE html><html><head><title>An article</title>" + head + b"</head><body>"
+            body += (
+                b"<p>"
+                + b"Results. " * 20000
+                + b'</p><meta name="citation_doi" content="10.9999/in-body"></body></html>'
+            )
+            return self._send(200, body, method=method)
         if path == "/gone":
             return self._send(404, b"<h1>Not Found</h1>", method=method)
         if path == "/deleted":

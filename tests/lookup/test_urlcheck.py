@@ -56,9 +56,33 @@ def test_status_codes(web, path, status):
     assert result.reason.startswith("HTTP ")
 
 
-def test_one_head_request_is_enough_for_a_live_page(web):
-    assert checker().check(web.url("/ok")).status is Status.VERIFIED
+def test_one_head_request_is_enough_for_a_live_file(web):
+    result = checker().check(web.url("/paper.pdf"))
+    assert result.status is Status.VERIFIED and result.record is None
     assert [r["method"] for r in web.requests()] == ["HEAD"]
+
+
+@pytest.mark.parametrize(
+    "meta, doi",
+    [
+        ("citation", "10.3390/nu12030657"),
+        ("dc", "10.1016/j.jamda.2019.11.018"),
+        ("prism", "10.1161/circulationaha.119.044620"),
+        ("none", ""),
+    ],
+)
+def test_a_live_page_is_read_to_its_head_for_the_article_doi(web, meta, doi):
+    result = checker().check(web.url(f"/article?meta={meta}"))
+    assert result.status is Status.VERIFIED
+    assert [r["method"] for r in web.requests("/article")] == ["HEAD", "GET"]
+    assert (result.record.doi if result.record else "") == doi  # never the tag in the body, past </head>
+    assert (f"the page gives DOI {doi}" in result.reason) is bool(doi)
+
+
+def test_the_head_alone_is_read(web):
+    stats = checker()
+    stats.check(web.url("/article"))
+    assert stats.stats.body_bytes < 64 * 1024  # the page is 180 KB; reading stopped at </head>
 
 
 @pytest.mark.parametrize("path", ["/head-refused", "/head-404", "/head-dropped"])
@@ -90,7 +114,7 @@ def test_no_cookies_and_no_credentials_are_sent(web):
     url = web.url("/redirect/2").replace("http://", "http://someone:secret@")
     assert checker().check(url).status is Status.VERIFIED
     sent = web.requests()
-    assert len(sent) == 4
+    assert len(sent) == 5  # three redirects, the page, and its head read with GET
     for request in sent:
         headers = {k.lower(): v for k, v in request["headers"].items()}
         assert "cookie" not in headers and "authorization" not in headers
@@ -208,7 +232,9 @@ def test_the_connection_goes_to_the_address_that_was_checked(web):
         calls.append(host)
         return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
 
-    result = checker(allow=("intranet.example",), resolver=resolver).check(f"http://intranet.example:{web.port}/ok")
+    result = checker(allow=("intranet.example",), resolver=resolver).check(
+        f"http://intranet.example:{web.port}/paper.pdf"
+    )
     assert result.status is Status.VERIFIED
     assert calls == ["intranet.example"]
     (request,) = web.requests()
@@ -401,3 +427,23 @@ def test_a_dead_link_gets_no_corrections_entry(web, tmp_path):
     proc = run_cli("check", str(_report(tmp_path, web)), "--check-urls", "--suggest-corrections")
     assert proc.returncode == 1 and "dead-link" in proc.stdout
     assert "no citation to suggest a correction for" in proc.stdout
+
+
+def test_an_article_page_that_gives_its_doi_scores_as_an_article_and_keeps_it_in_the_cache(web, tmp_path):
+    (tmp_path / ".clinaudit.toml").write_text('url-allow-hosts = ["127.0.0.1"]\n', encoding="utf-8")
+    article, page = web.url("/article?meta=dc"), web.url("/article?meta=none")
+    report = write(tmp_path, f"Falls fell by a third with vitamin D in care homes ({article}; {page}).\n")
+    for run in ("fetched", "cached"):
+        asked = len(web.requests())
+        _, data, _ = check(report, "--check-urls")
+        cited = citations(data)
+        assert (cited[f"url:{article}"]["credibility"], cited[f"url:{article}"]["credibility_source"]) == (
+            75,
+            "publisher_article",
+        ), run
+        assert cited[f"url:{page}"]["credibility_source"] == "unknown_web"
+        assert not [f for f in findings(data, f"url:{article}") if f["rule"] == "low-credibility-source"]
+        assert [f for f in findings(data, f"url:{page}") if f["rule"] == "low-credibility-source"]
+        assert cited[f"url:{article}"]["topic"] == cited[f"url:{page}"]["topic"]  # the DOI scores it, no more
+        if run == "cached":
+            assert len(web.requests()) == asked
