@@ -1,4 +1,4 @@
-"""The docs site builds strictly and every page is in its nav.
+"""The docs site builds strictly, every page is in its nav, and the README is a newcomer's page.
 
 The README keeps what a newcomer needs first and links into docs/; the rest lives in one page
 per topic, built with MkDocs Material. A strict build is the link checker: a link to a page or
@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import yaml
+from markdown.extensions.toc import slugify
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -73,3 +74,31 @@ def test_every_docs_page_is_in_the_nav():
     pages = sorted(p.name for p in DOCS.glob("*.md"))
     assert sorted(nav) == pages
     assert "_incoming/" in _config()["exclude_docs"]
+
+
+def test_the_readme_is_a_newcomers_page():
+    text = README.read_text("utf-8")
+    assert len(text.splitlines()) <= README_LINES
+    # .ci/run runs the line after this one exactly as written
+    assert re.search(r"^# install and run the tests\npython3 -m venv .venv && .+'\.\[test\]'.+pytest", text, re.M)
+
+
+def test_every_relative_link_in_the_readme_points_at_a_file():
+    text = _FENCE.sub("", README.read_text("utf-8"))
+    targets = [t for t in _LINK.findall(text) if not re.match(r"[a-z]+:|#", t)]
+    assert any(t.startswith("docs/") for t in targets)
+    missing = [t for t in targets if not (ROOT / t.split("#")[0]).exists()]
+    assert missing == []
+    dead = [t for t in targets if "#" in t and t.split("#")[1] not in _anchors(ROOT / t.split("#")[0])]
+    assert dead == []
+
+
+def _anchors(page: Path) -> set[str]:
+    """The anchors MkDocs gives a page's headings (code spans count by their text)."""
+    text = _FENCE.sub("", page.read_text("utf-8"))
+    return {slugify(h.replace("`", ""), "-") for h in re.findall(r"^#{1,6} (.+)$", text, re.M)}
+
+
+def test_the_readme_links_every_docs_page():
+    linked = set(_LINK.findall(README.read_text("utf-8")))
+    assert sorted(p.name for p in DOCS.glob("*.md") if f"docs/{p.name}" not in linked) == []
