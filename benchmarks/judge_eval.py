@@ -13,7 +13,7 @@ The positive class is "flagged": the judge says not supported (the citation
 would become `ungrounded`). An `unchecked` answer (timeout, error, unsure) is not
 a flag, exactly as in the tool, and its rate is printed separately.
 
-Run against a configured endpoint (see README, "Model judge"):
+Run against a configured endpoint (see docs/judge.md):
   CLINAUDIT_JUDGE_URL=http://localhost:11434/v1 CLINAUDIT_JUDGE_MODEL=llama3.1:8b \\
       python benchmarks/judge_eval.py --pairs 100 --timeout 120
 

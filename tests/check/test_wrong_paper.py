@@ -153,8 +153,8 @@ def article(pmid: str, title: str, author: str, journal: str, iso: str, year: in
     ).encode()
 
 
-def test_the_readme_worked_example(tmp_path, services):
-    """README, Verification: the same row against a confirmed paper, another paper, and three title-only records."""
+def test_the_docs_worked_example(tmp_path, services):
+    """docs/verification.md, worked example: the same row against a confirmed paper, another paper, and three title-only records."""
     ckd = "Atorvastatin in chronic renal insufficiency"
     services.articles["90000001"] = article("90000001", ckd, "Smith J", "Lancet (London, England)", "Lancet", 2015)
     services.articles["90000002"] = article("90000002", ckd, "Jones K", "Lancet (London, England)", "Lancet", 2009)
