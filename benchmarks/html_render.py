@@ -60,7 +60,8 @@ def translate_escape():
 
     from clinaudit.text import _ESCAPES
 
-    table = {c: html.escape(e) for c, e in _ESCAPES.items() if c not in (9, 10)}
+    table: dict[int, str] = {c: html.escape(e) for c, e in _ESCAPES.items() if c not in (9, 10)}
+    table[10] = " "
     table.update({ord("&"): "&amp;", ord("<"): "&lt;", ord(">"): "&gt;", ord('"'): "&quot;", ord("'"): "&#x27;"})
 
     def esc(text: object) -> str:

@@ -281,7 +281,7 @@ def test_only_plain_http_urls_become_links():
 def test_escape_writes_out_markup_controls_and_bidi():
     assert esc("<a href='x'>&</a>") == "&lt;a href=&#x27;x&#x27;&gt;&amp;&lt;/a&gt;"
     assert esc("a\u202eb\x1bc\x00") == "a\\u202eb\\x1bc\\x00"
-    assert esc("two\nlines\ttab") == "two\nlines\ttab"
+    assert esc("two\nlines\ttab") == "two lines\ttab"
 
 
 def test_the_source_lines_keep_their_numbers_and_text(repo):

@@ -48,8 +48,12 @@ MAX_SOURCE_BYTES = 8 << 20  # a larger report is listed, not shown: a page of mi
 
 
 def esc(text: object) -> str:
-    """Report text as HTML text or attribute value: `& < > " '` as entities, controls and bidi marks written out."""
-    return html.escape(printable(str(text)), quote=True)
+    """Report text as HTML text or attribute value: `& < > " '` as entities, controls and bidi marks written out.
+
+    A newline becomes a space, as HTML would show it: no line of the file starts with a
+    report's words, so a CI log that prints the artifact cannot read one as a command.
+    """
+    return html.escape(printable(str(text)).replace("\n", " "), quote=True)
 
 
 def esc_line(text: object) -> str:
