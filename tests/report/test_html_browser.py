@@ -132,18 +132,34 @@ def test_findings_and_citations_are_in_the_dom_and_a_citation_opens_its_record(r
     assert card.is_visible()
     assert "Inhaled Combined Budesonide-Formoterol as Needed in Mild Asthma." in card.inner_text()
     assert "2018" in card.inner_text()
-    # a keyboard: focus the next citation's summary and press Enter
-    summary = page.locator("#f2-ci2 > summary")
-    summary.focus()
-    assert page.evaluate("document.activeElement.parentElement.id") == "f2-ci2"
+    # a keyboard: Tab to a citation and its record shows; Tab on and it goes; Enter keeps it open
+    tab_to(page, "f2-ci2")
+    assert page.locator("#f2-ci2 .card").is_visible(), "keyboard focus opens the record"
+    assert page.evaluate("document.getElementById('f2-ci2').open") is False
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement !== document.body"), "focus moved on, not lost"
+    assert not page.evaluate("document.getElementById('f2-ci2').contains(document.activeElement)"), "not into it"
+    assert not page.locator("#f2-ci2 .card").is_visible()
+    page.keyboard.press("Shift+Tab")
     page.keyboard.press("Enter")
-    assert page.locator("#f2-ci2 .card").is_visible()
+    page.keyboard.press("Tab")
+    assert page.locator("#f2-ci2 .card").is_visible(), "Enter keeps it open"
     # the summary's link takes the reader to the finding on its line
     page.locator("li.frow a").first.click()
     assert page.evaluate("location.hash").startswith("#f1-x")
     assert screenshot(page, tmp_path).read_bytes().startswith(b"\x89PNG")
     assert [u for u in seen.requests if not u.startswith("file://")] == [], "the page loads nothing"
     assert seen.dialogs == []
+
+
+def tab_to(page, ident: str) -> None:
+    """Press Tab until the summary of the <details> `ident` has the focus, as a keyboard user would."""
+    page.locator("body").click(position={"x": 1, "y": 1})
+    for _ in range(400):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.parentElement && document.activeElement.parentElement.id") == ident:
+            return
+    raise AssertionError(f"Tab never reaches #{ident}")
 
 
 def screenshot(page, tmp_path: Path) -> Path:

@@ -151,6 +151,14 @@ def _css() -> str:
         f"background:{p['page'][1]};color:{p['page'][0]};border:1px solid #8a8a8a;border-radius:.4em;"
         "padding:.5em .8em;margin:.3em 0;max-width:46em;box-shadow:0 2px 8px rgba(0,0,0,.18)}",
         "details.pop[open]>.card{position:absolute;left:.6em;z-index:5}",
+        # keyboard focus opens a record with no script: a closed <details> keeps its content in
+        # ::details-content, shown here while its summary has keyboard focus (a mouse click toggles as
+        # always). Its own rule: a browser that does not know the pseudo-element drops only this one,
+        # and there Enter opens the record.
+        "details.pop:has(>summary:focus-visible)::details-content{content-visibility:visible}",
+        "details.pop:has(>.card :focus)::details-content{content-visibility:visible}",
+        "details.pop:has(>summary:focus-visible)>.card,details.pop:has(>.card :focus)>.card"
+        "{position:absolute;left:.6em;z-index:5}",
         ".card dl{display:grid;grid-template-columns:max-content 1fr;gap:.15em .8em;margin:.3em 0}",
         ".card dt{font-weight:600}.card dd{margin:0;overflow-wrap:anywhere}",
         ".card ul{margin:.2em 0;padding-left:1.2em}",
@@ -418,12 +426,13 @@ class _FileView:
                 head = f"<code>{esc_line(c.id)}</code> {_status_badge(c.status)}"
                 if self._placed_citation(c):  # its record opens where it stands: linked, not written twice
                     out.append(
-                        f'<li id="f{self.number}-c{k}">{head} <a href="#f{self.number}-ci{k}">line {c.span.line}</a></li>'
+                        f'<li id="f{self.number}-c{k}">{head} <a href="#f{self.number}-ci{k}">line {c.span.line}</a>'
+                        f"{_outlink(c)}{self._cited_on(c, ' · cited on ')}</li>"
                     )
                 else:
                     out.append(
                         f'<li id="f{self.number}-c{k}"><details><summary>{head} line {c.span.line}</summary>'
-                        f"{self._card(c)}</details></li>"
+                        f"{self._card(c, links=True)}</details></li>"
                     )
             out.append("</ul>")
         out.append("</section>")
@@ -463,7 +472,7 @@ class _FileView:
                 else esc(text)
             )
             out.append(
-                f'<div class="ln" id="f{n}-L{number}"><a class="no" href="#f{n}-L{number}">{number}</a>'
+                f'<div class="ln" id="f{n}-L{number}"><a class="no" href="#f{n}-L{number}" tabindex="-1">{number}</a>'
                 f'<span class="tx">{body}</span></div>'
             )
         out.append("</div>")
@@ -494,9 +503,18 @@ class _FileView:
 
     # -- what is known about a citation
 
-    def _card(self, c: CitationResult) -> str:
+    def _cited_on(self, c: CitationResult, lead: str = "") -> str:
+        """Links to the lines that cite it; "" when only its first mention does (the list links to that)."""
+        lines = sorted({c.span.line, *(u.span.line for u in c.uses)})
+        if lead and len(lines) < 2:
+            return ""
+        return lead + ", ".join(f'<a href="#{self.line_anchor(line)}">line {line}</a>' for line in lines)
+
+    def _card(self, c: CitationResult, links: bool = False) -> str:
+        """What is known about a citation. The card on the text holds no link, so Tab moves from one citation to
+        the next; the file's list of citations carries its links."""
         rows: list[tuple[str, str]] = [
-            ("Citation", f"<code>{esc_line(c.id)}</code>" + _outlink(c)),
+            ("Citation", f"<code>{esc_line(c.id)}</code>" + (_outlink(c) if links else "")),
             ("Status", _status_badge(c.status)),
         ]
         if c.note:
@@ -544,7 +562,7 @@ class _FileView:
         rows.append(
             (
                 "Cited on",
-                ", ".join(f'<a href="#{self.line_anchor(line)}">line {line}</a>' for line in lines)
+                (self._cited_on(c) if links else ", ".join(f"line {line}" for line in lines))
                 + (f" ({counted(c.mentions, 'mention')})" if c.mentions > 1 else ""),
             )
         )
