@@ -301,6 +301,8 @@ def test_a_report_from_stdin_lists_its_findings_without_its_text(repo):
     doc = Page(proc.stdout)
     assert_inert(doc)
     assert "Read from stdin" in doc.plain
+    assert "“Aspirin reduces the risk of stroke by 20% in adults" in doc.plain, "the sentence, as there is no text"
+    assert "Fix: " in doc.plain
     assert [a for a in doc.all("li") if a.get("class") == "frow"]
 
 
@@ -344,3 +346,19 @@ def test_the_policy_names_the_script_and_style_the_page_holds(tmp_path):
     assert f"style-src '{sha256(doc.styles[0])}'" in CSP
     render("html", hostile_result(tmp_path), out := __import__("io").StringIO())
     assert out.getvalue() == page(hostile_result(tmp_path))
+
+
+def test_a_corpus_is_one_page_with_a_record_each(repo):
+    lines = [
+        {"id": "a1", "answer": "Aspirin reduces the risk of stroke by 20% in adults <script>alert(1)</script>."},
+        {"id": "a2", "answer": "Metformin 500 mg twice daily is the usual starting dose (PMID: 29768149)."},
+    ]
+    (repo / "answers.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    proc = run_cli("check", "answers.jsonl", "--jsonl-text", "answer", "--jsonl-id", "id", "-f", "html", cwd=repo)
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = Page(proc.stdout)
+    assert_inert(doc)
+    assert {a["href"] for a in doc.all("a")} >= {"#file-1", "#file-2"}
+    assert "answers.jsonl#a1" in doc.plain and "answers.jsonl#a2" in doc.plain
+    assert doc.plain.count("A corpus record") == 2
+    assert "“Aspirin reduces the risk of stroke by 20% in adults" in doc.plain, "its sentence, as there is no text"

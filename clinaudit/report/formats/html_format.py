@@ -312,7 +312,7 @@ def _summary(result: AuditResult, files: list[_FileView], view: View) -> str:
                 f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
                 f"{_severity_badge(finding.severity.value)} "
                 f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
-                f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}</li>"
+                f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{f.unplaced_detail(k)}</li>"
             )
         out.append("</ol>")
     else:
@@ -392,6 +392,14 @@ class _FileView:
             for k, finding in enumerate(report.findings):
                 if 1 <= finding.span.line <= len(self.lines):
                     self.placed.add(k)
+
+    def unplaced_detail(self, k: int) -> str:
+        """For a finding not marked on a line (no text to show): the sentence it is about and the fix, in the list."""
+        if k in self.placed:
+            return ""
+        finding = self.report.findings[k]
+        out = f": “{esc(finding.sentence)}”" if finding.sentence else ""
+        return out + (f' <span class="meta">Fix: {esc(finding.suggestion)}</span>' if finding.suggestion else "")
 
     def _placed_citation(self, c: CitationResult) -> bool:
         return self.lines is not None and 1 <= c.span.line <= len(self.lines)
