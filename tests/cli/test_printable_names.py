@@ -38,7 +38,7 @@ def hostile_folder(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize("fmt", ["table", "github", "markdown", "json", "sarif", "jsonl"])
+@pytest.mark.parametrize("fmt", ["table", "github", "markdown", "json", "sarif", "jsonl", "html"])
 def test_a_hostile_file_name_prints_escaped_everywhere(hostile_folder, fmt):
     proc = run("check", ".", "--offline", "-f", fmt, cwd=hostile_folder)
     assert proc.returncode == 2, proc.stderr  # the binary file is an input error
@@ -46,11 +46,11 @@ def test_a_hostile_file_name_prints_escaped_everywhere(hostile_folder, fmt):
     for line in (proc.stdout + proc.stderr).splitlines():
         assert not line.startswith("::error::forged"), line
     assert "\\x1b[31mRED\\x07\\x0a::error::forged.md" in proc.stderr  # the error line names it, written out
-    if fmt in ("table", "markdown"):
+    if fmt in ("table", "markdown", "html"):
         assert "\\u202e" in proc.stdout
 
 
-@pytest.mark.parametrize("fmt", ["table", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["table", "github", "markdown", "html"])
 def test_bidi_overrides_in_report_text_are_written_out(tmp_path, fmt):
     (tmp_path / "r.md").write_text(f"The usual dose of {RLO}nirafraw is 5 mg daily.\n", encoding="utf-8")
     proc = run("check", "r.md", "--offline", "-f", fmt, cwd=tmp_path)

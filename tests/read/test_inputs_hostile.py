@@ -20,7 +20,7 @@ from clinaudit.read import inputs
 
 from helpers.cli import clinaudit_exe, run_cli
 
-FORMATS = ["table", "json", "jsonl", "sarif", "github", "markdown"]
+FORMATS = ["table", "json", "jsonl", "sarif", "github", "markdown", "html"]
 # Drop the capabilities that let root read anything, so file modes apply as they do for a user.
 NO_DAC = ["--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search"]
 

@@ -40,6 +40,7 @@ FORMATS: dict[str, Format] = {
         Format("sarif", "sarif_format", "SARIF 2.1.0, for code scanning"),
         Format("github", "github_format", "GitHub Actions workflow commands (annotations)"),
         Format("markdown", "markdown_format", "a Markdown summary, for a pull-request comment or a step summary"),
+        Format("html", "html_format", "one self-contained HTML page: the report's text with its findings marked"),
     )
 }
 

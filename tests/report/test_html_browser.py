@@ -1,0 +1,240 @@
+"""`--format html` in a real headless Chromium (Debian's `chromium`, driven by Playwright): what a reader does.
+
+The page is opened from a file:// URL, as a CI artifact is. Without /usr/bin/chromium these
+tests skip, saying so, except in CI (CI=1, or CI=true as GitHub sets it) or with CLINAUDIT_REQUIRE_BROWSER=1, where a
+missing browser fails them: .ci/run installs it, so there they always run.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import SAMPLES
+from helpers.cli import run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE = """\
+# Plan <img src=x onerror="window.__pwned=1;alert(1)">
+
+Aspirin reduces the risk of stroke by 20% in adults <script>window.__pwned=1;alert(1)</script>.
+Metformin 500 mg twice daily is the usual dose; see [the label](javascript:window.__pwned=1) and
+<a href="javascript:window.__pwned=1" id="evil">this link</a> for more.
+</style><style>body{display:none}</style></title></textarea>
+<svg onload="window.__pwned=1"></svg><iframe src="javascript:window.__pwned=1"></iframe>
+<details open ontoggle="window.__pwned=1"><summary>x</summary></details>
+Statins lower LDL cholesterol by 50% <base href="https://evil.example/"> (PMID: 29768149).
+"""
+
+
+def _required() -> bool:
+    return os.environ.get("CI") in ("1", "true") or os.environ.get("CLINAUDIT_REQUIRE_BROWSER") == "1"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module; skipped (or, in CI, failed) when there is none."""
+    problem = ""
+    if not CHROMIUM.exists():
+        problem = f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)"
+    else:
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            problem = "the playwright package is missing (pip install -e '.[test]')"
+    if problem:
+        if _required():
+            pytest.fail(f"a browser test cannot run: {problem}; CI or CLINAUDIT_REQUIRE_BROWSER=1 requires it")
+        pytest.skip(f"no headless browser: {problem}")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    for sample in sorted(SAMPLES.glob("*.md")):
+        shutil.copy(sample, tmp_path / sample.name)
+    (tmp_path / "hostile.md").write_text(HOSTILE, encoding="utf-8")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    return tmp_path
+
+
+def write_page(repo: Path, *paths: str) -> Path:
+    out = repo / "report.html"
+    proc = run_cli("check", *paths, "--format", "html", "-o", str(out), cwd=repo)
+    assert proc.returncode in (0, 1), proc.stderr
+    return out
+
+
+class Opened:
+    """A page with what it said: dialogs it opened, requests it made, console messages."""
+
+    def __init__(self, browser, path: Path, javascript: bool = True) -> None:
+        self.context = browser.new_context(java_script_enabled=javascript, viewport={"width": 1400, "height": 1000})
+        self.page = self.context.new_page()
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        self.console: list[str] = []
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("console", lambda m: self.console.append(m.text))
+        self.page.goto(path.as_uri())
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def opened(browser):
+    pages: list[Opened] = []
+
+    def open_(path: Path, javascript: bool = True) -> Opened:
+        pages.append(Opened(browser, path, javascript))
+        return pages[-1]
+
+    yield open_
+    for p in pages:
+        p.close()
+
+
+def test_findings_and_citations_are_in_the_dom_and_a_citation_opens_its_record(repo, services, opened, tmp_path):
+    seen = opened(write_page(repo, "llm_answer.md", "clean_cited.md", "uncited_dosing.md"))
+    page = seen.page
+    assert page.locator("li.frow").count() == 19
+    assert page.locator("section.file").count() == 3
+    assert page.locator("nav[aria-label=Files] a").count() == 3
+    assert page.locator("mark.hl-high").count() >= 3
+    statuses = page.locator("details.cite > summary").all_inner_texts()
+    assert any("verified" in s and "✓" in s for s in statuses) and any("retracted" in s for s in statuses)
+    assert any("not found" in s for s in statuses)
+    citation = page.locator("#f2-ci0")  # clean_cited.md's first: PMID 29768149, verified
+    card = citation.locator(".card")
+    assert not card.is_visible()
+    citation.locator("summary").click()
+    assert card.is_visible()
+    assert "Inhaled Combined Budesonide-Formoterol as Needed in Mild Asthma." in card.inner_text()
+    assert "2018" in card.inner_text()
+    # a keyboard: Tab to a citation and its record shows; Tab on and it goes; Enter keeps it open
+    tab_to(page, "f2-ci2")
+    assert page.locator("#f2-ci2 .card").is_visible(), "keyboard focus opens the record"
+    assert page.evaluate("document.getElementById('f2-ci2').open") is False
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement !== document.body"), "focus moved on, not lost"
+    assert not page.evaluate("document.getElementById('f2-ci2').contains(document.activeElement)"), "not into it"
+    assert not page.locator("#f2-ci2 .card").is_visible()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    assert page.locator("#f2-ci2 .card").is_visible(), "Enter keeps it open"
+    # the summary's link takes the reader to the finding on its line
+    page.locator("li.frow a").first.click()
+    assert page.evaluate("location.hash").startswith("#f1-x")
+    assert screenshot(page, tmp_path).read_bytes().startswith(b"\x89PNG")
+    assert [u for u in seen.requests if not u.startswith("file://")] == [], "the page loads nothing"
+    assert seen.dialogs == []
+
+
+def tab_to(page, ident: str) -> None:
+    """Press Tab until the summary of the <details> `ident` has the focus, as a keyboard user would."""
+    page.locator("body").click(position={"x": 1, "y": 1})
+    for _ in range(400):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.parentElement && document.activeElement.parentElement.id") == ident:
+            return
+    raise AssertionError(f"Tab never reaches #{ident}")
+
+
+def screenshot(page, tmp_path: Path) -> Path:
+    """The page as a reader sees it, kept in $CLINAUDIT_ARTIFACTS (CI uploads it), else in the test's folder."""
+    folder = Path(os.environ.get("CLINAUDIT_ARTIFACTS") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "html-report.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def test_the_filters_hide_low_findings(repo, opened):
+    seen = opened(write_page(repo, "uncited_dosing.md", "clean_cited.md"))
+    page = seen.page
+    assert page.locator("#filters").is_visible(), "shown once the script runs"
+    low = page.locator("li.frow[data-sev=low]")
+    high = page.locator("li.frow[data-sev=high]")
+    assert low.count() > 0 and high.count() > 0
+    assert low.first.is_visible()
+    total = page.locator("li.frow").count()
+    assert page.locator("#shown").inner_text() == f"{total} of {total} findings shown"
+    page.locator("#filters input[name=sev][value=low]").uncheck()
+    for k in range(low.count()):
+        assert not low.nth(k).is_visible()
+    assert not page.locator("details.fbadge[data-sev=low]").first.is_visible(), "their badges on the lines too"
+    assert high.first.is_visible()
+    assert page.locator("#shown").inner_text() == f"{total - low.count()} of {total} findings shown"
+    page.locator("#filters input[name=rule][value=uncited-claim]").uncheck()
+    assert page.locator("li.frow[data-rule=uncited-claim]:visible").count() == 0
+    assert page.locator("li.frow[data-rule=no-sources]").first.is_visible()
+    page.locator("#filters input[name=sev][value=low]").check()
+    page.locator("#filters input[name=rule][value=uncited-claim]").check()
+    assert low.first.is_visible()
+
+
+def test_a_hostile_report_never_runs_its_script(repo, opened):
+    seen = opened(write_page(repo, "hostile.md", "uncited_dosing.md"))
+    page = seen.page
+    page.wait_for_load_state("load")
+    for k in range(page.locator("details").count()):  # open all: a handler that waits for a toggle gets its chance
+        page.locator("details").nth(k).evaluate("d => d.open = true")
+    page.mouse.move(300, 300)
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+    assert seen.dialogs == []
+    assert page.locator("script").count() == 1
+    assert page.locator("body").is_visible(), "its </style> did not end the page's style"
+    assert page.evaluate("document.baseURI") == (repo / "report.html").as_uri(), "its <base> is text"
+    assert page.locator("#evil").count() == 0 and page.locator("iframe, img, svg").count() == 0
+    text = page.locator("#file-1").inner_text()
+    assert "<script>window.__pwned=1;alert(1)</script>" in text
+    assert [m for m in seen.console if "Content Security Policy" in m] == [], "escaping, not the policy, stopped it"
+    assert [u for u in seen.requests if not u.startswith("file://")] == []
+
+
+def test_the_policy_blocks_a_script_that_got_in_anyway(repo, opened, tmp_path):
+    """Defence in depth: a script the renderer did not write is refused by the page's policy."""
+    text = write_page(repo, "uncited_dosing.md").read_text(encoding="utf-8")
+    injected = tmp_path / "injected.html"
+    injected.write_text(
+        text.replace("<body>", '<body><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">', 1),
+        encoding="utf-8",
+    )
+    seen = opened(injected)
+    assert seen.page.evaluate("typeof window.__pwned") == "undefined"
+    assert [m for m in seen.console if "Content Security Policy" in m], "the policy refused them"
+    assert seen.page.locator("#filters").is_visible(), "while the page's own script runs"
+
+
+def test_reading_works_without_javascript(repo, services, opened):
+    seen = opened(write_page(repo, "clean_cited.md", "uncited_dosing.md"), javascript=False)
+    page = seen.page
+    assert not page.locator("#filters").is_visible(), "no filters that could not filter"
+    assert page.locator("li.frow").first.is_visible()
+    assert page.locator("mark.hl-high").first.is_visible()
+    citation = page.locator("#f1-ci0")
+    citation.locator("summary").click()
+    assert citation.locator(".card").is_visible()
+    assert "Inhaled Combined" in citation.locator(".card").inner_text()
