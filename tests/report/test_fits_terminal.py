@@ -20,7 +20,7 @@ import termios
 import pytest
 from rich.cells import cell_len
 
-from clinaudit.report.formats.table_format import _shortened, width_for
+from clinaudit.report.formats.table_format import GAP, Column, _grid, _shortened, width_for
 
 from helpers import FIXTURES, SAMPLES
 from helpers.cli import clinaudit_exe, run_cli
@@ -242,3 +242,18 @@ def test_hide_in_a_config_file_and_bad_values(tmp_path):
     (tmp_path / ".clinaudit.toml").write_text('hide = ["severe"]\n', encoding="utf-8")
     proc = run_cli("check", "--offline", str(report))
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "hide" in proc.stderr
+
+
+def test_a_url_in_free_text_is_shortened_and_another_long_word_broken_whole():
+    url = "https://example.org/guidelines/" + "a" * 80 + "/page.html"
+    doi = "doi:10.1000/" + "-".join(["segment"] * 12)
+    lines = [
+        "".join(text for text, _ in line).rstrip()
+        for line in _grid((Column("rule"), Column("finding")), [("dead-link", f"see ({url}) and {doi}")], 50)
+    ]
+    assert all(cell_len(line) <= 50 for line in lines)
+    body = [line[len("dead-link") + GAP :] for line in lines[1:]]
+    assert [line for line in body if "…" in line] == [_shortened(f"({url})", 50 - len("dead-link") - GAP, "…")]
+    assert body[-1].endswith("/page.html)") or any(line.endswith("/page.html)") for line in body)
+    assert "".join(line for line in body if "…" not in line and line != "see").replace("and", "", 1) == doi
+    assert all(line.endswith("-") for line in body if "segment" in line and line is not body[-1])

@@ -472,7 +472,8 @@ def _widest(parts: list[tuple[str, str]]) -> int:
     return max(cell_len(line) for line in text.split("\n"))
 
 
-_URL_RE = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?(?:https?|ftp)://|www\.", re.IGNORECASE)
+# a word that is a URL: "https://…", "url:https://…", "www.…", also in brackets or quotes
+_URL_RE = re.compile(r"[(\[<\"'“‘]?(?:(?:[a-z][a-z0-9+.-]*:)?(?:https?|ftp)://|www\.)", re.IGNORECASE)
 
 
 def _wrap(parts: list[tuple[str, str]], width: int, ellipsis: str = ELLIPSIS) -> list[tuple[str, str]]:
