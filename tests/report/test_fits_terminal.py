@@ -257,3 +257,18 @@ def test_a_url_in_free_text_is_shortened_and_another_long_word_broken_whole():
     assert body[-1].endswith("/page.html)") or any(line.endswith("/page.html)") for line in body)
     assert "".join(line for line in body if "…" not in line and line != "see").replace("and", "", 1) == doi
     assert all(line.endswith("-") for line in body if "segment" in line and line is not body[-1])
+
+
+def test_hide_applies_to_the_suppressed_rows_it_would_list(tmp_path):
+    path = tmp_path / "r.md"
+    dose = "The recommended dose of lisinopril is 10 mg once daily."
+    path.write_text(
+        f"# Plan\n\n<!-- clinaudit-disable-next-line dose-without-disclaimer -->\n{dose}\n", encoding="utf-8"
+    )
+    shown = run_cli("check", "--offline", str(path), "--show-suppressed", env={"COLUMNS": "200"}).stdout
+    assert "inline: clinaudit-disable-next-line" in shown
+    severity = next(line.split()[1] for line in shown.splitlines() if "inline: clinaudit" in line)
+    hidden = run_cli(
+        "check", "--offline", str(path), "--show-suppressed", "--hide", severity, env={"COLUMNS": "200"}
+    ).stdout
+    assert "inline: clinaudit-disable-next-line" not in hidden and "1 suppressed" in hidden

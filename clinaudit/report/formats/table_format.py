@@ -240,7 +240,8 @@ def _file(page: Page, report: FileReport, view: View) -> None:
     if view.quiet:
         page.console.print()
         return
-    if view.show_suppressed and report.suppressed:
+    suppressed = [s for s in report.suppressed if view.listed(s.finding.severity.value)]  # --hide: these too
+    if view.show_suppressed and suppressed:
         _print_grid(
             page,
             SUPPRESSED_COLUMNS,
@@ -252,7 +253,7 @@ def _file(page: Page, report: FileReport, view: View) -> None:
                     printable(s.finding.message),
                     printable(f"{s.kind}: {s.reason}"),
                 )
-                for s in report.suppressed
+                for s in suppressed
             ],
             style="dim",
         )
