@@ -272,3 +272,11 @@ def test_hide_applies_to_the_suppressed_rows_it_would_list(tmp_path):
         "check", "--offline", str(path), "--show-suppressed", "--hide", severity, env={"COLUMNS": "200"}
     ).stdout
     assert "inline: clinaudit-disable-next-line" not in hidden and "1 suppressed" in hidden
+
+
+def test_coloured_output_fits_too(tmp_path):
+    """FORCE_COLOR: the styled path of the table (one rich Text per table) keeps the same widths."""
+    for report in _reports(tmp_path)[-3:]:
+        proc = run_cli("check", "--offline", report, env={"COLUMNS": "60", "NO_COLOR": "", "FORCE_COLOR": "1"})
+        assert "\x1b[" in proc.stdout
+        assert _too_wide(re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout), 60) == [], report
