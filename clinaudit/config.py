@@ -45,7 +45,7 @@ class ConfigError(InputError):
 class Key:
     """One config key, made from its option's declaration (clinaudit/options.py) or a service API's."""
 
-    kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities | hosts
+    kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities | hosts | levels
     field: str  # the Options field it sets
     env: str = ""  # an environment variable that overrides it
     choices: tuple[str, ...] = ()
@@ -135,6 +135,8 @@ def _to_option(key: Key, value: Any) -> Any:
         return value * key.scale
     if key.kind == "severities":
         return tuple(sorted(value.items()))
+    if key.kind == "levels":
+        return frozenset(value)
     if isinstance(value, list):
         return tuple(value)
     return value
@@ -375,6 +377,12 @@ class _Checker:
             for name in names:
                 self._rule(at, name)
             return names
+        if kind == "levels":
+            levels = self._strings(at, value, f"a list of {', '.join(key.choices)}")
+            for level in levels:
+                if level not in key.choices:
+                    raise self.error(at, f"must list {', '.join(key.choices)}, not {_repr(level)}")
+            return levels
         if kind == "hosts":
             hosts = self._strings(at, value, "a list of host names or IP addresses")
             for host in hosts:

@@ -39,7 +39,7 @@ class Spec(NamedTuple):  # a NamedTuple: made at every start, where a dataclass 
     key: str = ""  # its config key; "" when a config file cannot set it
     env: str = ""  # an environment variable that sets it (and beats a config file)
     kind: str = ""  # for a config value: bool | choice | number | int | path | paths | globs | rules | severities |
-    #                 hosts | email
+    #                 hosts | email | levels (a list of `choices`)
     choices: tuple[str, ...] = ()
     low: float | None = None
     high: float | None = None
@@ -200,6 +200,15 @@ class ReportSettings:
     suggest_corrections: bool = option(
         False, "Print a corrections.yaml entry for each citation found not_found, retracted, mismatched or "
         "off_topic (on stderr when a JSON-like report goes to stdout).", flag="--suggest-corrections",
+    )  # fmt: skip
+    hide: frozenset[str] = option(
+        frozenset(), "Leave findings of this severity out of the table, Markdown and GitHub output (repeatable or "
+        "comma-separated: medium, low, info); the verdict still counts them, and JSON, JSONL and SARIF list them.",
+        flag="--hide", key="hide", kind="levels", choices=("medium", "low", "info"), metavar="SEVERITY",
+    )  # fmt: skip
+    quiet: bool = option(
+        False, "Print only the verdict line and the high findings (table, Markdown, GitHub; JSON, JSONL and SARIF "
+        "are unchanged).", flag="--quiet", short="-q",
     )  # fmt: skip
     citation_scope: str = option(
         "reader", "What a citation cites: 'reader' (its sentence, its table row, the lead-in or caption above a "

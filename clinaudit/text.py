@@ -51,6 +51,38 @@ def shown(text: object) -> str:
     return _UNSAFE.sub(_escape, str(text))
 
 
+# What a stream that cannot encode them gets instead: quotes, dashes, arrows and the ellipsis in ASCII.
+ASCII_FALLBACK = {"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "--", "→": "->", "←": "<-", "…": "...",
+                  "·": "*", "×": "x", "≥": ">=", "≤": "<=", "±": "+/-", "\u00a0": " ", "└": "`-"}  # fmt: skip
+
+
+def in_ascii(text: str) -> str:
+    """Characters a stream could not encode, as the stream writes them: ASCII where there is one, else \\u escapes."""
+    return "".join(ASCII_FALLBACK.get(c, f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text)
+
+
+def encodable(text: str, encoding: str) -> str:
+    """`text` as a stream in `encoding` writes it (cli/common.py gives non-UTF-8 streams `in_ascii` as their
+    errors handler): a table measures these characters, not the ones it was given, so its columns stay aligned
+    and "…" (one cell) becoming "..." (three) cannot push a line past the width."""
+    try:
+        text.encode(encoding)
+        return text
+    except UnicodeEncodeError:
+        pass
+    except LookupError:
+        return text
+    return "".join(c if _encodes(c, encoding) else in_ascii(c) for c in text)
+
+
+def _encodes(char: str, encoding: str) -> bool:
+    try:
+        char.encode(encoding)
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _escape(m: re.Match[str]) -> str:
     return _ESCAPES[ord(m.group())]
 

@@ -23,6 +23,8 @@ def isolated_env(tmp_path_factory, monkeypatch):
     for name in ("CLINAUDIT_JUDGE_URL", "CLINAUDIT_JUDGE_MODEL", "CLINAUDIT_JUDGE_API_KEY", "CLINAUDIT_JUDGE_BUDGET"):
         monkeypatch.delenv(name, raising=False)  # no test reaches a user's model judge by accident
     monkeypatch.setenv("NO_COLOR", "1")
+    # The table is as wide as $COLUMNS, which pytest-xdist's workers set to 80: a test sets the width it means
+    monkeypatch.delenv("COLUMNS", raising=False)
     monkeypatch.setenv("CLINAUDIT_TOPIC", "lexical")  # the same topic scores whether or not [semantic] is installed
     yield
 

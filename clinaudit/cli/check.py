@@ -107,17 +107,18 @@ def check(
         fail(str(exc))
     _refuse_overwriting(output, [report.path for report in result.files])  # one found in a folder
     errors = [report.error for report in result.files if report.error]
+    view = View(show_suppressed, show_all, options.quiet, options.hide)
     try:
         if output is None and write_baseline is not None:
             pass  # --write-baseline records the findings; it says what it wrote, not a verdict
         elif output is None:
-            render(format.value, result, sys.stdout, View(show_suppressed, show_all))
+            render(format.value, result, sys.stdout, view)
             sys.stdout.flush()
         else:
             from clinaudit import atomic
 
             with atomic.replacing(output) as out:  # the old file stays whole until the new one is
-                render(format.value, result, out, View(show_suppressed, show_all))
+                render(format.value, result, out, view)
     except BrokenPipeError:
         quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
     except OSError as exc:

@@ -105,16 +105,12 @@ def log_file() -> str | None:
     return os.environ.get("CLINAUDIT_LOG_FILE", "").strip() or None
 
 
-# What a stream that cannot encode them gets instead: quotes, dashes, arrows and the ellipsis in ASCII.
-_ASCII = {"“": '"', "”": '"', "‘": "'", "’": "'", "–": "-", "—": "--", "→": "->", "←": "<-", "…": "...", "·": "*",
-          "×": "x", "≥": ">=", "≤": "<=", "±": "+/-", "\u00a0": " "}  # fmt: skip
-
-
 def _fallback(exc: UnicodeError) -> tuple[str, int]:
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    text = exc.object[exc.start : exc.end]
-    return "".join(_ASCII.get(c, f"\\u{ord(c):04x}" if ord(c) < 0x10000 else f"\\U{ord(c):08x}") for c in text), exc.end
+    from clinaudit.text import in_ascii
+
+    return in_ascii(exc.object[exc.start : exc.end]), exc.end
 
 
 def encodable_streams() -> None:

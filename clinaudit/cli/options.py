@@ -50,11 +50,11 @@ def _parameter(name: str, spec: Spec, hint: Any, default: Any) -> inspect.Parame
 
 
 def _cli_type(hint: Any, spec: Spec) -> Any:
-    if spec.choices:
-        return Literal[spec.choices]
     origin = get_origin(hint)
     if origin in (tuple, frozenset):
-        return Optional[list[str]]  # repeatable; Typer reads Optional here
+        return Optional[list[str]]  # repeatable; Typer reads Optional here (choices checked by `_choices`)
+    if spec.choices:
+        return Literal[spec.choices]
     if hint in (int, float, bool, str):
         return hint
     args = [a for a in get_args(hint) if a is not type(None)]
@@ -75,13 +75,24 @@ def from_flags(values: dict[str, Any], command: str) -> Options:
         if value is None and isinstance(base[name], tuple | frozenset):
             value = base[name]
         elif isinstance(base[name], frozenset):
-            value = frozenset(value)
+            value = frozenset(_choices(value, spec) if spec.choices else value)
         elif isinstance(base[name], tuple):
             value = tuple(value)
         elif spec.scale != 1 and isinstance(value, int):
             value = value * spec.scale
         changes[name] = value
     return Options(**changes)
+
+
+def _choices(values: list[str], spec: Spec) -> list[str]:
+    """A repeatable flag of choices, each given alone or as a comma list (`--hide low,medium`), each one checked."""
+    from clinaudit.cli.common import fail
+
+    out = [item.strip() for value in values for item in value.split(",") if item.strip()]
+    for item in out:
+        if item not in spec.choices:
+            fail(f"{spec.flag}: {item!r} is not one of {', '.join(spec.choices)}")
+    return out
 
 
 class _WithOptions:

@@ -202,6 +202,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             jobs = 2
             plain = true
             citation-scope = "sentence"
+            hide = ["low", "medium"]
 
             [severity]
             weak-citation = "medium"
@@ -224,6 +225,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
     assert options.corrections == (str(tmp_path / "extra.yaml"),) and options.no_default_corrections
     assert loaded.values["min-credibility"] == 60
     assert options.min_coverage == 80
+    assert options.hide == frozenset({"low", "medium"})
     if "min_credibility" in {f.name for f in dataclasses.fields(Options)}:  # plumbed once the credibility check exists
         assert options.min_credibility == 60
     assert options.judge_timeout == 3 and options.judge_url == "http://127.0.0.1:1/v1"

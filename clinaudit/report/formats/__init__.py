@@ -20,6 +20,12 @@ class View(NamedTuple):
 
     show_suppressed: bool = False  # list suppressed findings too, where the format can
     show_all: bool = False  # the table's: every low claim, instead of a count per section
+    quiet: bool = False  # the human formats': the verdict and the high findings only
+    hide: frozenset[str] = frozenset()  # the human formats': severities whose findings are not listed (still counted)
+
+    def listed(self, severity: str) -> bool:
+        """Whether a finding of this severity is listed. JSON, JSONL and SARIF list every one: they are data."""
+        return severity == "high" if self.quiet else severity not in self.hide
 
 
 class Format(NamedTuple):

@@ -55,8 +55,9 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
             )
             continue
         for finding in report.findings:
-            out.write(annotation(report.path, finding) + "\n")
-        if show_suppressed:
+            if view.listed(finding.severity.value):  # --hide, --quiet: a CI log without the low notices
+                out.write(annotation(report.path, finding) + "\n")
+        if show_suppressed and not view.quiet:
             for item in report.suppressed:
                 out.write(
                     annotation(report.path, item.finding, item.reason if item.kind == "inline" else item.kind) + "\n"

@@ -39,11 +39,13 @@ def code(text: str) -> str:
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     show_suppressed = view.show_suppressed
-    out.write(printable("\n".join(_lines(result, show_suppressed))) + "\n")  # a report's ESC never reaches a reader
+    lines = _lines(result, show_suppressed, view)
+    out.write(printable("\n".join(lines)) + "\n")  # a report's ESC never reaches a reader
 
 
-def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
+def _lines(result: AuditResult, show_suppressed: bool, view: View = View()) -> list[str]:
     findings = [(r.path, f) for r in result.files for f in r.findings]
+    listed = [(path, f) for path, f in findings if view.listed(f.severity.value)]
     suppressed = [(r.path, s) for r in result.files for s in r.suppressed]
     citations = sum(len(distinct_works(r.citations)) for r in result.files)  # a paper cited by PMID and PMC id: once
     counts = Counter(f.severity.value for _, f in findings)
@@ -56,7 +58,7 @@ def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
         f" · **{len(suppressed)}** suppressed · **{citations}** citation{'s' if citations != 1 else ''}",
         "",
     ]
-    if files > 1:
+    if files > 1 and not view.quiet:
         lines += ["| File | Verdict | Findings | Suppressed | Citations |", "|---|---|---:|---:|---:|"]
         for r in result.files:
             verdict = VERDICT["error"] if r.error else VERDICT.get(r.verdict, r.verdict)
@@ -68,11 +70,17 @@ def _lines(result: AuditResult, show_suppressed: bool) -> list[str]:
     if errors:
         lines += ["### Errors", ""] + [f"- {code(shown_path(r.path))}: {cell(r.error)}" for r in errors] + [""]
     lines += ["### Findings", ""]
-    if findings:
-        lines += _findings_table(findings)
-    else:
+    if listed:
+        lines += _findings_table(listed)
+    elif not findings:
         lines += ["No findings."]
+    if len(listed) < len(findings) and not view.quiet:
+        hidden = Counter(f.severity.value for _, f in findings if not view.listed(f.severity.value))
+        by = ", ".join(f"{hidden[s.value]} {s.value}" for s in Severity if hidden[s.value])
+        lines += ["", f"{counted(len(findings) - len(listed), 'finding')} not listed ({by}): `--hide`."]
     lines.append("")
+    if view.quiet:
+        return lines
     if suppressed:
         if show_suppressed:
             rows = [(path, s.finding, f"{s.kind}: {s.reason}") for path, s in suppressed]

@@ -5,11 +5,22 @@ FORCE_COLOR forces them) and the width; the tables are laid out here (`_grid`): 
 column but the last as wide as its widest cell, the last wrapped to what is left. Rich's
 own Table measured and wrapped every cell of every row, about 1.5 ms a row: a report with
 5,000 findings took 8 s to print, against 2.4 s for its whole JSON run.
+
+The width is $COLUMNS when it is a whole number, else the terminal's, else 140 for a pipe
+(a CI log is wide). No line is wider: when the columns do not fit, those with a
+`min_width` are narrowed (wrapped; a URL is shortened in its middle, "https://www.ncbi.nlm…/
+articles/PMC12345/", since a URL folded over lines can be neither read nor clicked), then
+the columns with a `drop` rank are left out, the highest first, and the footer names them.
+Every text is measured as the stream will write it: on a stream that cannot encode "…"
+or "→" they are the ASCII the CLI's errors handler writes ("...", "->"), three cells
+where one was counted would push a line past the width.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, TextIO
 
 from rich.cells import cell_len
@@ -30,7 +41,7 @@ from clinaudit.models import (
 )
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown
-from clinaudit.text import counted
+from clinaudit.text import counted, encodable
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -47,38 +58,108 @@ STATUS_STYLE = {
 LINES_SHOWN = 30  # line numbers listed in one compact row of low claims
 
 
+DEFAULT_WIDTH = 140  # a pipe with no usable $COLUMNS: a CI log is wide
+NARROWEST = 20  # a smaller $COLUMNS is read as this: below it no table has room for its fixed columns
+_COLUMNS_RE = re.compile(r"[0-9]{1,5}")
+
+
+def width_for(out: TextIO, columns: str | None = None) -> tuple[int, bool]:
+    """$COLUMNS when it is a whole number, else the terminal's width, else DEFAULT_WIDTH (piped); and
+    whether the width was asked for (COLUMNS or a terminal) rather than the default."""
+    columns = (os.environ.get("COLUMNS") if columns is None else columns) or ""
+    if _COLUMNS_RE.fullmatch(columns.strip()) and int(columns) > 0:
+        return max(int(columns), NARROWEST), True
+    try:
+        if out.isatty():
+            size = os.get_terminal_size(out.fileno()).columns
+            if size > 0:
+                return max(size, NARROWEST), True
+    except (OSError, ValueError, AttributeError):
+        pass
+    return DEFAULT_WIDTH, False
+
+
+class Page(NamedTuple):
+    """Where the table goes: the console, its width, and text as the stream will write it."""
+
+    console: Console
+    width: int
+    wrap: bool  # the verdict and heading lines wrap at the width: it was asked for (a pipe's default keeps them whole)
+    fit: Callable[[str], str]  # the stream's own form of a text (identity for UTF-8)
+    dropped: list[str]  # headers of the columns left out for want of width, in the order they went
+    hidden: dict[str, int]  # findings not listed (--hide), by severity
+
+
+def _fit_for(out: TextIO) -> Callable[[str], str]:
+    encoding = (getattr(out, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding in ("utf-8", "utf8"):
+        return _same
+    return lambda text: encodable(text, encoding)
+
+
+def _same(text: str) -> str:
+    return text
+
+
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
-    show_suppressed, show_all = view.show_suppressed, view.show_all
+    width, asked = width_for(out)
     console = _Console(
         file=out,
-        width=None if out.isatty() else 140,
+        width=width,
         soft_wrap=False,
         markup=False,  # a report's own text ("[/b]", "[bold]") is shown as written, never read as markup
         emoji=False,
         highlight=False,
     )
+    page = Page(console, width, asked, _fit_for(out), [], {})
     for report in result.files:
-        _file(console, report, show_suppressed, show_all)
+        _file(page, report, view)
     counts = {s: 0 for s in ("high", "medium", "low")}
     for finding in result.findings:
         counts[finding.severity.value] = counts.get(finding.severity.value, 0) + 1
     style = "bold green" if result.verdict == "pass" else "bold red"
-    console.print(
-        Text.assemble(
-            (result.verdict.upper(), style),
+    _say(
+        page,
+        (result.verdict.upper(), style),
+        (
             f"  {counted(len(result.files), 'file')}, {counted(sum(len(r.findings) for r in result.files), 'finding')} "
             f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
             f"{counted(sum(len(distinct_works(r.citations)) for r in result.files), 'citation')}",
+            "",
+        ),
+        (
             _coverage_note(
                 result.coverage, sum(r.grounded_claims for r in result.files), sum(r.claims for r in result.files)
             ),
-            _suppressed_note(result, show_suppressed),
+            "",
         ),
-        soft_wrap=True,  # one line, however long: tools grep it
+        (_suppressed_note(result, view.show_suppressed), ""),
     )
+    if view.quiet:
+        return
+    hidden = sum(page.hidden.values())
+    if hidden:
+        by = ", ".join(f"{page.hidden[s]} {s}" for s in ("medium", "low", "info") if page.hidden.get(s))
+        _say(page, (f"{counted(hidden, 'finding')} not listed ({by}): --hide", "dim"))
+    if page.dropped:
+        _say(page, (f"left out at {width} columns: {', '.join(page.dropped)}", "dim"))
     mirrored = _mirror_note(result)
     if mirrored:
-        console.print(Text(mirrored, style="dim"))
+        _say(page, (mirrored, "dim"))
+
+
+def _say(page: Page, *parts: tuple[str, str]) -> None:
+    """One line of text, wrapped at the width at its spaces (a word longer than it folded), styles kept.
+
+    At a pipe's default width it stays one line, however long: tools grep the verdict line.
+    """
+    text = Text.assemble(*((page.fit(t), style) for t, style in parts if t))
+    if not page.wrap or cell_len(text.plain) <= page.width:
+        page.console.print(text, soft_wrap=True)
+        return
+    for line in text.wrap(page.console, page.width, overflow="fold"):
+        line.rstrip()
+        page.console.print(line, soft_wrap=True)
 
 
 def _mirror_note(result: AuditResult) -> str:
@@ -116,29 +197,35 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def _file(console: Console, report: FileReport, show_suppressed: bool = False, show_all: bool = False) -> None:
-    head = Text.assemble(
+def _file(page: Page, report: FileReport, view: View) -> None:
+    listed = [f for f in report.findings if view.listed(f.severity.value)]
+    if view.quiet and not listed:
+        return  # --quiet: a report with no high finding says nothing but the verdict's count
+    for f in report.findings:
+        if not view.listed(f.severity.value) and not view.quiet:
+            page.hidden[f.severity.value] = page.hidden.get(f.severity.value, 0) + 1
+    _say(
+        page,
         (shown(report.path), "bold"),
-        "  ",
-        _verdict_text(report),
+        ("  ", ""),
+        _verdict_part(report),
         (_coverage_note(report.coverage, report.grounded_claims, report.claims), "dim"),
     )
-    console.print(head, soft_wrap=True)
     if report.error:
-        console.print(Text(f"  error: {shown(report.error)}", style="red"))
+        _say(page, (f"  error: {shown(report.error)}", "red"))
         return
-    if report.note:
-        console.print(Text(f"  {report.note}", style="dim"))
-    if report.findings:
-        listed, grouped = _compact(report.findings, show_all)
-        rows = [(f.span.line, f.span.column, f, "") for f in listed]
+    if report.note and not view.quiet:
+        _say(page, (f"  {report.note}", "dim"))
+    if listed:
+        ungrouped, grouped = _compact(tuple(listed), view.show_all)
+        rows = [(f.span.line, f.span.column, f, "") for f in ungrouped]
         rows += [
             (group[0].span.line, group[0].span.column, group[0], _group_text(section, group))
             for section, group in grouped
         ]
         rows.sort(key=lambda r: (r[0], r[1]))
         _print_grid(
-            console,
+            page,
             FINDING_COLUMNS,
             [
                 (
@@ -150,9 +237,13 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                 for _, _, f, summary in rows
             ],
         )
-    if show_suppressed and report.suppressed:
+    if view.quiet:
+        page.console.print()
+        return
+    suppressed = [s for s in report.suppressed if view.listed(s.finding.severity.value)]  # --hide: these too
+    if view.show_suppressed and suppressed:
         _print_grid(
-            console,
+            page,
             SUPPRESSED_COLUMNS,
             [
                 (
@@ -162,7 +253,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                     printable(s.finding.message),
                     printable(f"{s.kind}: {s.reason}"),
                 )
-                for s in report.suppressed
+                for s in suppressed
             ],
             style="dim",
         )
@@ -170,10 +261,10 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
         judged = any(c.judge is not None for c in report.citations)  # a judge column only when a judge ran
         grounded = any(c.grounding for c in report.citations)  # what the abstracts say, when any was read
         _print_grid(
-            console,
-            CITATION_COLUMNS + ((Column("source says"),) if grounded else ()) + ((Column("judge"),) if judged else ()),
+            page,
+            CITATION_COLUMNS + ((SOURCE_SAYS,) if grounded else ()) + ((JUDGE,) if judged else ()),
             [
-                _use_row(row, judged)
+                _use_row(row, judged, grounded)
                 if row is not None
                 else (
                     printable(c.id),
@@ -188,7 +279,7 @@ def _file(console: Console, report: FileReport, show_suppressed: bool = False, s
                 for row in (None, *_flagged_uses(c))
             ],
         )
-    console.print()
+    page.console.print()
 
 
 # ---------------------------------------------------------------- the grid
@@ -200,33 +291,46 @@ class Column(NamedTuple):
     header: str
     right: bool = False  # right-justified (numbers)
     max_width: int | None = None  # folded past this width; the last column is wrapped to what is left
+    min_width: int | None = None  # narrowed down to this (wrapped, URLs shortened) when the width is short
+    drop: int = 0  # when even the narrowed columns do not fit, left out: the highest first; 0 never
 
 
-FINDING_COLUMNS = (Column("line:col"), Column("severity"), Column("rule"), Column("finding"))
+FINDING_COLUMNS = (
+    Column("line:col"),
+    Column("severity"),
+    Column("rule", min_width=13),  # wrapped at its hyphens: "low-credibility-" / "source"
+    Column("finding"),
+)
 SUPPRESSED_COLUMNS = (
     Column("line:col"),
     Column("severity"),
-    Column("rule"),
+    Column("rule", min_width=13),
     Column("suppressed finding", max_width=60),
-    Column("by"),
+    Column("by", min_width=12, drop=1),
 )
 CITATION_COLUMNS = (
-    Column("citation", max_width=60),
+    Column("citation", max_width=60, min_width=32),
     Column("status"),
-    Column("line:col"),
-    Column("cited by", right=True),
-    Column("topic"),
-    Column("cred.", right=True),
-    Column("level"),
-    Column("record", max_width=60),
+    Column("line:col", drop=2),
+    Column("cited by", right=True, drop=5),
+    Column("topic", drop=4),
+    Column("cred.", right=True, drop=6),
+    Column("level", drop=7),
+    Column("record", max_width=60, min_width=20, drop=3),
 )
+SOURCE_SAYS = Column("source says", min_width=16, drop=8)
+JUDGE = Column("judge", min_width=20, drop=9)
 GAP = 2  # spaces between columns, as rich's Table left them
 LAST_MIN = 20  # the last column is never narrower than this, however wide the others
+ELLIPSIS = "…"  # where a URL is shortened; "..." on a stream that cannot encode it
 
 
-def _print_grid(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], style: str = "") -> None:
+def _print_grid(page: Page, columns: Sequence[Column], rows: Sequence[Sequence[Cell]], style: str = "") -> None:
     """One table, header in bold, written in one print: plain lines when no colour is wanted."""
-    lines = _grid(columns, rows, console.width)
+    dropped: list[str] = []
+    lines = _grid(columns, rows, page.width, page.fit, dropped)
+    page.dropped.extend(header for header in dropped if header not in page.dropped)
+    console = page.console
     if console.color_system is None:
         console.file.write("".join("".join(text for text, _ in line).rstrip() + "\n" for line in lines))
         return
@@ -242,24 +346,85 @@ def _print_grid(console: Console, columns: Sequence[Column], rows: Sequence[Sequ
     console.print(out, soft_wrap=True, end="")
 
 
-def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int) -> list[list[tuple[str, str]]]:
-    """The table's lines, each a list of (text, style) parts, padded into columns."""
-    cells = [[_parts(cell) for cell in row] for row in rows]
-    widths = []
-    for k, column in enumerate(columns):
-        widest = max([cell_len(column.header), *(_widest(row[k]) for row in cells)])
-        widths.append(min(widest, column.max_width) if column.max_width else widest)
-    used = sum(widths[:-1]) + GAP * (len(columns) - 1)
-    widths[-1] = max(min(widths[-1], width - used), LAST_MIN)
-    lines = _row([[(c.header, "")] for c in columns], columns, widths)
+def _grid(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Cell]],
+    width: int,
+    fit: Callable[[str], str] = str,
+    dropped: list[str] | None = None,
+) -> list[list[tuple[str, str]]]:
+    """The table's lines, each a list of (text, style) parts, padded into columns at most `width` wide.
+
+    `fit` gives each text as the stream will write it; the headers of columns left out go to `dropped`.
+    """
+    cells = [[[(fit(t), st) for t, st in _parts(cell)] for cell in row] for row in rows]
+    kept = _layout(columns, cells, width)
+    if dropped is not None:
+        dropped.extend(column.header for k, column in enumerate(columns) if k not in kept)
+    shown = [columns[k] for k in kept]
+    widths = list(kept.values())
+    ellipsis = fit(ELLIPSIS)
+    lines = _row([[(fit(c.header), "")] for c in shown], shown, widths, ellipsis)
     for row in cells:
-        lines += _row(row, columns, widths)
+        lines += _row([row[k] for k in kept], shown, widths, ellipsis)
     return lines
 
 
-def _row(row: list[list[tuple[str, str]]], columns: Sequence[Column], widths: list[int]) -> list:
+def _layout(columns: Sequence[Column], cells: list[list[list[tuple[str, str]]]], width: int) -> dict[int, int]:
+    """Each column kept, by index, with its width.
+
+    Every column starts as wide as its widest cell (or its max_width). When the line is too
+    long, the last column, then the others in the order they would be dropped, give up
+    width down to their minimum; when even the minimums do not fit, columns are dropped,
+    the highest `drop` first. Columns with no minimum and no drop rank (the ids, the line
+    numbers) keep their width whatever it costs: a line can then pass `width`.
+    """
+    natural = []
+    for k, column in enumerate(columns):
+        widest = max([cell_len(column.header), *(_widest(row[k]) for row in cells)])
+        natural.append(min(widest, column.max_width) if column.max_width else widest)
+    kept = list(range(len(columns)))
+
+    def least(k: int) -> int:
+        floor = columns[k].min_width
+        if floor is None and k == kept[-1]:
+            floor = LAST_MIN
+        return natural[k] if floor is None else min(natural[k], floor)
+
+    def room(ws: Sequence[int]) -> int:
+        return sum(ws) + GAP * (len(ws) - 1)
+
+    while room([least(k) for k in kept]) > width:
+        droppable = [k for k in kept if columns[k].drop]
+        if not droppable:
+            break
+        kept.remove(max(droppable, key=lambda k: columns[k].drop))
+    widths = {k: natural[k] for k in kept}
+    excess = room(list(widths.values())) - width
+    last = kept[-1]
+    # The free text (the last column) gives up width first, down to half the line; then the other
+    # columns down to their minimums; then the free text down to its own. Measured on the plans,
+    # samples and ExpertQA answers at 80 columns: 503 lines, against 538 when the free text gave
+    # all its width first and 476 when the others did; the last also narrowed the rule column at 140.
+    order = [
+        (last, max(least(last), min(natural[last], width // 2))),
+        *((k, least(k)) for k in sorted(kept[:-1], key=lambda k: (-columns[k].drop, -k))),
+        (last, least(last)),
+    ]
+    for k, floor in order:
+        if excess <= 0:
+            break
+        give = max(min(excess, widths[k] - floor), 0)
+        widths[k] -= give
+        excess -= give
+    return widths
+
+
+def _row(
+    row: list[list[tuple[str, str]]], columns: Sequence[Column], widths: list[int], ellipsis: str = ELLIPSIS
+) -> list:
     """A row's lines: each cell wrapped to its column's width, the row as tall as its tallest cell."""
-    wrapped = [_wrap(parts, w) for parts, w in zip(row, widths, strict=True)]
+    wrapped = [_wrap(parts, w, ellipsis) for parts, w in zip(row, widths, strict=True)]
     lines = []
     for n in range(max(len(w) for w in wrapped)):
         line: list[tuple[str, str]] = []
@@ -308,11 +473,16 @@ def _widest(parts: list[tuple[str, str]]) -> int:
     return max(cell_len(line) for line in text.split("\n"))
 
 
-def _wrap(parts: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
-    """A cell's lines, one style each: its own line breaks kept, words wrapped, a word too long folded."""
-    if len(parts) > 1:  # several styles on one line (the judge's verdict and reason): kept whole
-        return [("".join(t for t, _ in parts), parts[0][1])]
-    text, style = parts[0]
+# a word that is a URL: "https://…", "url:https://…", "www.…", also in brackets or quotes
+_URL_RE = re.compile(r"[(\[<\"'“‘]?(?:(?:[a-z][a-z0-9+.-]*:)?(?:https?|ftp)://|www\.)", re.IGNORECASE)
+
+
+def _wrap(parts: list[tuple[str, str]], width: int, ellipsis: str = ELLIPSIS) -> list[tuple[str, str]]:
+    """A cell's lines, one style each: its own line breaks kept, words wrapped, a URL too long shortened in its
+    middle, another word too long broken after a hyphen or slash, else folded at the width."""
+    if len(parts) > 1 and cell_len("".join(t for t, _ in parts)) <= width:
+        return [("".join(t for t, _ in parts), parts[0][1])]  # the judge's verdict and reason: one line, one style
+    text, style = "".join(t for t, _ in parts), parts[0][1]
     out: list[tuple[str, str]] = []
     for paragraph in text.split("\n"):
         if cell_len(paragraph) <= width:
@@ -326,8 +496,10 @@ def _wrap(parts: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
                 continue
             if line:
                 out.append((line, style))
-            while cell_len(word) > width:  # fold a long word (a URL, an id) at the width
-                cut = _fit(word, width)
+            if cell_len(word) > width and _URL_RE.match(word):
+                word = _shortened(word, width, ellipsis)
+            while cell_len(word) > width:  # break a long word (an id, a path) at the width
+                cut = _break(word, width)
                 out.append((word[:cut], style))
                 word = word[cut:]
             line = word
@@ -335,10 +507,33 @@ def _wrap(parts: list[tuple[str, str]], width: int) -> list[tuple[str, str]]:
     return out
 
 
+def _shortened(url: str, width: int, ellipsis: str) -> str:
+    """A URL in `width` cells: its start (the host) and its end (the page), the middle an ellipsis.
+
+    The end starts at a slash when one is near, so it reads as path segments ("…/articles/PMC12345/").
+    """
+    room = width - cell_len(ellipsis)
+    if room < 2:
+        return url[: _fit(url, width)]
+    tail = url[len(url) - _fit(url[::-1], room // 2) :]
+    slash = tail.find("/")
+    if 0 < slash <= len(tail) // 2:
+        tail = tail[slash:]
+    head = url[: _fit(url, room - cell_len(tail))]
+    return f"{head}{ellipsis}{tail}"
+
+
+def _break(word: str, width: int) -> int:
+    """Where to break a word too long for `width` cells: after its last hyphen or slash that fits, else at the width."""
+    cut = _fit(word, width)
+    at = max(word.rfind("-", 0, cut), word.rfind("/", 0, cut))
+    return at + 1 if at + 1 >= max(cut // 3, 1) else cut
+
+
 def _fit(word: str, width: int) -> int:
     """How many characters of the word fit in `width` cells (at least one)."""
     if word.isascii():
-        return max(width, 1)
+        return max(min(width, len(word)), 1)
     used = 0
     for k, ch in enumerate(word):
         used += cell_len(ch)
@@ -352,7 +547,7 @@ def _flagged_uses(c: CitationResult) -> list[CitationUse]:
     return [u for u in c.uses if u.flagged] if len(c.uses) > 1 else []
 
 
-def _use_row(use: CitationUse, judged: bool) -> tuple[Cell, ...]:
+def _use_row(use: CitationUse, judged: bool, grounded: bool) -> tuple[Cell, ...]:
     """One flagged use: where, what it raised, its own topic verdict, and the sentence."""
     label = use.topic if use.topic_score is None else f"{use.topic} {use.topic_score:.2f}"
     said = use.sentence if len(use.sentence) <= RECORD_TITLE else use.sentence[: RECORD_TITLE - 1] + "…"
@@ -365,6 +560,7 @@ def _use_row(use: CitationUse, judged: bool) -> tuple[Cell, ...]:
         "",
         "",
         printable(f"“{said}”"),
+        *([""] if grounded else []),
         *([""] if judged else []),
     )
 
@@ -488,7 +684,7 @@ def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:
     return topic, credibility, c.evidence_level or "", printable(what)
 
 
-def _verdict_text(report: FileReport) -> Text:
+def _verdict_part(report: FileReport) -> tuple[str, str]:
     if report.error:
-        return Text("ERROR", style="bold red")
-    return Text(report.verdict.upper(), style="bold green" if report.verdict == "pass" else "bold red")
+        return "ERROR", "bold red"
+    return report.verdict.upper(), "bold green" if report.verdict == "pass" else "bold red"
