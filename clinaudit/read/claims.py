@@ -95,6 +95,7 @@ class Match:
     type: ClaimType
     why: str
     terms: tuple[str, ...] = ()  # the medical terms found, in order
+    in_context: bool = False  # a claim only because its document is medical: it has no medical word itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,10 @@ class MedicalContent:
     words: frozenset[str]  # stemmed
     signals: LazyRegex  # endings, quantities, findings: on lower-cased text
     entity: LazyRegex | None  # gene- and protein-like names: on the text as written
+    # In a medical document, what makes a statement with no medical word one that needs a source
+    # anyway (health systems, history, policy, lab processes, practice management): None for any
+    # statement of no non-claim shape, else these stemmed words.
+    document_words: frozenset[str] | None = None
     known: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word → is_term: words repeat
 
     def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
@@ -169,8 +174,12 @@ class ClaimRules:
         found = self.explain(sentence)
         return found.type if found is not None else None
 
-    def explain(self, sentence: str) -> Match | None:
-        """The claim the sentence makes and why, or None for a sentence that is no claim."""
+    def explain(self, sentence: str, medical_document: bool = False) -> Match | None:
+        """The claim the sentence makes and why, or None for a sentence that is no claim.
+
+        In a `medical_document` a statement needs no medical word of its own: "The EHCP process
+        begins with an assessment by the local authority" needs a source in a report on care.
+        """
         text = sentence.rstrip()
         if not text or text.endswith("?"):
             return None
@@ -189,15 +198,25 @@ class ClaimRules:
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
         terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
-        if not terms:
+        if terms:
+            shown = "medical terms: " + ", ".join(terms[:_WHY_TERMS])
+        elif medical_document and self._statement(tokens):
+            shown = "a statement in a medical document"
+        else:
             return None
-        shown = ", ".join(terms[:_WHY_TERMS])
         for claim_type in self.medical_types:
             m = self._first(claim_type.parts, lowered, live)
             if m is not None:
-                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; medical terms: {shown}"
-                return Match(claim_type, why, terms)
-        return Match(self.general, f"medical terms: {shown}", terms)
+                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; {shown}"
+                return Match(claim_type, why, terms, not terms)
+        return Match(self.general, shown, terms, not terms)
+
+    def _statement(self, tokens: list[str]) -> bool:
+        """Does a sentence with no medical word still state something a medical report must source?"""
+        words = self.medical.document_words if self.medical is not None else None
+        if words is None:
+            return True
+        return any(w in words or (w[-1] == "s" and plural_stem(w) in words) for w in tokens)
 
     def not_a_claim(self, sentence: str) -> str | None:
         """The non-claim shape of a sentence no typed pattern matches (question, advice, meta, …), if any."""
@@ -489,8 +508,12 @@ def compile_rules(
         words = vocabulary | {plural_stem(w.lower()) for w in medical_spec.get("words") or []}
         signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
         entity = medical_spec.get("entity")
+        in_document = medical_spec.get("document_words")
         medical = MedicalContent(
-            frozenset(words), LazyRegex(_alternation(signals) or r"(?!)"), LazyRegex(entity) if entity else None
+            frozenset(words),
+            LazyRegex(_alternation(signals) or r"(?!)"),
+            LazyRegex(entity) if entity else None,
+            None if in_document in (None, "any") else frozenset(plural_stem(w.lower()) for w in in_document),
         )
     return ClaimRules(
         types=tuple(sorted((*typed, *gated), key=order)),

@@ -1,0 +1,37 @@
+"""Claims as a reader of a whole medical document takes them: real sentences from LLM answers.
+
+The fixtures are copied from the ExpertQA medical dev answers (tests/fixtures/claims/PROVENANCE.md).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from clinaudit.read.claims import rules
+from clinaudit.read.document import read_document
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claims"
+MARKERS = re.compile(r"\s*\[\d+\]")
+
+
+def claimed(text: str) -> list[str]:
+    document = read_document("answer.md", [(text, 0)], True)
+    return [c.sentence.text for c in document.claims]
+
+
+def test_a_care_process_with_no_medical_word_is_a_claim_in_a_medical_document():
+    answer = MARKERS.sub("", (FIXTURES / "ehcp_answer.md").read_text(encoding="utf-8"))
+    process = "The EHCP process begins with an assessment, through which the local authority evaluates the needs"
+    assert any(s.startswith(process) for s in claimed(answer))
+    sentence = next(s for s in re.split(r"(?<=\.) ", answer) if s.startswith(process))
+    assert rules().explain(sentence) is None  # alone, nothing in it is medical
+    found = rules().explain(sentence, medical_document=True)
+    assert found is not None and found.in_context and found.why.endswith("a statement in a medical document")
+
+
+def test_the_same_statement_in_a_document_about_nothing_medical_stays_no_claim():
+    answer = MARKERS.sub("", (FIXTURES / "ehcp_answer.md").read_text(encoding="utf-8"))
+    process = next(s for s in re.split(r"(?<=\.) ", answer) if s.startswith("The EHCP process"))
+    text = f"The committee meets every Tuesday in the main building. {process}"
+    assert claimed(text) == []
