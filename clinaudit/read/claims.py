@@ -6,6 +6,8 @@ Every prose sentence is decided in three steps, all data in rules/claims.yaml:
    statistics, the `general` phrases): a match is a claim of that type, as it always was.
 2. Non-claim shapes: questions, headings, lead-ins ending in ":", statements about the text
    itself, greetings, advice and disclaimers, hedged statements of ignorance, fragments.
+   Advice whose clause states an effect or a risk ("… to minimise health risks") is no
+   advice here: the reason it gives is a claim, so only a bare "see a professional" stays out.
 3. Medical content: a word of the vocabulary (data/claim-vocabulary.txt, built from MeSH
    by benchmarks/build_claim_vocabulary.py, plus the YAML's own words), a medical word
    ending, a gene- or protein-like name, a clinical quantity or a reported finding. A
@@ -163,6 +165,8 @@ class ClaimRules:
     min_words: int = 3
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: LazyRegex | None = None
+    reasoned: frozenset[str] = frozenset()  # shapes of advice: they do not hold when a clause states an effect
+    effect: LazyRegex | None = None  # that clause: "…, because it lowers the risk of …", "… to minimise harm"
     group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
     # [(text, live, by group, words)]: the last text `_read_words` read
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)
@@ -346,6 +350,8 @@ class ClaimRules:
                         contrasted = self.contrast is not None and self.contrast.search(body) is not None
                     if contrasted:
                         continue
+                if shape.name in self.reasoned and self.effect is not None and self.effect.search(body):
+                    return None  # advice that says what it does: the effect is a claim
                 return shape.name
         if self._first(self.disclaimers, lowered, live):
             return "disclaimer"
@@ -535,6 +541,8 @@ def compile_rules(
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
         contrast=LazyRegex(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
+        reasoned=frozenset(shapes_spec.get("reasoned") or ()),
+        effect=LazyRegex(_lower_pattern(shapes_spec["effect"])) if shapes_spec.get("effect") else None,
     )
 
 
