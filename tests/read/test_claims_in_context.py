@@ -35,3 +35,26 @@ def test_the_same_statement_in_a_document_about_nothing_medical_stays_no_claim()
     process = next(s for s in re.split(r"(?<=\.) ", answer) if s.startswith("The EHCP process"))
     text = f"The committee meets every Tuesday in the main building. {process}"
     assert claimed(text) == []
+
+
+TABLES = """# Migraine
+
+Migraine is a common primary headache disorder that affects about one in seven adults.
+
+| Diagnosis | ICD-10 |
+|---|---|
+| Migraine | G43.909, G43.109 |
+
+| Test | Contraindications |
+|---|---|
+| MRI | Standard MRI contraindications |
+| Sumatriptan | Absolute contraindications: coronary artery disease |
+"""
+
+
+def test_table_cells_that_only_name_a_code_or_the_usual_category_are_no_claims():
+    document = read_document("plan.md", [(TABLES, 0)], True)
+    found = {c.sentence.text: (c.claim_type, c.severity.value) for c in document.claims}
+    assert not any("G43" in s or "Standard MRI" in s for s in found), found
+    # a cell that names the category and then says what is in it still claims it, high
+    assert found["Sumatriptan Absolute contraindications: coronary artery disease"] == ("contraindication", "high")
