@@ -58,3 +58,11 @@ def test_table_cells_that_only_name_a_code_or_the_usual_category_are_no_claims()
     assert not any("G43" in s or "Standard MRI" in s for s in found), found
     # a cell that names the category and then says what is in it still claims it, high
     assert found["Sumatriptan Absolute contraindications: coronary artery disease"] == ("contraindication", "high")
+
+
+def test_a_list_item_that_only_names_a_category_is_no_contraindication():
+    # a real list item of an ExpertQA dev answer (line 52, gpt4), labelled in benchmarks/data
+    assert rules().explain("Previous adverse drug reactions or contraindications [4]") is None
+    # a verb makes it a statement again, and a cell that goes on to name them stays high
+    assert rules().classify("Pregnancy and breastfeeding are contraindications.").name == "contraindication"
+    assert rules().classify("Absolute contraindications: coronary artery disease").name == "contraindication"
