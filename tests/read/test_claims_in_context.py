@@ -66,3 +66,11 @@ def test_a_list_item_that_only_names_a_category_is_no_contraindication():
     # a verb makes it a statement again, and a cell that goes on to name them stays high
     assert rules().classify("Pregnancy and breastfeeding are contraindications.").name == "contraindication"
     assert rules().classify("Absolute contraindications: coronary artery disease").name == "contraindication"
+
+
+def test_two_sentences_with_medical_words_make_a_document_medical():
+    statement = "The local authority keeps the records for seven years."
+    one = "Migraine is a common headache disorder."
+    two = "Triptans relieve the pain of a migraine attack."
+    assert claimed(f"{one} {statement}") == [one]  # one medical sentence: a mention, not a medical document
+    assert claimed(f"{one} {two} {statement}") == [one, two, statement]
