@@ -13,7 +13,8 @@ Data (../shared/data/claims, see its PROVENANCE.md; measured on, never trained o
   (dose_recommendation, contraindication, approval_claim or other), from the dev answers,
   samples/ and the reports in benchmarks/data/reports/; precision of the high-severity types.
 
-Floors: ExpertQA recall on Yes >= 0.85 and at most 65% of No flagged; PubMed recall on 1
+Floors: ExpertQA recall on Yes >= 0.85 and at most 60% of No flagged, read alone and in their
+answers; PubMed recall on 1
 >= 0.85; high-severity precision >= 95% on >= 150 sentences. `--speed` adds the throughput
 floors (>= 1.5 MB/s on the synthetic worst case, >= 2 MB/s on PubMed-like text, CPU time of
 one core) and `clinaudit check` on samples/ under 0.5 s wall.
@@ -50,6 +51,9 @@ from clinaudit.read.parse import parse_markdown  # noqa: E402
 from clinaudit.text import plural_stem  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
+if not DATA.exists():
+    DATA = Path("/work/shared/data")
+DATA = Path(os.environ.get("CLINAUDIT_DATA", DATA))
 CLAIMS = DATA / "claims"
 LABELS = ROOT / "benchmarks" / "data" / "claims_high_precision.jsonl"
 HIGH = ("dose_recommendation", "contraindication", "approval_claim")
@@ -112,6 +116,46 @@ def rates(flags: list[bool], labels: list[bool]) -> tuple[float, float]:
     return sum(yes) / max(len(yes), 1), sum(no) / max(len(no), 1)
 
 
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson interval of a share: honest at small n (the 52 "no citation needed" claims)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - margin), min(1.0, centre + margin)
+
+
+def interval(flags: list[bool], labels: list[bool], label: bool) -> str:
+    picked = [f for f, y in zip(flags, labels, strict=True) if y == label]
+    low, high = wilson(sum(picked), len(picked))
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def in_answers(rows: list[dict], text_key: str) -> list[bool]:
+    """Each claim read where it was written: the claims of one answer, in order, one paragraph each.
+
+    A claim counts as flagged when the pipeline finds a claim on its lines. Read so, a sentence
+    is read in a document that the rest of its answer makes medical (or not), as a report is.
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["question"], r["system"]), []).append(i)
+    flags = [False] * len(rows)
+    for members in groups.values():
+        parts, starts, line = [], [], 1
+        for i in members:
+            text = strip_markers(rows[i][text_key]).strip() or "-"
+            starts.append(line)
+            parts.append(text)
+            line += text.count("\n") + 2
+        document = read_document("answer.md", [("\n\n".join(parts), 0)], True)
+        for claim in document.claims:
+            k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
+            flags[members[k]] = True
+    return flags
+
+
 def report_expertqa(flags: list[bool], rows: list[tuple[str, bool, str]], label: str) -> tuple[float, float]:
     labels = [y for _, y, _ in rows]
     recall, flagged_no = rates(flags, labels)
@@ -121,8 +165,9 @@ def report_expertqa(flags: list[bool], rows: list[tuple[str, bool, str]], label:
         r, n = rates([f for f, _ in sub], [y for _, y in sub])
         halves.append(f"{r:.3f} / {n:.0%}")
     print(
-        f"{label}: recall on Yes {recall:.3f} ({sum(labels)} claims), No flagged {flagged_no:.1%} "
-        f"({len(labels) - sum(labels)} claims); by question halves {' | '.join(halves)}"
+        f"{label}: recall on Yes {recall:.3f} {interval(flags, labels, True)} ({sum(labels)} claims), "
+        f"No flagged {flagged_no:.1%} {interval(flags, labels, False)} ({len(labels) - sum(labels)} claims); "
+        f"by question halves {' | '.join(halves)}"
     )
     return recall, flagged_no
 
@@ -149,20 +194,41 @@ def main_figures() -> bool:
     ok = True
     medical = expertqa_medical()
     recall, flagged_no = report_expertqa([pipeline_flags(t) for t, _, _ in medical], medical, "ExpertQA medical dev")
-    ok &= recall >= 0.85 and flagged_no <= 0.65
+    ok &= recall >= 0.85 and flagged_no <= 0.60
+    rows = jsonl(CLAIMS / "expertqa_medical_dev_claims.jsonl")
+    recall, flagged_no = report_expertqa(in_answers(rows, "claim_string"), medical, "  the same, read in their answers")
+    ok &= recall >= 0.85 and flagged_no <= 0.60
     pubmed = pubmed_validation()
     flags = [pipeline_flags(t) for t, _, _ in pubmed]
     r1, f0 = rates(flags, [y for _, y, _ in pubmed])
     print(
-        f"PubMed claims validation: recall on 1 {r1:.3f} ({sum(y for _, y, _ in pubmed)} sentences), 0 flagged {f0:.1%}"
+        f"PubMed claims validation: recall on 1 {r1:.3f} {interval(flags, [y for _, y, _ in pubmed], True)} "
+        f"({sum(y for _, y, _ in pubmed)} sentences), 0 flagged {f0:.1%}"
+    )
+    ok &= r1 >= 0.85
+    rows = [
+        {"question": str(row["paper_id"]), "system": "", "sentence": sentence}
+        for row in jsonl(CLAIMS / "pubmed_claims_validation.jsonl")
+        for sentence in row["sentences"]
+    ]
+    flags = in_answers(rows, "sentence")
+    r1, f0 = rates(flags, [y for _, y, _ in pubmed])
+    print(
+        f"  the same, read in their abstracts: recall on 1 {r1:.3f} {interval(flags, [y for _, y, _ in pubmed], True)}, "
+        f"0 flagged {f0:.1%}"
     )
     ok &= r1 >= 0.85
     nonmedical = expertqa_nonmedical()
     share = sum(pipeline_flags(t) for t, _, _ in nonmedical) / len(nonmedical)
     print(f"ExpertQA non-medical claims (law, business, history, …): {share:.1%} taken for medical claims")
+    rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
+    share = sum(in_answers(rows, "claim")) / len(rows)
+    print(f"  the same, read in their answers: {share:.1%} taken for medical claims")
     precision, strict, typed, wrong = precision_of_high_types()
     print(
-        f"high-severity types: precision {precision:.1%} on {typed} hand-labelled sentences ({LABELS.name}); "
+        f"high-severity types: precision {precision:.1%} "
+        f"[{wilson(round(precision * typed), typed)[0]:.1%}, {wilson(round(precision * typed), typed)[1]:.1%}] "
+        f"on {typed} hand-labelled sentences ({LABELS.name}); "
         f"{strict:.1%} if first-line and treatment-of-choice statements did not count as approval claims"
     )
     for w in wrong:

@@ -6,6 +6,8 @@ Every prose sentence is decided in three steps, all data in rules/claims.yaml:
    statistics, the `general` phrases): a match is a claim of that type, as it always was.
 2. Non-claim shapes: questions, headings, lead-ins ending in ":", statements about the text
    itself, greetings, advice and disclaimers, hedged statements of ignorance, fragments.
+   Advice whose clause states an effect or a risk ("… to minimise health risks") is no
+   advice here: the reason it gives is a claim, so only a bare "see a professional" stays out.
 3. Medical content: a word of the vocabulary (data/claim-vocabulary.txt, built from MeSH
    by benchmarks/build_claim_vocabulary.py, plus the YAML's own words), a medical word
    ending, a gene- or protein-like name, a clinical quantity or a reported finding. A
@@ -95,6 +97,7 @@ class Match:
     type: ClaimType
     why: str
     terms: tuple[str, ...] = ()  # the medical terms found, in order
+    in_context: bool = False  # a claim only because its document is medical: it has no medical word itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,10 @@ class MedicalContent:
     words: frozenset[str]  # stemmed
     signals: LazyRegex  # endings, quantities, findings: on lower-cased text
     entity: LazyRegex | None  # gene- and protein-like names: on the text as written
+    # In a medical document, what makes a statement with no medical word one that needs a source
+    # anyway (health systems, history, policy, lab processes, practice management): None for any
+    # statement of no non-claim shape, else these stemmed words.
+    document_words: frozenset[str] | None = None
     known: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word → is_term: words repeat
 
     def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
@@ -158,6 +165,8 @@ class ClaimRules:
     min_words: int = 3
     partial: frozenset[str] = frozenset()  # shapes of one clause: they do not hold when a contrast follows
     contrast: LazyRegex | None = None
+    reasoned: frozenset[str] = frozenset()  # shapes of advice: they do not hold when a clause states an effect
+    effect: LazyRegex | None = None  # that clause: "…, because it lowers the risk of …", "… to minimise harm"
     group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
     # [(text, live, by group, words)]: the last text `_read_words` read
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)
@@ -169,8 +178,12 @@ class ClaimRules:
         found = self.explain(sentence)
         return found.type if found is not None else None
 
-    def explain(self, sentence: str) -> Match | None:
-        """The claim the sentence makes and why, or None for a sentence that is no claim."""
+    def explain(self, sentence: str, medical_document: bool = False) -> Match | None:
+        """The claim the sentence makes and why, or None for a sentence that is no claim.
+
+        In a `medical_document` a statement needs no medical word of its own: "The EHCP process
+        begins with an assessment by the local authority" needs a source in a report on care.
+        """
         text = sentence.rstrip()
         if not text or text.endswith("?"):
             return None
@@ -189,15 +202,25 @@ class ClaimRules:
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
         terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
-        if not terms:
+        if terms:
+            shown = "medical terms: " + ", ".join(terms[:_WHY_TERMS])
+        elif medical_document and self._statement(tokens):
+            shown = "a statement in a medical document"
+        else:
             return None
-        shown = ", ".join(terms[:_WHY_TERMS])
         for claim_type in self.medical_types:
             m = self._first(claim_type.parts, lowered, live)
             if m is not None:
-                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; medical terms: {shown}"
-                return Match(claim_type, why, terms)
-        return Match(self.general, f"medical terms: {shown}", terms)
+                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; {shown}"
+                return Match(claim_type, why, terms, not terms)
+        return Match(self.general, shown, terms, not terms)
+
+    def _statement(self, tokens: list[str]) -> bool:
+        """Does a sentence with no medical word still state something a medical report must source?"""
+        words = self.medical.document_words if self.medical is not None else None
+        if words is None:
+            return True
+        return any(w in words or (w[-1] == "s" and plural_stem(w) in words) for w in tokens)
 
     def not_a_claim(self, sentence: str) -> str | None:
         """The non-claim shape of a sentence no typed pattern matches (question, advice, meta, …), if any."""
@@ -327,6 +350,8 @@ class ClaimRules:
                         contrasted = self.contrast is not None and self.contrast.search(body) is not None
                     if contrasted:
                         continue
+                if shape.name in self.reasoned and self.effect is not None and self.effect.search(body):
+                    return None  # advice that says what it does: the effect is a claim
                 return shape.name
         if self._first(self.disclaimers, lowered, live):
             return "disclaimer"
@@ -489,8 +514,12 @@ def compile_rules(
         words = vocabulary | {plural_stem(w.lower()) for w in medical_spec.get("words") or []}
         signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
         entity = medical_spec.get("entity")
+        in_document = medical_spec.get("document_words")
         medical = MedicalContent(
-            frozenset(words), LazyRegex(_alternation(signals) or r"(?!)"), LazyRegex(entity) if entity else None
+            frozenset(words),
+            LazyRegex(_alternation(signals) or r"(?!)"),
+            LazyRegex(entity) if entity else None,
+            None if in_document in (None, "any") else frozenset(plural_stem(w.lower()) for w in in_document),
         )
     return ClaimRules(
         types=tuple(sorted((*typed, *gated), key=order)),
@@ -512,6 +541,8 @@ def compile_rules(
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
         contrast=LazyRegex(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
+        reasoned=frozenset(shapes_spec.get("reasoned") or ()),
+        effect=LazyRegex(_lower_pattern(shapes_spec["effect"])) if shapes_spec.get("effect") else None,
     )
 
 

@@ -47,6 +47,7 @@ from clinaudit.read.parse import (
 )
 
 SENTENCE_DISPLAY = 200
+MEDICAL_DOCUMENT = 2  # sentences with a medical word that make a document medical (benchmarks/claims.py)
 _LAYOUTS_KEPT = 50_000  # unit layouts one reading keeps before it starts again
 DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
 _WORD = re.compile(r"[A-Za-z]{3,}")
@@ -116,6 +117,10 @@ class _Reading:
     # What was decided of each sentence text read so far: a report that repeats a sentence
     # (a disclaimer, "Consult your doctor.") has it decided once.
     decided: dict[str, _Decided] = field(default_factory=dict)
+    # The sentences read so far that have a medical word (or a typed claim): from MEDICAL_DOCUMENT
+    # on the document is medical, and a statement needs no medical word of its own to be a claim.
+    medical: int = 0
+    decided_in_medical: dict[str, _Decided] = field(default_factory=dict)  # `decided`, once it is
     # The same for each unit's layout, by its text and links: list items, table rows and
     # boilerplate paragraphs come back in a report.
     layouts: dict[tuple[str, tuple[Link, ...]], _Layout] = field(default_factory=dict)
@@ -401,10 +406,14 @@ def _read_prose(
                     _record(cite, unit, index, alone, None, reading, context)
             continue
         reading.sentences += 1
-        decided = reading.decided.get(raw)
+        medical = reading.medical >= MEDICAL_DOCUMENT
+        memo = reading.decided_in_medical if medical else reading.decided
+        decided = memo.get(raw)
         if decided is None:
-            decided = reading.decided[raw] = _decide(raw, rules, reading.corrections)
+            decided = memo[raw] = _decide(raw, rules, reading.corrections, medical)
         display, disclaimer, found, weak_mentions, known = decided
+        if found is not None and not found.in_context:
+            reading.medical += 1
         if disclaimer:
             reading.has_disclaimer = True
         claim_type = found.type if found is not None else None
@@ -521,11 +530,11 @@ def _lead_in(unit: Unit, bounds: list[tuple[int, int]], per_sentence: list[list[
         reading.above = "caption"
 
 
-def _decide(raw: str, rules: claims.ClaimRules, known: KnownFailures | None) -> _Decided:
+def _decide(raw: str, rules: claims.ClaimRules, known: KnownFailures | None, medical: bool = False) -> _Decided:
     return _Decided(
         _display(raw),
         rules.is_disclaimer(raw),
-        rules.explain(raw),
+        rules.explain(raw, medical),
         citations.find_weak(raw),
         known.sentence_hits(raw) if known is not None else [],
     )

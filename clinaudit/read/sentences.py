@@ -10,6 +10,7 @@ One regex finds candidate ends; an abbreviation table decides each candidate.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 # Abbreviations after which a sentence never ends, whatever follows.
 NEVER_FINAL = frozenset(
@@ -52,6 +53,7 @@ NEVER_FINAL = frozenset(
         "ed",
         "eds",
         "dept",
+        "depts",
         "univ",
         "inc",
         "ltd",
@@ -107,11 +109,14 @@ def split(text: str) -> list[tuple[int, int]]:
     bounds: list[tuple[int, int]] = []
     start = 0
     n = len(text)
+    bold = _Bold(text) if "**" in text or "__" in text else None
     for m in _CANDIDATE.finditer(text):
         end = m.end()
         if end <= start:
             continue
         if not _is_boundary(text, m.start(), end):
+            continue
+        if bold is not None and bold.inside(m.start(), end):
             continue
         markers = _TRAILING_MARKERS.match(text, end)
         if markers:
@@ -130,6 +135,34 @@ def _emit(text: str, start: int, end: int, bounds: list[tuple[int, int]]) -> Non
         end -= 1
     if end > start:
         bounds.append((start, end))
+
+
+class _Bold:
+    """Where the bold marks and line ends of one text are, found once: each candidate end is a bisection."""
+
+    __slots__ = ("lines", "marks", "size")
+
+    def __init__(self, text: str) -> None:
+        self.marks = [m.start() for m in _BOLD_MARK.finditer(text)]
+        self.lines = [m.start() for m in _NEWLINE.finditer(text)]
+        self.size = len(text)
+
+    def inside(self, dot: int, end: int) -> bool:
+        """Is the full stop inside a bold span that closes later on its line (`- **Step 1. Assess.**: …`)?
+
+        A bold list item is one label however many full stops it holds: cut inside it, its halves
+        read as a fragment and a sentence that starts with `**`.
+        """
+        k = bisect_right(self.lines, dot)
+        line = self.lines[k - 1] if k else -1
+        line_end = self.lines[k] if k < len(self.lines) else self.size
+        before = bisect_right(self.marks, dot) - bisect_right(self.marks, line)
+        after = bisect_left(self.marks, end)
+        return before % 2 == 1 and after < len(self.marks) and self.marks[after] < line_end
+
+
+_BOLD_MARK = re.compile(r"\*\*|__")
+_NEWLINE = re.compile(r"\n")
 
 
 def _is_boundary(text: str, dot: int, end: int) -> bool:

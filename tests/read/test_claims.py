@@ -323,3 +323,12 @@ def test_loading_the_rules_compiles_no_part_and_a_sentence_compiles_only_what_it
     assert derived.classify("The recommended dose of metformin is 500 mg twice daily.") is not None
     compiled = sum(part._regex is not None for part in derived.parts)
     assert 0 < compiled < len(derived.parts) / 2
+
+
+def test_prognosis_comparison_and_treatment_targets_are_at_least_medium():
+    r = rules()
+    for name in ("prognosis", "comparative_effectiveness", "treatment_target"):
+        assert r.by_name(name).severity.rank >= r.by_name("side_effects").severity.rank
+    # a target is a claim even inside advice, and only a clinical measure makes one
+    assert kind("It is important to keep your blood pressure below 130/80 mmHg.") == "treatment_target"
+    assert kind("Our revenue target is below 5 million.") is None
