@@ -125,18 +125,25 @@ class _Reading:
 
 
 def read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None = None
+    path: str,
+    chunks: Iterable[tuple[str, int]],
+    markdown: bool,
+    known: KnownFailures | None = None,
+    sources: Sequence[str] = (),
 ) -> Document:
     """One report's text (in chunks: text, the line it starts on) read into a Document.
+
+    `sources`: a corpus record's sources, which sit beside its text (--jsonl-sources):
+    its reference list, given apart from the text so that the text's lines stay its own.
 
     The cyclic garbage collector rests meanwhile (clinaudit/collector.py says why).
     """
     with collector.paused():
-        return _read_document(path, chunks, markdown, known)
+        return _read_document(path, chunks, markdown, known, sources)
 
 
 def _read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None
+    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None, sources: Sequence[str]
 ) -> Document:
     reading = _Reading(corrections=known)
     state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
@@ -149,7 +156,11 @@ def _read_document(
             for c in parsed.comments
             if "clinaudit-" in c.text
         ]
+    if sources:
+        _add_entries(reading, _source_entries(sources), DEFINITIONS)
     _link_references(reading)
+    if sources and not reading.markers:
+        _cite_record(reading)
     return Document(
         path=path,
         sentences=reading.sentences,
@@ -205,6 +216,36 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
+
+
+# Where a source beside the text is reported: it has no place in the text, so the record's start.
+_BESIDE = Span(1, 1, 1, 1)
+
+
+def _source_entries(sources: Sequence[str]) -> list[ReferenceEntry]:
+    """A record's sources as reference entries: "[3] https://…" is entry 3, an unlabelled one its place (from 1).
+
+    They serve every part of the text, as `[n]:` definitions do: QA data numbers its answer's
+    markers by the sources list beside it (ExpertQA's `attribution`, "[1] https://…").
+    """
+    entries = []
+    for place, source in enumerate(sources, 1):
+        form = citations.entry_form(source)
+        label, body = (form[0], source[form[1] :]) if form is not None else (str(place), source)
+        ids = tuple(dict.fromkeys((f.id, f.kind, f.value) for f in citations.find_ids(body)))
+        entries.append(ReferenceEntry(label, " ".join(body.split()), ids, _BESIDE))
+    return entries
+
+
+def _cite_record(reading: _Reading) -> None:
+    """Sources beside a text with no `[n]` marker cite the answer as a whole: each claim, at scope "record".
+
+    As a closing group cites its paragraph: a reader takes them for the answer's sources;
+    citation-scope = "sentence" takes it back (report/findings.py).
+    """
+    if not any(entry.ids for entry in reading.entries):
+        return  # sources that name no checkable work cite nothing a reader could follow
+    reading.claims = [c if c.cited else replace(c, cited=True, scope="record") for c in reading.claims]
 
 
 def _end_list(reading: _Reading) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from clinaudit.errors import InputError
 from clinaudit.models import CorpusRecord
@@ -349,11 +349,13 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
 # ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
 
 
-def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes: int) -> Iterator[CorpusRecord]:
+def read_jsonl(
+    source: Source, text_field: str, id_field: str | None, max_bytes: int, sources_field: str | None = None
+) -> Iterator[CorpusRecord]:
     """One CorpusRecord per non-blank line, in order; a bad line is a record with an error, never dropped.
 
     `max_bytes` bounds one record's line, not the corpus: a million answers are
-    one file, each of them a report.
+    one file, each of them a report. The fields are paths (`field_path`).
     """
     stream = _stdin(source) if source.path is None else _open(source, source.path)
     try:
@@ -369,7 +371,7 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
                         raise InputError(f"{shown(source.name)}: binary data (NUL byte on line {number})")
                     raw = stream.readline(1 << 20)
                 raw = b"x" * (max_bytes + 1)  # what parse_line needs to know: it is too long
-            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes)
+            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes, sources_field)
             if record is not None:
                 yield record
     finally:
@@ -378,7 +380,13 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
 
 
 def parse_line(
-    name: str, number: int, raw: bytes | str, text_field: str, id_field: str | None, max_bytes: int
+    name: str,
+    number: int,
+    raw: bytes | str,
+    text_field: str,
+    id_field: str | None,
+    max_bytes: int,
+    sources_field: str | None = None,
 ) -> CorpusRecord | None:
     """One line of a corpus (`name`, 1-based `number`) → its record; None for a blank line.
 
@@ -401,37 +409,181 @@ def parse_line(
         return _bad(name, number, "not JSON (nested too deeply)")
     except ValueError as exc:
         return _bad(name, number, f"not JSON ({exc.args[0].split(':')[0]})")
-    return _record(name, number, data, text_field, id_field)
+    return _record(name, number, data, text_field, id_field, sources_field)
 
 
 def _bad(name: str, line: int, problem: str) -> CorpusRecord:
     return CorpusRecord(f"{name}:{line}", line, error=f"{name}:{line}: {problem}", source=name)
 
 
-def _record(name: str, line: int, data, text_field: str, id_field: str | None) -> CorpusRecord:
+# ---------------------------------------------------------------- field paths (answers.gpt4.answer_string)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldPath:
+    """A field of a record named by its path: keys of nested objects, and indices of lists, joined by dots.
+
+    `answers.gpt4.answer_string`, `answers.0.text`. A key that holds a dot writes it `\\.`
+    (`meta\\.v2.text` is the key "meta.v2", then "text"), a backslash `\\\\`. A path is written
+    as QA datasets nest their answers, so one flag reaches the text whatever the nesting; a key
+    made only of digits indexes a list and names a key of an object, as it reads in each.
+    """
+
+    spec: str  # as the user wrote it: what messages name
+    keys: tuple[str, ...]
+
+
+_PATH_PIECE = re.compile(r"\\(.)|(\\)$|(\.)|([^.\\]+)", re.DOTALL)
+
+
+def field_path(spec: str, flag: str = "--jsonl-text") -> FieldPath:
+    """`a.b\\.c.0` → FieldPath(keys=("a", "b.c", "0")); an empty key (`a..b`, a trailing dot) is an InputError."""
+    keys: list[str] = []
+    key: list[str] = []
+    for m in _PATH_PIECE.finditer(spec):
+        escaped_char, lone_backslash, dot, plain = m.groups()
+        if lone_backslash:
+            raise InputError(
+                f"{flag} {shown(spec)!r}: ends in a backslash (a key's dot is written \\. and a backslash \\\\)"
+            )
+        if dot:
+            keys.append("".join(key))
+            key = []
+        else:
+            key.append(escaped_char if escaped_char is not None else plain)
+    keys.append("".join(key))
+    if any(k == "" for k in keys):
+        raise InputError(f"{flag} {shown(spec)!r}: a field path with an empty key (keys are joined by one dot)")
+    return FieldPath(spec, tuple(keys))
+
+
+class _Missing(Exception):
+    """A path that leads nowhere in one record: what is missing, in words."""
+
+
+def _step(value: Any, key: str, walked: str) -> Any:
+    where = f"{walked!r}" if walked else "the record"
+    if isinstance(value, dict):
+        if key not in value:
+            raise _Missing(f"{where} has no {key!r}")
+        return value[key]
+    if isinstance(value, list):
+        if not _index(key):
+            raise _Missing(f"{where} is a list (name an item by its index, from 0)")
+        if int(key) >= len(value):
+            raise _Missing(f"{where} has {len(value)} item{'' if len(value) == 1 else 's'}, no item {key}")
+        return value[int(key)]
+    raise _Missing(f"{where} is a {_json_type(value)}, not an object or a list")
+
+
+def _index(key: str) -> bool:
+    return key.isascii() and key.isdigit()
+
+
+def _lookup(data: Any, path: FieldPath) -> Any:
+    """The value at `path`, or _Missing saying where the path stops."""
+    value, walked = data, ""
+    for key in path.keys:
+        value = _step(value, key, walked)
+        walked = f"{walked}.{_escaped(key)}" if walked else _escaped(key)
+    return value
+
+
+def _escaped(key: str) -> str:
+    return key.replace("\\", "\\\\").replace(".", "\\.")
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def _sources(data: Any, path: FieldPath) -> tuple[str, ...]:
+    """The strings at `path`: a list of strings, or a list of objects with the rest of the path in each.
+
+    `sources.url` on `{"sources": [{"url": …}, {"url": …}]}` takes each object's "url": a key
+    that meets a list (and is not an index) is looked up in every item. A null on the way is no sources.
+    """
+    out: list[str] = []
+
+    def gather(value: Any, keys: tuple[str, ...], walked: str, spread: bool) -> None:
+        for k, key in enumerate(keys):
+            if isinstance(value, list) and not _index(key):
+                for n, item in enumerate(value):
+                    gather(item, keys[k:], f"{walked}.{n}" if walked else str(n), True)
+                return
+            if value is None and not spread:
+                return  # null where the sources would be: a record with none
+            value = _step(value, key, walked)
+            walked = f"{walked}.{_escaped(key)}" if walked else _escaped(key)
+        if value is None and not spread:
+            return
+        items = value if isinstance(value, list) else [value]
+        for n, item in enumerate(items):
+            if not isinstance(item, str):
+                at = f"{walked}.{n}" if isinstance(value, list) else walked
+                raise _Missing(f"{at!r} is a {_json_type(item)}, not a string (a URL or an id)")
+            if item.strip():
+                out.append(item)
+
+    gather(data, path.keys, "", False)
+    return tuple(out)
+
+
+def _record(
+    name: str, line: int, data, text_field: str, id_field: str | None, sources_field: str | None = None
+) -> CorpusRecord:
     if not isinstance(data, dict):
         return _bad(name, line, f"not a JSON object (a {type(data).__name__})")
-    text = data.get(text_field)
-    if text_field not in data:
-        return _bad(name, line, f"no {text_field!r} field")
+    text_path = _parsed(text_field, "--jsonl-text")
+    try:
+        text = _lookup(data, text_path)
+    except _Missing as why:
+        return _bad(name, line, f"no {text_field!r} field" + (f" ({why})" if len(text_path.keys) > 1 else ""))
     if not isinstance(text, str):
         return _bad(name, line, f"{text_field!r} is not a string")
     if "\x00" in text:
         return _bad(name, line, f"{text_field!r} holds a NUL character")
     text = _no_surrogates(lines_ended(text))  # as a file's lines end
+    sources: tuple[str, ...] = ()
+    if sources_field is not None:
+        try:
+            sources = tuple(_no_surrogates(s) for s in _sources(data, _parsed(sources_field, "--jsonl-sources")))
+        except _Missing as why:
+            return _bad(name, line, f"no usable {sources_field!r} field ({why})")
     if id_field is None:
-        return CorpusRecord(f"{name}:{line}", line, text, source=name)
-    value = data.get(id_field)
+        return CorpusRecord(f"{name}:{line}", line, text, source=name, sources=sources)
+    id_path = _parsed(id_field, "--jsonl-id")
+    try:
+        value = _lookup(data, id_path)
+    except _Missing as why:
+        return _bad(name, line, f"no usable {id_field!r} field" + (f" ({why})" if len(id_path.keys) > 1 else ""))
     if (
-        id_field not in data
-        or value is None
+        value is None
         or isinstance(value, (dict, list, bool))
         or str(value) == ""
         or (isinstance(value, float) and not math.isfinite(value))  # 1e400 is read as inf
     ):
         return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
     value = _no_surrogates(str(value))
-    return CorpusRecord(f"{name}#{value}", line, text, value, source=name)
+    return CorpusRecord(f"{name}#{value}", line, text, value, source=name, sources=sources)
+
+
+_PATHS: dict[tuple[str, str], FieldPath] = {}
+
+
+def _parsed(spec: str, flag: str) -> FieldPath:
+    """A field path read once per run, not once per record."""
+    found = _PATHS.get((spec, flag))
+    if found is None:
+        found = _PATHS[(spec, flag)] = field_path(spec, flag)
+    return found
+
+
+def check_fields(text_field: str, id_field: str | None = None, sources_field: str | None = None) -> None:
+    """Each field path well formed, before a record is read: a bad one is the run's input error."""
+    for spec, flag in ((text_field, "--jsonl-text"), (id_field, "--jsonl-id"), (sources_field, "--jsonl-sources")):
+        if spec is not None:
+            _parsed(spec, flag)
 
 
 def _no_surrogates(text: str) -> str:
@@ -463,11 +615,22 @@ def line_ranges(path: Path, lines_per_range: int) -> list[tuple[int, int, int]]:
 
 
 def read_range(
-    path: Path, name: str, start: int, end: int, first_line: int, text_field: str, id_field: str | None, max_bytes: int
+    path: Path,
+    name: str,
+    start: int,
+    end: int,
+    first_line: int,
+    text_field: str,
+    id_field: str | None,
+    max_bytes: int,
+    sources_field: str | None = None,
 ) -> list[CorpusRecord]:
     """The records of one byte range from `line_ranges`, numbered as in the whole file."""
     with open(path, "rb") as handle:
         handle.seek(start)
         lines = handle.read(end - start).splitlines(keepends=True)
-    records = (parse_line(name, first_line + k, line, text_field, id_field, max_bytes) for k, line in enumerate(lines))
+    records = (
+        parse_line(name, first_line + k, line, text_field, id_field, max_bytes, sources_field)
+        for k, line in enumerate(lines)
+    )
     return [r for r in records if r is not None]
