@@ -282,6 +282,46 @@ def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
         yield b"".join(pieces)
 
 
+class LogLines(str):
+    """A chunk of log-like lines: read line by line, each line a sentence (read/document.py).
+
+    A stretch of LOG_BYTES or more of plain lines (no Markdown block marker, no fence, no
+    comment) with no sentence end is a log, a CSV dump, a trace: read as prose it is one
+    sentence of megabytes, which every later step reads whole.
+    """
+
+    __slots__ = ()
+
+
+LOG_BYTES = 4096  # this much text without a `.`, `!` or `?` ending a sentence: no prose runs so long
+# A sentence end as the splitter reads one (read/sentences.py): closing quotes, brackets and markers after it.
+_SENTENCE_END = re.compile(rb"[.!?]+(?:[\"')\]]|\xe2\x80[\x99\x9d]|\[[^\[\]\s]{1,40}\])*(?:\s|$)")
+# A line Markdown reads as more than a paragraph's text, by its start: a heading, quote, list item, rule,
+# setext underline, table, fence, HTML block or link definition. "[2026-03-01 12:00:01] INFO" and
+# "<14>Mar" are text.
+_BLOCK_START = re.compile(
+    rb" {0,3}(?:#{1,6}(?:\s|$)|>|[*+-](?:\s|$)|\d{1,9}[.)](?:\s|$)|(?:[*_-][ \t]*){3,}$|=+[ \t]*$|\|"
+    rb"|`{3}|~{3}|<[A-Za-z/!?]|\[[^\]]*\]:|\|?[ \t]*:?-+:?[ \t]*\|)"
+)
+_INDENTED = re.compile(rb"(?: {4}|\t)")
+
+
+def _plain(line: bytes, blank: bool, continues: bool) -> bool:
+    """Is the line a paragraph's text with no sentence end? `continues`: it follows such a line.
+
+    An indented line continues a paragraph (it is code only after a blank line), as CommonMark reads it.
+    Asked of every line, so the sentence end is looked for first (most prose lines have one), on
+    its own: a pattern that starts with a character set is scanned for in C.
+    """
+    if blank:
+        return True
+    if _SENTENCE_END.search(line):
+        return False
+    if line[:1] in b" \t" and _INDENTED.match(line):
+        return continues
+    return not _BLOCK_START.match(line) and b"<!--" not in line
+
+
 def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
     buffer: list[bytes] = []
     size = 0
@@ -291,12 +331,24 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
     in_comment = False
     previous_blank = False
     first = True
+    run_start: int | None = None  # where the buffer's stretch of plain lines without a sentence end starts
+    run_bytes = 0
+    log = False  # the buffer holds a log's lines (LogLines)
     for line in _lines(stream, name, max_bytes):
         first = False
         stripped = line.strip()
         blank = not stripped
+        plain = (
+            in_fence is None and not in_comment and _plain(line, blank, run_start is not None and not previous_blank)
+        )
+        if log and (not plain or size >= CHUNK_BYTES):  # the log ends here, or its chunk is full
+            yield LogLines(_decode(b"".join(buffer), name, line_base)), line_base
+            line_base += lines_in_buffer
+            buffer, size, lines_in_buffer = [], 0, 0
+            log = plain
+            run_start = 0 if plain else None
         # Cut before a line that starts a new top-level block after a blank line.
-        if (
+        elif (
             size >= CHUNK_BYTES
             and previous_blank
             and not blank
@@ -307,6 +359,8 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
             yield _decode(b"".join(buffer), name, line_base), line_base
             line_base += lines_in_buffer
             buffer, size, lines_in_buffer = [], 0, 0
+            run_start = 0 if run_start is not None else None
+            run_bytes = 0
         fence = _FENCE.match(line)
         if fence:
             marker = fence.group(1)
@@ -323,8 +377,24 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
         size += len(line)
         lines_in_buffer += 1
         previous_blank = blank
+        if not plain:
+            run_start, run_bytes = None, 0
+            continue
+        if run_start is None:
+            run_start, run_bytes = len(buffer) - 1, 0
+        run_bytes += len(line)
+        if not log and run_bytes >= LOG_BYTES:  # a log: the text before it is a chunk of its own
+            if run_start > 0:
+                yield _decode(b"".join(buffer[:run_start]), name, line_base), line_base
+                line_base += run_start
+                lines_in_buffer -= run_start
+                buffer = buffer[run_start:]
+                size = sum(map(len, buffer))
+                run_start = 0
+            log = True
     if buffer or first:
-        yield _decode(b"".join(buffer), name, line_base), line_base
+        text = _decode(b"".join(buffer), name, line_base)
+        yield (LogLines(text) if log else text), line_base
 
 
 def lines_ended(text: str) -> str:
