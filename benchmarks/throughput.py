@@ -1,7 +1,9 @@
 """Offline pipeline throughput on a generated 5 MB Markdown corpus, plus CLI start-up.
 
-Run by hand:  python benchmarks/throughput.py
+Run by hand:  python benchmarks/throughput.py [--log]
 Floors: >= 1 MB/s on one core; CLI import under 0.3 s.
+--log adds a 30 MB log with no sentence end (benchmarks/log_input.py): read line by line, it is
+audited in 5 s or less (benchmarks/log_input.py gives the whole CLI's wall time and peak memory).
 """
 
 from __future__ import annotations
@@ -55,9 +57,17 @@ def corpus(size: int, seed: int = 1) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def data_file(*parts: str) -> Path:
+    """A file of the shared data: ../shared/data beside the checkout, else /work/shared/data, or $CLINAUDIT_DATA."""
+    env = os.environ.get("CLINAUDIT_DATA")
+    roots = [Path(env)] if env else []
+    roots += [ROOT.parent / "shared" / "data", Path("/work/shared/data")]
+    return next((r.joinpath(*parts) for r in roots if r.joinpath(*parts).exists()), roots[0].joinpath(*parts))
+
+
 def realistic_corpus(size: int, seed: int = 1) -> str | None:
     """Real clinical prose: PubMedQA abstracts laid out as Markdown reports, when ../shared is here."""
-    path = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
+    path = data_file("pubmedqa", "ori_pqal.json")
     if not path.exists():
         return None
     import json
@@ -87,7 +97,7 @@ def unique_corpus(seed: int = 1) -> str | None:
     so on those corpora part of the figure is that memo. Here no unit comes twice: the figure is
     what new text costs.
     """
-    path = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
+    path = data_file("pubmedqa", "ori_pqal.json")
     if not path.exists():
         return None
     import json
@@ -136,6 +146,11 @@ def measure(label: str, text: str) -> None:
 
 def main() -> None:
     sys.path.insert(0, str(ROOT))
+    if "--log" in sys.argv[1:]:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        from log_input import log_text
+
+        measure("offline read, a 30 MB log with no sentence end", log_text(30 * 1024 * 1024))
     realistic = realistic_corpus(5 * 1024 * 1024)
     if realistic is not None:
         measure("offline read, PubMedQA abstracts as Markdown", realistic)

@@ -36,6 +36,7 @@ def audit_jsonl(
     id_field: str | None = None,
     options: Options | None = None,
     lines_per_partition: int = LINES_PER_PARTITION,
+    sources_field: str | None = None,
 ):
     """JSONL files (on storage every worker can read) → a dask Bag of result lines, one per record, in order.
 
@@ -46,7 +47,9 @@ def audit_jsonl(
 
     options = options or Options()
     from clinaudit.errors import InputError
-    from clinaudit.read.inputs import line_ranges
+    from clinaudit.read.inputs import check_fields, line_ranges
+
+    check_fields(text_field, id_field, sources_field)
 
     pieces: list[tuple[str, int, int, int]] = []  # (path, first byte, end byte, first line number)
     for path in map(str, paths):
@@ -56,10 +59,17 @@ def audit_jsonl(
     if not pieces:
         return db.from_sequence([], npartitions=1)
     bag = db.from_sequence(pieces, npartitions=len(pieces))
-    return bag.map_partitions(_audit_pieces, text_field, id_field, options)
+    return bag.map_partitions(_audit_pieces, text_field, id_field, options, sources_field)
 
 
-def audit_bag(bag, text_field: str, id_field: str | None = None, name: str = "<bag>", options: Options | None = None):
+def audit_bag(
+    bag,
+    text_field: str,
+    id_field: str | None = None,
+    name: str = "<bag>",
+    options: Options | None = None,
+    sources_field: str | None = None,
+):
     """A bag of JSON lines (str or bytes, as `dask.bag.read_text` gives) or dicts → a Bag of result lines.
 
     Records are numbered by their place in the bag, from 1, and a record with no
@@ -76,14 +86,20 @@ def audit_bag(bag, text_field: str, id_field: str | None = None, name: str = "<b
     for length in lengths[:-1]:
         starts.append(starts[-1] + length)
     audited = [
-        dask.delayed(audit_lines)(part, start, name, text_field, id_field, options)
+        dask.delayed(audit_lines)(part, start, name, text_field, id_field, options, sources_field)
         for part, start in zip(parts, starts, strict=True)
     ]
     return db.from_delayed(audited)
 
 
 def audit_lines(
-    lines: Iterable[Any], first_line: int, name: str, text_field: str, id_field: str | None, options: Options
+    lines: Iterable[Any],
+    first_line: int,
+    name: str,
+    text_field: str,
+    id_field: str | None,
+    options: Options,
+    sources_field: str | None = None,
 ) -> list[str]:
     """One partition: lines numbered from `first_line` → one JSONL result line per record."""
     import json
@@ -97,17 +113,19 @@ def audit_lines(
     records = []
     for offset, line in enumerate(lines):
         raw = json.dumps(line) if isinstance(line, dict) else line
-        record = parse_line(name, first_line + offset, raw, text_field, id_field, options.max_bytes)
+        record = parse_line(name, first_line + offset, raw, text_field, id_field, options.max_bytes, sources_field)
         if record is not None:
             records.append(record)
     return [record_line(report) for report in audit_records(records, options)]
 
 
-def _audit_pieces(pieces: list[tuple[str, int, int, int]], text_field, id_field, options: Options) -> list[str]:
+def _audit_pieces(
+    pieces: list[tuple[str, int, int, int]], text_field, id_field, options: Options, sources_field=None
+) -> list[str]:
     out: list[str] = []
     for path, start, end, first_line in pieces:
         with open(path, "rb") as handle:
             handle.seek(start)
             lines = handle.read(end - start).splitlines(keepends=True)
-        out += audit_lines(lines, first_line, path, text_field, id_field, options)
+        out += audit_lines(lines, first_line, path, text_field, id_field, options, sources_field)
     return out

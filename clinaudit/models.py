@@ -149,7 +149,8 @@ class Claim:
     why: str = ""  # what made it a claim: the pattern matched, or the medical terms found
     section: str = ""  # the heading above it
     in_cited_item: bool = False  # its list item carries a citation elsewhere (grounded, not cited)
-    # what cites it, as a reader reads it: sentence | row | lead-in | caption | paragraph | source-line; "" uncited
+    # what cites it, as a reader reads it: sentence | row | lead-in | caption | paragraph | source-line | record
+    # (the sources beside a corpus record's text); "" uncited
     scope: str = ""
 
     @property
@@ -371,6 +372,7 @@ class CorpusRecord:
     record: str | None = None  # the --jsonl-id value (two records may share one: `line` tells them apart)
     error: str = ""  # a bad line: not JSON, a missing field; reported, never dropped
     source: str = ""  # the corpus file; `source:line` keys the record inside a run, unique even when ids repeat
+    sources: tuple[str, ...] = ()  # --jsonl-sources: the URLs and ids beside the text, its reference list
 
     @property
     def key(self) -> str:

@@ -45,7 +45,7 @@ TASKS_PER_WORKER = 8
 START_METHOD = "fork"
 _options: Options | None = None  # each worker's copy, set once by _init
 _readers: Readers | None = None  # the same
-_fields: tuple[str, str | None] = ("", None)  # --jsonl-text and --jsonl-id, for a worker reading a corpus range
+_fields: tuple[str, str | None, str | None] = ("", None, None)  # --jsonl-text, -id and -sources, for a corpus range
 
 
 def workers(options: Options) -> int:
@@ -65,7 +65,12 @@ def read_sources(sources: list[Source], options: Options, readers: Readers) -> l
 
 
 def read_corpus(
-    sources: list[Source], text_field: str, id_field: str | None, options: Options, readers: Readers
+    sources: list[Source],
+    text_field: str,
+    id_field: str | None,
+    options: Options,
+    readers: Readers,
+    sources_field: str | None = None,
 ) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
     """Corpus records read in workers, in order: the Documents and (name, line, id) of each.
 
@@ -78,7 +83,7 @@ def read_corpus(
     for source in sources:
         if source.path is None:
             batch: list[CorpusRecord] = []
-            for record in read_jsonl(source, text_field, id_field, options.max_bytes):
+            for record in read_jsonl(source, text_field, id_field, options.max_bytes, sources_field):
                 batch.append(record)
                 if len(batch) == BATCH:
                     tasks.append(("records", batch))
@@ -91,7 +96,7 @@ def read_corpus(
             tasks += [("range", source.path, source.name, *r) for r in _joined(ranges, per_task)]
     documents: list[Document | FileReport] = []
     kept: list[tuple[str, int, str | None]] = []
-    with _pool(options, readers, (text_field, id_field)) as pool, collector.paused():
+    with _pool(options, readers, (text_field, id_field, sources_field)) as pool, collector.paused():
         for read, names in pool.imap(_read_task, tasks):
             documents += read
             kept += names
@@ -103,7 +108,7 @@ def _joined(ranges: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, 
     return [(ranges[k][0], ranges[min(k + n, len(ranges)) - 1][1], ranges[k][2]) for k in range(0, len(ranges), n)]
 
 
-def _pool(options: Options, readers: Readers, fields: tuple[str, str | None] = ("", None)):
+def _pool(options: Options, readers: Readers, fields: tuple[str, str | None, str | None] = ("", None, None)):
     _warm(options, readers)
     try:
         context = multiprocessing.get_context(START_METHOD)
@@ -120,7 +125,7 @@ def _warm(options: Options, readers: Readers) -> None:
     readers.record(CorpusRecord("<warm-up>", 0, _WARM_UP, source="<warm-up>"), options)
 
 
-def _init(options: Options, readers: Readers, fields: tuple[str, str | None]) -> None:
+def _init(options: Options, readers: Readers, fields: tuple[str, str | None, str | None]) -> None:
     global _options, _readers, _fields
     _options, _readers, _fields = options, readers, fields
 
@@ -139,5 +144,8 @@ def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str
         records = task[1]
     else:
         _, path, name, start, end, first_line = task
-        records = read_range(path, name, start, end, first_line, *_fields, _options.max_bytes)
+        text_field, id_field, sources_field = _fields
+        records = read_range(
+            path, name, start, end, first_line, text_field, id_field, _options.max_bytes, sources_field
+        )
     return [read_record(r, _options) for r in records], [(r.name, r.line, r.record) for r in records]

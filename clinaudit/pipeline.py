@@ -96,18 +96,27 @@ def _size(path: Path) -> int:
 
 
 def audit_corpus(
-    paths: Iterable[str], text_field: str, id_field: str | None = None, options: Options | None = None
+    paths: Iterable[str],
+    text_field: str,
+    id_field: str | None = None,
+    options: Options | None = None,
+    sources_field: str | None = None,
 ) -> AuditResult:
-    """Audit JSONL corpora: each line's `text_field` as one report, named by its `id_field` (or its line)."""
+    """Audit JSONL corpora: each line's `text_field` as one report, named by its `id_field` (or its line).
+
+    The fields are paths into each record (`answers.gpt4.answer_string`, inputs.FieldPath);
+    `sources_field` holds the URLs and ids beside the text, read as its reference list.
+    """
     options = options or Options()
+    inputs.check_fields(text_field, id_field, sources_field)
     sources = _corpus_sources(paths, options)
     if options.jobs != 1:
         from clinaudit import parallel
 
         if parallel.workers(options) > 1:
-            read, kept = parallel.read_corpus(sources, text_field, id_field, options, readers())
+            read, kept = parallel.read_corpus(sources, text_field, id_field, options, readers(), sources_field)
             return _corpus_result(read, kept, options)
-    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
+    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes, sources_field))
     reports = audit_records(records, replace(options, jobs=1))
     return AuditResult(verdict.overall(reports), tuple(reports))
 
@@ -116,7 +125,11 @@ STREAM_BATCH = 500  # corpus records read, resolved and reported together when r
 
 
 def corpus_reports(
-    paths: Iterable[str], text_field: str, id_field: str | None = None, options: Options | None = None
+    paths: Iterable[str],
+    text_field: str,
+    id_field: str | None = None,
+    options: Options | None = None,
+    sources_field: str | None = None,
 ) -> Iterator[FileReport]:
     """The reports of JSONL corpora in order, each batch of records as soon as it is audited.
 
@@ -125,8 +138,9 @@ def corpus_reports(
     and nothing of it is kept.
     """
     options = replace(options or Options(), jobs=1)
+    inputs.check_fields(text_field, id_field, sources_field)
     sources = _corpus_sources(paths, options)
-    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes))
+    records = (r for s in sources for r in inputs.read_jsonl(s, text_field, id_field, options.max_bytes, sources_field))
     batch: list[CorpusRecord] = []
     for record in records:
         batch.append(record)
@@ -178,7 +192,7 @@ def read_record(record: CorpusRecord, options: Options) -> Document | FileReport
     if record.error:
         return FileReport(record.key, "error", (), (), 0, 0, 0, error=record.error)
     known = corrections.for_report(record.key, options)  # the corrections.yaml nearest the corpus file
-    return read_document(record.key, [(record.text, 0)], not options.plain, known)
+    return read_document(record.key, [(record.text, 0)], not options.plain, known, record.sources)
 
 
 def _run_cache() -> ResolutionCache:

@@ -56,13 +56,25 @@ def check(
         Optional[str],
         typer.Option(
             "--jsonl-text",
-            help="Read each PATH as a JSONL corpus: audit this field of every line as one report.",
+            help="Read each PATH as a JSONL corpus: audit this field of every line as one report. "
+            "A path reaches into nested objects and lists: answers.gpt4.answer_string, answers.0.text "
+            "(a dot inside a key is written \\.).",
             metavar="FIELD",
         ),
     ] = None,
     jsonl_id: Annotated[
         Optional[str],
         typer.Option("--jsonl-id", help="Name each corpus record by this field (default: its line).", metavar="FIELD"),
+    ] = None,
+    jsonl_sources: Annotated[
+        Optional[str],
+        typer.Option(
+            "--jsonl-sources",
+            help="The field holding each record's sources beside its text (URLs, PMIDs, DOIs, NCT ids; "
+            "'[n] …' answers the text's [n]): a list of strings, or a path through a list of objects "
+            "(sources.url).",
+            metavar="FIELD",
+        ),
     ] = None,
     *,
     options: Options,  # every flag declared in clinaudit/options.py, made into one (cli/options.py)
@@ -88,13 +100,14 @@ def check(
         if write_baseline and options.baseline and not Path(options.baseline).exists():
             options = replace(options, baseline=None)  # the first --write-baseline creates it
         if jsonl_text is not None and format.value in STREAMED and _streamable(options, write_baseline):
-            _stream_corpus(paths, jsonl_text, jsonl_id, options, output, format.value)  # exits with the run's code
+            _stream_corpus(paths, jsonl_text, jsonl_id, options, output, format.value, jsonl_sources)  # exits
         if jsonl_text is not None:
             from clinaudit.pipeline import audit_corpus
 
-            result = audit_corpus(paths, jsonl_text, jsonl_id, options)
-        elif jsonl_id is not None:
-            raise InputError("--jsonl-id needs --jsonl-text FIELD (the field holding each record's text)")
+            result = audit_corpus(paths, jsonl_text, jsonl_id, options, jsonl_sources)
+        elif jsonl_id is not None or jsonl_sources is not None:
+            flag = "--jsonl-id" if jsonl_id is not None else "--jsonl-sources"
+            raise InputError(f"{flag} needs --jsonl-text FIELD (the field holding each record's text)")
         elif corpus := next((p for p in paths if p.lower().endswith((".jsonl", ".ndjson"))), None):
             from clinaudit.text import shown
 
@@ -179,7 +192,13 @@ class _Tally:
 
 
 def _stream_corpus(
-    paths: list[str], text_field: str, id_field: str | None, options: Options, output, format: str
+    paths: list[str],
+    text_field: str,
+    id_field: str | None,
+    options: Options,
+    output,
+    format: str,
+    sources_field: str | None = None,
 ) -> None:
     """Each record's result written as its batch finishes (JSONL or SARIF); memory stays flat in the number of records."""
     import contextlib
@@ -199,7 +218,7 @@ def _stream_corpus(
             stream = import_module(f"clinaudit.report.formats.{FORMATS[format].module}").Stream(
                 out, with_baseline=options.baseline is not None
             )
-            for report in corpus_reports(paths, text_field, id_field, options):
+            for report in corpus_reports(paths, text_field, id_field, options, sources_field):
                 stream.add(report)
                 tally.add(report)
             stream.close()

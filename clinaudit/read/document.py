@@ -35,8 +35,10 @@ from clinaudit.models import (
     Unit,
 )
 from clinaudit.read import citations, claims, sentences
+from clinaudit.read.inputs import LogLines, lines_ended
 from clinaudit.read.parse import (
     REFERENCE_LINK,
+    LineIndex,
     ParsedDocument,
     ReadState,
     is_reference_heading,
@@ -130,22 +132,32 @@ class _Reading:
 
 
 def read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None = None
+    path: str,
+    chunks: Iterable[tuple[str, int]],
+    markdown: bool,
+    known: KnownFailures | None = None,
+    sources: Sequence[str] = (),
 ) -> Document:
     """One report's text (in chunks: text, the line it starts on) read into a Document.
+
+    `sources`: a corpus record's sources, which sit beside its text (--jsonl-sources):
+    its reference list, given apart from the text so that the text's lines stay its own.
 
     The cyclic garbage collector rests meanwhile (clinaudit/collector.py says why).
     """
     with collector.paused():
-        return _read_document(path, chunks, markdown, known)
+        return _read_document(path, chunks, markdown, known, sources)
 
 
 def _read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None
+    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None, sources: Sequence[str]
 ) -> Document:
     reading = _Reading(corrections=known)
     state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
     for text, line_base in chunks:
+        if isinstance(text, LogLines):
+            _read_log(text, line_base, reading)
+            continue
         parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
         state = parsed.state
         _read_units(parsed, reading)
@@ -154,7 +166,11 @@ def _read_document(
             for c in parsed.comments
             if "clinaudit-" in c.text
         ]
+    if sources:
+        _add_entries(reading, _source_entries(sources), DEFINITIONS)
     _link_references(reading)
+    if sources and not reading.markers:
+        _cite_record(reading)
     return Document(
         path=path,
         sentences=reading.sentences,
@@ -169,6 +185,53 @@ def _read_document(
         title=reading.title,
         abbreviations=tuple(reading.abbreviations.items()),
     )
+
+
+_LOG_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
+
+
+def _read_log(text: str, line_base: int, reading: _Reading) -> None:
+    """Log-like lines (inputs.LogLines): each line a sentence, whose ids are cited from it.
+
+    A log records events; it states nothing a writer claims, so its lines are read for the
+    works they cite and counted, not run through the claim rules, which at a sentence a line
+    cost a 30 MB log two minutes, against 4 s read this way (benchmarks/log_split.py).
+    """
+    text = lines_ended(text)
+    count = len(_LOG_LINE.findall(text))
+    if not count:
+        return
+    _end_list(reading)
+    reading.last_sentence, reading.above = None, ""  # nothing above the log cites across it
+    reading.sentences += count
+    reading.prose = True
+    index = LineIndex(text, line_base)
+    context: Context | None = None
+    display = ""
+    last = -1
+    for found in citations.find_ids(text):
+        line0 = bisect_right(index.starts, found.start) - 1
+        start, end = index.line_bounds(line0)
+        if found.end > end:
+            continue  # an id does not run over a line end: a line is a sentence
+        raw = text[start:end]
+        if line0 != last:
+            display = _display(raw)
+            context = Context(text=raw, headings=reading.path)
+            last = line0
+        reading.mentions.append(
+            CitationMention(
+                found.id,
+                found.kind,
+                found.value,
+                index.span(found.start, found.end),
+                display,
+                _url_text(text, found),
+                "",
+                None,
+                context,
+            )
+        )
 
 
 def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
@@ -210,6 +273,36 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
+
+
+# Where a source beside the text is reported: it has no place in the text, so the record's start.
+_BESIDE = Span(1, 1, 1, 1)
+
+
+def _source_entries(sources: Sequence[str]) -> list[ReferenceEntry]:
+    """A record's sources as reference entries: "[3] https://…" is entry 3, an unlabelled one its place (from 1).
+
+    They serve every part of the text, as `[n]:` definitions do: QA data numbers its answer's
+    markers by the sources list beside it (ExpertQA's `attribution`, "[1] https://…").
+    """
+    entries = []
+    for place, source in enumerate(sources, 1):
+        form = citations.entry_form(source)
+        label, body = (form[0], source[form[1] :]) if form is not None else (str(place), source)
+        ids = tuple(dict.fromkeys((f.id, f.kind, f.value) for f in citations.find_ids(body)))
+        entries.append(ReferenceEntry(label, " ".join(body.split()), ids, _BESIDE))
+    return entries
+
+
+def _cite_record(reading: _Reading) -> None:
+    """Sources beside a text with no `[n]` marker cite the answer as a whole: each claim, at scope "record".
+
+    As a closing group cites its paragraph: a reader takes them for the answer's sources;
+    citation-scope = "sentence" takes it back (report/findings.py).
+    """
+    if not any(entry.ids for entry in reading.entries):
+        return  # sources that name no checkable work cite nothing a reader could follow
+    reading.claims = [c if c.cited else replace(c, cited=True, scope="record") for c in reading.claims]
 
 
 def _end_list(reading: _Reading) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from clinaudit.errors import InputError
 from clinaudit.models import CorpusRecord
@@ -282,6 +282,46 @@ def _lines(stream, name: str, max_bytes: int) -> Iterator[bytes]:
         yield b"".join(pieces)
 
 
+class LogLines(str):
+    """A chunk of log-like lines: read line by line, each line a sentence (read/document.py).
+
+    A stretch of LOG_BYTES or more of plain lines (no Markdown block marker, no fence, no
+    comment) with no sentence end is a log, a CSV dump, a trace: read as prose it is one
+    sentence of megabytes, which every later step reads whole.
+    """
+
+    __slots__ = ()
+
+
+LOG_BYTES = 4096  # this much text without a `.`, `!` or `?` ending a sentence: no prose runs so long
+# A sentence end as the splitter reads one (read/sentences.py): closing quotes, brackets and markers after it.
+_SENTENCE_END = re.compile(rb"[.!?]+(?:[\"')\]]|\xe2\x80[\x99\x9d]|\[[^\[\]\s]{1,40}\])*(?:\s|$)")
+# A line Markdown reads as more than a paragraph's text, by its start: a heading, quote, list item, rule,
+# setext underline, table, fence, HTML block or link definition. "[2026-03-01 12:00:01] INFO" and
+# "<14>Mar" are text.
+_BLOCK_START = re.compile(
+    rb" {0,3}(?:#{1,6}(?:\s|$)|>|[*+-](?:\s|$)|\d{1,9}[.)](?:\s|$)|(?:[*_-][ \t]*){3,}$|=+[ \t]*$|\|"
+    rb"|`{3}|~{3}|<[A-Za-z/!?]|\[[^\]]*\]:|\|?[ \t]*:?-+:?[ \t]*\|)"
+)
+_INDENTED = re.compile(rb"(?: {4}|\t)")
+
+
+def _plain(line: bytes, blank: bool, continues: bool) -> bool:
+    """Is the line a paragraph's text with no sentence end? `continues`: it follows such a line.
+
+    An indented line continues a paragraph (it is code only after a blank line), as CommonMark reads it.
+    Asked of every line, so the sentence end is looked for first (most prose lines have one), on
+    its own: a pattern that starts with a character set is scanned for in C.
+    """
+    if blank:
+        return True
+    if _SENTENCE_END.search(line):
+        return False
+    if line[:1] in b" \t" and _INDENTED.match(line):
+        return continues
+    return not _BLOCK_START.match(line) and b"<!--" not in line
+
+
 def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
     buffer: list[bytes] = []
     size = 0
@@ -291,12 +331,24 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
     in_comment = False
     previous_blank = False
     first = True
+    run_start: int | None = None  # where the buffer's stretch of plain lines without a sentence end starts
+    run_bytes = 0
+    log = False  # the buffer holds a log's lines (LogLines)
     for line in _lines(stream, name, max_bytes):
         first = False
         stripped = line.strip()
         blank = not stripped
+        plain = (
+            in_fence is None and not in_comment and _plain(line, blank, run_start is not None and not previous_blank)
+        )
+        if log and (not plain or size >= CHUNK_BYTES):  # the log ends here, or its chunk is full
+            yield LogLines(_decode(b"".join(buffer), name, line_base)), line_base
+            line_base += lines_in_buffer
+            buffer, size, lines_in_buffer = [], 0, 0
+            log = plain
+            run_start = 0 if plain else None
         # Cut before a line that starts a new top-level block after a blank line.
-        if (
+        elif (
             size >= CHUNK_BYTES
             and previous_blank
             and not blank
@@ -307,6 +359,8 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
             yield _decode(b"".join(buffer), name, line_base), line_base
             line_base += lines_in_buffer
             buffer, size, lines_in_buffer = [], 0, 0
+            run_start = 0 if run_start is not None else None
+            run_bytes = 0
         fence = _FENCE.match(line)
         if fence:
             marker = fence.group(1)
@@ -323,8 +377,24 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
         size += len(line)
         lines_in_buffer += 1
         previous_blank = blank
+        if not plain:
+            run_start, run_bytes = None, 0
+            continue
+        if run_start is None:
+            run_start, run_bytes = len(buffer) - 1, 0
+        run_bytes += len(line)
+        if not log and run_bytes >= LOG_BYTES:  # a log: the text before it is a chunk of its own
+            if run_start > 0:
+                yield _decode(b"".join(buffer[:run_start]), name, line_base), line_base
+                line_base += run_start
+                lines_in_buffer -= run_start
+                buffer = buffer[run_start:]
+                size = sum(map(len, buffer))
+                run_start = 0
+            log = True
     if buffer or first:
-        yield _decode(b"".join(buffer), name, line_base), line_base
+        text = _decode(b"".join(buffer), name, line_base)
+        yield (LogLines(text) if log else text), line_base
 
 
 def lines_ended(text: str) -> str:
@@ -349,11 +419,13 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
 # ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
 
 
-def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes: int) -> Iterator[CorpusRecord]:
+def read_jsonl(
+    source: Source, text_field: str, id_field: str | None, max_bytes: int, sources_field: str | None = None
+) -> Iterator[CorpusRecord]:
     """One CorpusRecord per non-blank line, in order; a bad line is a record with an error, never dropped.
 
     `max_bytes` bounds one record's line, not the corpus: a million answers are
-    one file, each of them a report.
+    one file, each of them a report. The fields are paths (`field_path`).
     """
     stream = _stdin(source) if source.path is None else _open(source, source.path)
     try:
@@ -369,7 +441,7 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
                         raise InputError(f"{shown(source.name)}: binary data (NUL byte on line {number})")
                     raw = stream.readline(1 << 20)
                 raw = b"x" * (max_bytes + 1)  # what parse_line needs to know: it is too long
-            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes)
+            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes, sources_field)
             if record is not None:
                 yield record
     finally:
@@ -378,7 +450,13 @@ def read_jsonl(source: Source, text_field: str, id_field: str | None, max_bytes:
 
 
 def parse_line(
-    name: str, number: int, raw: bytes | str, text_field: str, id_field: str | None, max_bytes: int
+    name: str,
+    number: int,
+    raw: bytes | str,
+    text_field: str,
+    id_field: str | None,
+    max_bytes: int,
+    sources_field: str | None = None,
 ) -> CorpusRecord | None:
     """One line of a corpus (`name`, 1-based `number`) → its record; None for a blank line.
 
@@ -401,37 +479,181 @@ def parse_line(
         return _bad(name, number, "not JSON (nested too deeply)")
     except ValueError as exc:
         return _bad(name, number, f"not JSON ({exc.args[0].split(':')[0]})")
-    return _record(name, number, data, text_field, id_field)
+    return _record(name, number, data, text_field, id_field, sources_field)
 
 
 def _bad(name: str, line: int, problem: str) -> CorpusRecord:
     return CorpusRecord(f"{name}:{line}", line, error=f"{name}:{line}: {problem}", source=name)
 
 
-def _record(name: str, line: int, data, text_field: str, id_field: str | None) -> CorpusRecord:
+# ---------------------------------------------------------------- field paths (answers.gpt4.answer_string)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldPath:
+    """A field of a record named by its path: keys of nested objects, and indices of lists, joined by dots.
+
+    `answers.gpt4.answer_string`, `answers.0.text`. A key that holds a dot writes it `\\.`
+    (`meta\\.v2.text` is the key "meta.v2", then "text"), a backslash `\\\\`. A path is written
+    as QA datasets nest their answers, so one flag reaches the text whatever the nesting; a key
+    made only of digits indexes a list and names a key of an object, as it reads in each.
+    """
+
+    spec: str  # as the user wrote it: what messages name
+    keys: tuple[str, ...]
+
+
+_PATH_PIECE = re.compile(r"\\(.)|(\\)$|(\.)|([^.\\]+)", re.DOTALL)
+
+
+def field_path(spec: str, flag: str = "--jsonl-text") -> FieldPath:
+    """`a.b\\.c.0` → FieldPath(keys=("a", "b.c", "0")); an empty key (`a..b`, a trailing dot) is an InputError."""
+    keys: list[str] = []
+    key: list[str] = []
+    for m in _PATH_PIECE.finditer(spec):
+        escaped_char, lone_backslash, dot, plain = m.groups()
+        if lone_backslash:
+            raise InputError(
+                f"{flag} {shown(spec)!r}: ends in a backslash (a key's dot is written \\. and a backslash \\\\)"
+            )
+        if dot:
+            keys.append("".join(key))
+            key = []
+        else:
+            key.append(escaped_char if escaped_char is not None else plain)
+    keys.append("".join(key))
+    if any(k == "" for k in keys):
+        raise InputError(f"{flag} {shown(spec)!r}: a field path with an empty key (keys are joined by one dot)")
+    return FieldPath(spec, tuple(keys))
+
+
+class _Missing(Exception):
+    """A path that leads nowhere in one record: what is missing, in words."""
+
+
+def _step(value: Any, key: str, walked: str) -> Any:
+    where = f"{walked!r}" if walked else "the record"
+    if isinstance(value, dict):
+        if key not in value:
+            raise _Missing(f"{where} has no {key!r}")
+        return value[key]
+    if isinstance(value, list):
+        if not _index(key):
+            raise _Missing(f"{where} is a list (name an item by its index, from 0)")
+        if int(key) >= len(value):
+            raise _Missing(f"{where} has {len(value)} item{'' if len(value) == 1 else 's'}, no item {key}")
+        return value[int(key)]
+    raise _Missing(f"{where} is a {_json_type(value)}, not an object or a list")
+
+
+def _index(key: str) -> bool:
+    return key.isascii() and key.isdigit()
+
+
+def _lookup(data: Any, path: FieldPath) -> Any:
+    """The value at `path`, or _Missing saying where the path stops."""
+    value, walked = data, ""
+    for key in path.keys:
+        value = _step(value, key, walked)
+        walked = f"{walked}.{_escaped(key)}" if walked else _escaped(key)
+    return value
+
+
+def _escaped(key: str) -> str:
+    return key.replace("\\", "\\\\").replace(".", "\\.")
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def _sources(data: Any, path: FieldPath) -> tuple[str, ...]:
+    """The strings at `path`: a list of strings, or a list of objects with the rest of the path in each.
+
+    `sources.url` on `{"sources": [{"url": …}, {"url": …}]}` takes each object's "url": a key
+    that meets a list (and is not an index) is looked up in every item. A null on the way is no sources.
+    """
+    out: list[str] = []
+
+    def gather(value: Any, keys: tuple[str, ...], walked: str, spread: bool) -> None:
+        for k, key in enumerate(keys):
+            if isinstance(value, list) and not _index(key):
+                for n, item in enumerate(value):
+                    gather(item, keys[k:], f"{walked}.{n}" if walked else str(n), True)
+                return
+            if value is None and not spread:
+                return  # null where the sources would be: a record with none
+            value = _step(value, key, walked)
+            walked = f"{walked}.{_escaped(key)}" if walked else _escaped(key)
+        if value is None and not spread:
+            return
+        items = value if isinstance(value, list) else [value]
+        for n, item in enumerate(items):
+            if not isinstance(item, str):
+                at = f"{walked}.{n}" if isinstance(value, list) else walked
+                raise _Missing(f"{at!r} is a {_json_type(item)}, not a string (a URL or an id)")
+            if item.strip():
+                out.append(item)
+
+    gather(data, path.keys, "", False)
+    return tuple(out)
+
+
+def _record(
+    name: str, line: int, data, text_field: str, id_field: str | None, sources_field: str | None = None
+) -> CorpusRecord:
     if not isinstance(data, dict):
         return _bad(name, line, f"not a JSON object (a {type(data).__name__})")
-    text = data.get(text_field)
-    if text_field not in data:
-        return _bad(name, line, f"no {text_field!r} field")
+    text_path = _parsed(text_field, "--jsonl-text")
+    try:
+        text = _lookup(data, text_path)
+    except _Missing as why:
+        return _bad(name, line, f"no {text_field!r} field" + (f" ({why})" if len(text_path.keys) > 1 else ""))
     if not isinstance(text, str):
         return _bad(name, line, f"{text_field!r} is not a string")
     if "\x00" in text:
         return _bad(name, line, f"{text_field!r} holds a NUL character")
     text = _no_surrogates(lines_ended(text))  # as a file's lines end
+    sources: tuple[str, ...] = ()
+    if sources_field is not None:
+        try:
+            sources = tuple(_no_surrogates(s) for s in _sources(data, _parsed(sources_field, "--jsonl-sources")))
+        except _Missing as why:
+            return _bad(name, line, f"no usable {sources_field!r} field ({why})")
     if id_field is None:
-        return CorpusRecord(f"{name}:{line}", line, text, source=name)
-    value = data.get(id_field)
+        return CorpusRecord(f"{name}:{line}", line, text, source=name, sources=sources)
+    id_path = _parsed(id_field, "--jsonl-id")
+    try:
+        value = _lookup(data, id_path)
+    except _Missing as why:
+        return _bad(name, line, f"no usable {id_field!r} field" + (f" ({why})" if len(id_path.keys) > 1 else ""))
     if (
-        id_field not in data
-        or value is None
+        value is None
         or isinstance(value, (dict, list, bool))
         or str(value) == ""
         or (isinstance(value, float) and not math.isfinite(value))  # 1e400 is read as inf
     ):
         return _bad(name, line, f"no usable {id_field!r} field (a string or a number)")
     value = _no_surrogates(str(value))
-    return CorpusRecord(f"{name}#{value}", line, text, value, source=name)
+    return CorpusRecord(f"{name}#{value}", line, text, value, source=name, sources=sources)
+
+
+_PATHS: dict[tuple[str, str], FieldPath] = {}
+
+
+def _parsed(spec: str, flag: str) -> FieldPath:
+    """A field path read once per run, not once per record."""
+    found = _PATHS.get((spec, flag))
+    if found is None:
+        found = _PATHS[(spec, flag)] = field_path(spec, flag)
+    return found
+
+
+def check_fields(text_field: str, id_field: str | None = None, sources_field: str | None = None) -> None:
+    """Each field path well formed, before a record is read: a bad one is the run's input error."""
+    for spec, flag in ((text_field, "--jsonl-text"), (id_field, "--jsonl-id"), (sources_field, "--jsonl-sources")):
+        if spec is not None:
+            _parsed(spec, flag)
 
 
 def _no_surrogates(text: str) -> str:
@@ -463,11 +685,22 @@ def line_ranges(path: Path, lines_per_range: int) -> list[tuple[int, int, int]]:
 
 
 def read_range(
-    path: Path, name: str, start: int, end: int, first_line: int, text_field: str, id_field: str | None, max_bytes: int
+    path: Path,
+    name: str,
+    start: int,
+    end: int,
+    first_line: int,
+    text_field: str,
+    id_field: str | None,
+    max_bytes: int,
+    sources_field: str | None = None,
 ) -> list[CorpusRecord]:
     """The records of one byte range from `line_ranges`, numbered as in the whole file."""
     with open(path, "rb") as handle:
         handle.seek(start)
         lines = handle.read(end - start).splitlines(keepends=True)
-    records = (parse_line(name, first_line + k, line, text_field, id_field, max_bytes) for k, line in enumerate(lines))
+    records = (
+        parse_line(name, first_line + k, line, text_field, id_field, max_bytes, sources_field)
+        for k, line in enumerate(lines)
+    )
     return [r for r in records if r is not None]

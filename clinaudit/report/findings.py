@@ -85,6 +85,7 @@ WIDE_SCOPES = {  # what citation-scope = "sentence" does not count, as an uncite
     "lead-in": "the cited lead-in above its list or table",
     "caption": "the cited caption of its table",
     "paragraph": "the group of citations closing its paragraph",
+    "record": "the list of sources beside the record's text",
 }
 
 
