@@ -194,13 +194,13 @@ def test_hide_leaves_rows_out_and_the_verdict_counts_them(tmp_path):
     assert not _rows(hidden.stdout, "low") and _rows(hidden.stdout, "medium") and _rows(hidden.stdout, "high")
     verdict = next(line for line in full.stdout.splitlines() if line.startswith("FAIL  "))
     assert verdict in hidden.stdout.splitlines()  # the counts are the run's, rows hidden or not
-    assert hidden.stdout.count("not listed") == 1 and "4 findings not listed (4 low): --hide" in hidden.stdout
+    assert hidden.stdout.count("not listed") == 1 and "5 findings not listed (5 low): --hide" in hidden.stdout
     both = run_cli("check", "--offline", report, "--hide", "low,medium", env={"COLUMNS": "200"}).stdout
     assert (
         both
         == run_cli("check", "--offline", report, "--hide", "low", "--hide", "medium", env={"COLUMNS": "200"}).stdout
     )
-    assert not _rows(both, "medium") and "5 findings not listed (1 medium, 4 low): --hide" in both
+    assert not _rows(both, "medium") and "6 findings not listed (1 medium, 5 low): --hide" in both
 
 
 def test_quiet_prints_the_verdict_and_the_high_findings_only():
@@ -208,7 +208,7 @@ def test_quiet_prints_the_verdict_and_the_high_findings_only():
     proc = run_cli("check", "--offline", "-q", *reports, env={"COLUMNS": "200"})
     assert proc.returncode == 1
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    assert lines[-1].startswith("FAIL  2 files, 12 findings (3 high, 1 medium, 8 low)")
+    assert lines[-1].startswith("FAIL  2 files, 13 findings (3 high, 1 medium, 9 low)")
     assert len(_rows(proc.stdout, "high")) == 3 and not _rows(proc.stdout, "low") and not _rows(proc.stdout, "medium")
     assert "citation" not in proc.stdout.split("\n")[0] and not any(line.startswith("citation ") for line in lines)
     assert "clean_cited.md" not in proc.stdout  # a report with no high finding: only the verdict's count
@@ -225,8 +225,8 @@ def test_machine_formats_list_everything_and_the_human_ones_hide():
     quiet = run_cli("check", "--offline", report, "-f", "github", "-q").stdout
     assert "::error " in quiet and "::warning " not in quiet
     markdown = run_cli("check", "--offline", report, "-f", "markdown", "--hide", "low").stdout
-    assert "🔵 low" not in markdown and "4 findings not listed (4 low): `--hide`." in markdown
-    assert "**8** findings (3 high, 1 medium, 4 low)" in markdown
+    assert "🔵 low" not in markdown and "5 findings not listed (5 low): `--hide`." in markdown
+    assert "**9** findings (3 high, 1 medium, 5 low)" in markdown
 
 
 def test_hide_in_a_config_file_and_bad_values(tmp_path):
@@ -234,7 +234,7 @@ def test_hide_in_a_config_file_and_bad_values(tmp_path):
     report.write_bytes((SAMPLES / "llm_answer.md").read_bytes())
     (tmp_path / ".clinaudit.toml").write_text('hide = ["low"]\n', encoding="utf-8")
     proc = run_cli("check", "--offline", str(report), env={"COLUMNS": "200"})
-    assert not _rows(proc.stdout, "low") and "not listed (4 low)" in proc.stdout
+    assert not _rows(proc.stdout, "low") and "not listed (5 low)" in proc.stdout
     bad = run_cli("check", "--offline", str(SAMPLES / "llm_answer.md"), "--hide", "high")
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
         "clinaudit: error: --hide: 'high' is not one of medium, low, info"

@@ -118,7 +118,7 @@ def opened(browser):
 def test_findings_and_citations_are_in_the_dom_and_a_citation_opens_its_record(repo, services, opened, tmp_path):
     seen = opened(write_page(repo, "llm_answer.md", "clean_cited.md", "uncited_dosing.md"))
     page = seen.page
-    assert page.locator("li.frow").count() == 19
+    assert page.locator("li.frow").count() == 20
     assert page.locator("section.file").count() == 3
     assert page.locator("nav[aria-label=Files] a").count() == 3
     assert page.locator("mark.hl-high").count() >= 3
