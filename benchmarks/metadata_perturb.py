@@ -32,8 +32,9 @@ Perturbations, each where the style carries the field:
 Controls, which must not be flagged: none (the entry as written), cut-et-al (the first 1-3 authors
 and "et al."), year-before (the year one before the record's: an epub ahead of print).
 
-Output: per kind, the share flagged with a 95% Wilson interval, and per style. A kind is
-flagged when the check says the entry does not describe the record (match False).
+Output: per kind, the share flagged with a 95% Wilson interval, and per style. An entry is
+flagged when the check raises a finding on it: a conflicting field (match False), or a minor
+slip (a one-word title drift, a partial author list without "et al.": severity low).
 Floors: every perturbation >= 0.90 (title-word >= 0.80); each control <= 0.02.
 
     python benchmarks/metadata_perturb.py [--show N] [--kind KIND]
@@ -272,7 +273,7 @@ def _names(people: list[Person], style: str, et_al: bool | None) -> str:
         if et_al:
             shown = people[:keep]
     if style == "apa":
-        names = [f"{p.family}, {'. '.join(p.initials)}." for p in shown]
+        names = [f"{p.family}, {'. '.join(c for c in p.initials if c.isupper())}." for p in shown]
         if et_al:
             return ", ".join(names) + ", et al."
         return names[0] if len(names) == 1 else ", ".join(names[:-1]) + ", & " + names[-1]
@@ -371,11 +372,16 @@ def flagged(text: str, style: str, record) -> bool:
     from clinaudit.check import citing, metadata
 
     if style != "link":
-        return metadata.compare(text, record).match is False
+        return _raised(metadata.compare(text, record))
     label = text[1 : text.index("](")]
     checks = [metadata.compare_fields(f, record) for f in citing.references(label)]
     checks = [c for c in checks if c.match is not None]
-    return bool(checks) and not any(c.match for c in checks)
+    return bool(checks) and not any(c.match and not _raised(c) for c in checks)
+
+
+def _raised(check) -> bool:
+    """A finding: a conflicting field, or a minor slip (the comparison's `flagged`, where it has one)."""
+    return bool(getattr(check, "flagged", check.match is False))
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
