@@ -26,11 +26,13 @@ _APA_YEAR = re.compile(r"\(((?:19|20)\d{2})[a-z]?\)")
 _TRAILING_YEAR = re.compile(r"\s*\(((?:19|20)\d{2})[a-z]?\)\s*$")
 _YEAR = re.compile(r"(?<![\d/.-])((?:19|20)\d{2})[a-z]?(?![\d/-])")
 # Capitals of the Latin scripts, for initials such as the Ö of "Palancı AÖ" and the Ł of "Łukasz"
-_UPPER = "A-Z" + "".join(chr(c) for c in range(0xC0, 0x250) if chr(c).isupper())
+# (and Greek and Cyrillic ones, which MEDLINE keeps in some initials: "Stroganova АМ")
+_UPPER = "A-Z" + "".join(chr(c) for c in (*range(0xC0, 0x250), *range(0x370, 0x530)) if chr(c).isupper())
 _PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|le|la|del|della|dos|das|do|ter|ten|al|el|bin|ibn|zu|vom|y)\s)*"
 _NAME_WORD = rf"[{_UPPER}][\w'’-]+"  # "O'Byrne", "Darian-Smith", "Al-Hamdan", "Aktaş"
 _INITIALS_RX = rf"(?:[{_UPPER}]{{1,4}}|[{_UPPER}]\.(?:\s?-?[{_UPPER}]\.){{0,3}})"
 _SUFFIX = r"(?:\s(?:Jr|Sr|II|III|IV|2nd|3rd)\.?)?"
+_NOT_SUFFIX = r"(?!(?:Jr|Sr|II|III|IV)\b)"
 _VANCOUVER_AUTHOR = re.compile(
     rf"^\s*(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|le|la|del|dos|"
     rf"{_NAME_WORD})){{0,3}})\s{_INITIALS_RX}{_SUFFIX})(?=[,.;\s]|$)"
@@ -38,6 +40,22 @@ _VANCOUVER_AUTHOR = re.compile(
 _APA_AUTHOR = re.compile(
     rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s(?:[{_UPPER}]\.\s?-?){{1,4}}"
 )
+_GIVEN_FIRST = re.compile(  # given names first: "P. A. Bunn Jr", "J. van Dam"
+    rf"^\s*(?:[{_UPPER}]\.\s?-?){{1,4}}\s?(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NOT_SUFFIX}{_NAME_WORD})?)"
+    rf"{_SUFFIX})"
+    r"(?=[,.]|\s(?:and|&)\s)"
+)
+_GIVEN_NAME = re.compile(
+    rf"^(?:[{_UPPER}]\.\s?-?){{1,4}}\s?(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NOT_SUFFIX}{_NAME_WORD})?){_SUFFIX}$"
+)
+# a given-first list ends at the full stop after a surname, not after an initial ("S. Ozan Karakişi. Title")
+_GIVEN_END = re.compile(r"(?<=[a-zß-ÿā-ɏ'’])\.\s+(?=[\"“\w\[(])")
+_GROUP_WORDS = (
+    r"\b(?:Group|Collaborat\w*|Consortium|Committee|Investigators|Organi[sz]ation|Society|"
+    r"Association|Network|Institute|Working Party|Task Force)\b"
+)
+_GROUP_NAME = re.compile(_GROUP_WORDS, re.IGNORECASE)
+_GROUP_LEAD = re.compile(rf"^(?P<group>[^,.;]{{0,80}}?{_GROUP_WORDS}[^,.;]{{0,40}}),\s+(?=[{_UPPER}a-z])")
 _ET_AL = re.compile(rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD})\s+et\s+al\b")
 # one name of an author list: "Palancı AÖ", "van der Berg AB", "Smith JA Jr"; APA: "Flaherty, K. T."
 _LIST_NAME = re.compile(
@@ -49,10 +67,7 @@ _APA_NAME = re.compile(
     rf"(?:[{_UPPER}]\.\s?-?){{1,4}}(?=,|\s*\(|\s&|$)"
 )
 _MORE = re.compile(r"(?:\bet\.?\s*al\b|…|\.\.\.|\band others\b)", re.IGNORECASE)
-_GROUP_AUTHOR = re.compile(
-    r"^[^.;]{0,80}?\b(?:Group|Collaborat\w*|Consortium|Committee|Investigators|Organi[sz]ation|Society|"
-    r"Association|Network|Institute|Working Party|Task Force)\b[^.;]{0,40}[.;]\s+"
-)
+_GROUP_AUTHOR = re.compile(rf"^[^.;]{{0,80}}?{_GROUP_WORDS}[^.;]{{0,40}}[.;]\s+")
 _AUTHOR_END = re.compile(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,2}[A-Z0-9])")  # "pH-sensitive", "p32"
 _SEGMENT_END = re.compile(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,3}[A-Z0-9])")  # "pH-", "medRxiv"
 _JOURNAL_END = re.compile(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=\d{1,5}\s?[(:])|\s\(|\.\s*$")
@@ -113,7 +128,12 @@ def _author(text: str) -> tuple[str, str, str, tuple[str, ...], bool | None]:
     The list is read whole only when every name in it reads as a name; otherwise its
     surnames are () and "et al." None, and only the first author is compared.
     """
-    for pattern in (_APA_AUTHOR, _ET_AL, _VANCOUVER_AUTHOR):
+    lead = _GROUP_LEAD.match(text)
+    if lead:  # "Movement Disorder Group, Chan AY, Yeung JH, … Title": the group, then its people
+        _, _, rest, names, more = _author(text[lead.end() :])
+        if names:
+            return "", "", rest, names, more
+    for pattern in (_APA_AUTHOR, _ET_AL, _VANCOUVER_AUTHOR, _GIVEN_FIRST):
         m = pattern.match(text)
         if not m:
             continue
@@ -121,7 +141,7 @@ def _author(text: str) -> tuple[str, str, str, tuple[str, ...], bool | None]:
         author = m.group("name") if "name" in m.groupdict() else surname
         year = _APA_YEAR.search(text, m.end()) if pattern is _APA_AUTHOR else None
         if year is None:
-            end = _AUTHOR_END.search(text, m.end())
+            end = (_GIVEN_END if pattern is _GIVEN_FIRST else _AUTHOR_END).search(text, m.end())
             year = _APA_YEAR.search(text, m.end(), end.start() if end else len(text))
         else:
             end = None
@@ -149,10 +169,11 @@ def _names(segment: str, apa: bool) -> tuple[tuple[str, ...], bool | None]:
         piece = piece.strip(" .")
         if not piece:
             continue
-        m = _LIST_NAME.match(piece)
-        if m is None:
-            return (), None  # a collective name or a title: the list is not read whole
-        found.append(m.group("surname"))
+        m = _LIST_NAME.match(piece) or _GIVEN_NAME.match(piece)
+        if m is not None:
+            found.append(m.group("surname"))
+        elif not _GROUP_NAME.search(piece):  # a group among the people ("…, Takken T, HAYS study group") is skipped
+            return (), None  # a title: the list is not read whole
     return (tuple(found), more) if found else ((), None)
 
 
