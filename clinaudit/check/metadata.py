@@ -149,6 +149,8 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
     if title and record.title and not same_journal(title, record.journal or "x") and len(title.split()) >= 3:
         score = round(title_score(title, record.title), 1)
         verdict = _title_verdict(title, record.title, score)
+        if fields.loose and (score < TITLE_SAME or verdict.verdict == MISMATCH):
+            return MetadataCheck(None, fields=fields)  # link text that describes the work in its own words
         verdicts.append(verdict)
         different = verdict.verdict == MISMATCH and score < TITLE_OTHER and len(title.split()) >= MIN_TITLE_WORDS
     if fields.surname and record.authors:

@@ -202,7 +202,7 @@ class _Context:
         if mention.context is not None:
             found += self._read(mention.context, mention.sentence).references
         if mention.ref_text and mention.ref_text not in self.entries:  # link text: "Menon et al. 2022"
-            found += [f for f in citing.references(mention.ref_text) if f not in found]
+            found += [f for f in citing.link_references(mention.ref_text) if f not in found]
         return tuple(found)
 
     def _read(self, context: Context | None, sentence: str) -> citing.Citing:

@@ -92,6 +92,7 @@ class EntryFields:
     first_page: str = ""
     authors: tuple[str, ...] = ()  # every author's surname as listed, when the entry gives a list
     et_al: bool | None = None  # the list ends in "et al." or an ellipsis; None: not a list (link text, a cell)
+    loose: bool = False  # link text that may describe the work, not cite it: its title counts only if close
 
 
 def clean(text: str) -> str:
