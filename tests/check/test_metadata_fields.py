@@ -155,3 +155,25 @@ def test_a_run_reports_a_wrong_journal_at_medium_field_by_field(tmp_path, servic
         "note": "journal Lancet, record: N Engl J Med",
     }
     assert cited["metadata_fields"]["author"]["verdict"] == "match"
+
+
+def test_an_entry_naming_another_paper_is_given_the_id_of_the_paper_it_describes(tmp_path, services):
+    """The entry is the MEK paper (22663011) with the asthma trial's PMID (29768149): the reference search
+    (ECitMatch, in one batched request) finds the paper it describes and the finding names it."""
+    write(
+        tmp_path,
+        "# Melanoma\n\nTrametinib improved survival in BRAF melanoma [1].\n\n## References\n\n"
+        f"1. {ENTRY} PMID: 29768149\n",
+    )
+    _, data, _ = check(tmp_path / "report.md")
+    (found,) = [f for f in data["files"][0]["findings"] if f["rule"] == "mismatched-reference"]
+    assert found["severity"] == "high" and found["citation"] == "pmid:29768149"
+    assert "the entry describes PMID 22663011 'Improved survival with MEK inhibition" in found["message"]
+    assert found["suggestion"].startswith("The entry describes PMID 22663011: cite that id")
+    assert [e["path"] for e in services.requests("eutils")].count("/eutils/ecitmatch.cgi") == 1
+
+
+def test_a_wrong_detail_of_the_right_paper_is_not_sent_to_the_reference_search(tmp_path, services):
+    found, _ = _run(tmp_path, ENTRY.replace("N Engl J Med.", "Lancet."))
+    assert "describes PMID" not in found[0]["message"]
+    assert "/eutils/ecitmatch.cgi" not in [e["path"] for e in services.requests("eutils")]
