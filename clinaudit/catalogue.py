@@ -41,6 +41,7 @@ BAD_SUPPRESSION = "bad-suppression"
 CORRECTION = "correction"  # a family: each finding is correction/<entry-id>
 UNGROUNDED_CITATION = "ungrounded-citation"
 MISMATCHED_REFERENCE = "mismatched-reference"
+REFERENCE_DETAIL = "reference-detail"
 UNRESOLVED_REFERENCE = "unresolved-reference"
 REFERENCE_WITHOUT_ID = "reference-without-id"
 OFF_TOPIC_CITATION = "off-topic-citation"

@@ -175,6 +175,22 @@ class Finding:
 
 
 @dataclass(frozen=True, slots=True)
+class FieldVerdict:
+    """One field of a reference compared with the record: what each says and the verdict.
+
+    verdict: match | tolerated (an epub year, a reordered author, an abridged title) |
+    minor (a one-word title drift, a partial author list without "et al.", a preprint server) |
+    mismatch. `note` says exactly what differs.
+    """
+
+    field: str  # title | author | authors | journal | year | volume | page
+    given: str
+    record: str
+    verdict: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Record:
     """What a database says about one id. Services fill what they know."""
 
@@ -242,6 +258,7 @@ class CitationResult:
     evidence_level: str | None = None  # I–V
     metadata_match: bool | None = None  # does the reference entry describe the record? None: not compared
     metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
+    metadata_fields: tuple[FieldVerdict, ...] = ()  # its worst reference, field by field; () when not compared
     topic_basis: str | None = None  # abstract | title: what the record gave the topic check; None when not checked
     topic_level: str | None = None  # sentence | section | document: where the topic matched; None when nowhere
     uses: tuple[CitationUse, ...] = ()  # each citing sentence (or row) with its own verdicts; () when not checked
@@ -416,6 +433,7 @@ class CitationUse:
     metadata_mismatches: tuple[str, ...] = ()
     confirmed: bool = False  # its reference names this very paper
     flagged: str = ""  # the rule of the finding this use raised; "" when none
+    metadata_fields: tuple[FieldVerdict, ...] = ()  # its reference field by field; () when not compared
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,10 @@ from clinaudit.models import (
     CorpusRecord,
     Document,
     FileReport,
+    Finding,
     Options,
+    Severity,
+    Status,
 )
 from clinaudit.read import inputs, kept
 from clinaudit.read.document import read_document
@@ -252,6 +255,8 @@ def _checked(
             item, ChainMap(condemned.get(item.path, {}), referenced.get(item.path, {}), statuses)
         )
         cited, checked = verify.check(item, cited, options)  # verify → score: metadata, topic, credibility, evidence
+        left = max(0.0, options.timeout - (time.monotonic() - started))
+        checked = _paper_meant(item, checked, options, cache, left)
         if reviewer is not None:  # after every other check: it needs the records, one batched call per report
             cited = reviewer.review(item.path, cited)
         found = corrections.refine_findings(
@@ -274,6 +279,45 @@ def _checked(
             )
         )
     return reports
+
+
+def _paper_meant(
+    document: Document, checked: tuple[Finding, ...], options: Options, cache: ResolutionCache, seconds: float
+) -> tuple[Finding, ...]:
+    """A reference entry that names another paper than its id: the reference search (ECitMatch, then the
+    title) looks for the paper it describes, and the finding gives that record's id.
+
+    Only for high mismatched-reference findings on reference-list entries, in one batched search
+    per report, through the run's cache; offline, only what the cache already holds.
+    """
+    from clinaudit import catalogue
+    from clinaudit.check import metadata
+    from clinaudit.lookup import refsearch
+
+    by_span = {entry.span: entry.text for entry in document.entries}
+    wanted = {
+        i: by_span[f.span]
+        for i, f in enumerate(checked)
+        if f.rule == catalogue.MISMATCHED_REFERENCE and f.severity is Severity.HIGH and f.span in by_span
+    }
+    if not wanted or seconds <= 0:
+        return checked
+    found = refsearch.search(list(wanted.values()), options, metadata.same_paper, seconds, cache)
+    out = list(checked)
+    for i, text in wanted.items():
+        resolution = found.get(text)
+        record = resolution.record if resolution is not None else None
+        if resolution is None or resolution.status is not Status.VERIFIED or record is None:
+            continue
+        if checked[i].citation in (record.id, f"doi:{record.doi}") or not record.id.startswith("pmid:"):
+            continue  # the cited paper itself: nothing better to suggest
+        pmid = record.id.split(":", 1)[1]
+        out[i] = replace(
+            checked[i],
+            message=f"{checked[i].message}; the entry describes PMID {pmid} {metadata.describe_record(record)}",
+            suggestion=f"The entry describes PMID {pmid}: cite that id, or correct the entry to the cited paper.",
+        )
+    return tuple(out)
 
 
 def _reviewer(options: Options, knowledge: KnowledgeBase | None):

@@ -32,6 +32,12 @@ _SNIPPET = re.compile(
 _BRACKETED_SOURCE = re.compile(
     rf"(?P<authors>(?: et al\.?,?| (?:and|&) {_NAME},?)) \((?=[A-Z][^()]{{0,60}}?(?:19|20)\d\d[a-z]?\))"
 )
+# link text that is one author and a year, the journal maybe between: "Levin (Rev Neurosci 2011)", "Flaherty KT 2012"
+_LINK_AUTHOR_YEAR = re.compile(
+    rf"^\s*(?P<surname>{_PARTICLES}{_NAME})(?: (?P<initials>[A-Z]{{1,3}}))?,? \(?"
+    r"(?:(?P<journal>[A-Z][\w.&'’()-]{0,30}(?: [\w.&'’()-]{1,30}){0,8}?),? )?(?P<year>(?:19|20)\d{2})[a-z]?\)?\.?\s*$"
+)
+LINK_TITLE_WORDS = 5  # link text this long, with no author or year, may be the work's title
 _LETTERS = re.compile(r"[A-Za-z]{3}")
 _ANY_LETTER = re.compile(r"[^\W\d_]")
 _FILLER = re.compile(r"\b(?:PMID|PubMed|link|source|doi|full text|abstract|here)\b", re.IGNORECASE)
@@ -65,6 +71,30 @@ def read(text: str, cells: tuple[str, ...] = ()) -> Citing:
         if _LETTERS.search(rest):
             claims.append(rest)
     return Citing(". ".join(claims), tuple(found))
+
+
+def link_references(text: str) -> list[EntryFields]:
+    """What a link's text says its target is: "Menon et al. (Lancet 2022)", "Levin (Rev Neurosci 2011)",
+    "Flaherty 2012", or a bare title, which may as well be a description (compared only when close)."""
+    found = references(text)
+    if found:
+        return found
+    m = _LINK_AUTHOR_YEAR.match(text)
+    if m is not None and m.group("surname") not in _NOT_SURNAMES:
+        initials = m.group("initials") or ""
+        return [
+            EntryFields(
+                text=text,
+                author=f"{m.group('surname')} {initials}".strip(),
+                surname=m.group("surname"),
+                journal=_SPACE.sub(" ", m.group("journal") or "").strip(" .,"),
+                year=int(m.group("year")),
+            )
+        ]
+    title = _SPACE.sub(" ", text).strip(" .")
+    if not _has_year(title) and len(title.split()) >= LINK_TITLE_WORDS:
+        return [EntryFields(text=text, title=title, loose=True)]
+    return []
 
 
 def references(text: str) -> list[EntryFields]:

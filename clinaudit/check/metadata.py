@@ -13,11 +13,15 @@ the entry does not clearly give is not compared.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
 
-from clinaudit.models import Record
+from clinaudit.models import FieldVerdict, Record, Severity
 from clinaudit.read.entries import EntryFields, parse
 
 TITLE_SAME = 80.0  # token ratio from which a searched title is taken for the entry's paper
@@ -25,6 +29,13 @@ TITLE_OTHER = 60.0  # below this the entry names another paper (high); in betwee
 MIN_TITLE_WORDS = 4  # a shorter "title" is too little to call another paper
 
 _INITIALS = re.compile(r"(?:[A-Z]{1,3}|(?:[A-Z]\.){1,3})")  # the last word of 'O'Byrne PM', 'Smith J.K.'
+MATCH, TOLERATED, MINOR, MISMATCH = "match", "tolerated", "minor", "mismatch"
+MAX_DRIFT_WORDS = 2  # new words in a title that otherwise agrees: a drift (low); more is a reworded title
+_TITLE_TOKEN = re.compile(r"[a-z0-9]+")
+_SUFFIXES = ("ies", "es", "s", "ed", "ing")
+STEM = 6  # a word's first letters after its suffix: "inhibitor" and "inhibition" are one word
+SEVERAL = 3  # details wrong at once that read as another paper whatever its title
+DETAILS = frozenset({"author", "authors", "year", "journal", "volume", "page"})
 _NOT_TITLE_WORDS = frozenset({
     "a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "with", "see",
     "this", "that", "these", "paper", "study", "article", "trial", "review", "source", "reference", "link", "here",
@@ -34,17 +45,36 @@ _NOT_TITLE_WORDS = frozenset({
 
 @dataclass(frozen=True, slots=True)
 class MetadataCheck:
-    match: bool | None  # None: the entry gives nothing that could be compared
-    mismatched: tuple[str, ...] = ()  # title | author | year | journal | volume | page
-    different_paper: bool = False  # another work (high): its title, or its first author or year, not only details
+    match: bool | None  # None: the entry gives nothing that could be compared; True with `minor` slips
+    mismatched: tuple[str, ...] = ()  # title | author | authors | year | journal | volume | page
+    different_paper: bool = False  # another work (high): its title, or several of its details, not only one
     title_score: float | None = None
     fields: EntryFields | None = None
     agreed: tuple[str, ...] = ()  # the fields that agree with the record
+    minor: tuple[str, ...] = ()  # low: a one-word title drift, a partial list without "et al.", a preprint
+    verdicts: tuple[FieldVerdict, ...] = ()  # every field compared, what each side says
 
     @property
     def confirmed(self) -> bool:
         """Two or more fields agree and none conflicts: the id is the paper the writer meant."""
         return self.match is True and len(self.agreed) >= 2
+
+    @property
+    def flagged(self) -> bool:
+        """Worth a finding: a conflicting field, or a minor slip."""
+        return self.match is False or bool(self.minor)
+
+    @property
+    def severity(self) -> Severity | None:
+        if self.different_paper:
+            return Severity.HIGH
+        if self.match is False:
+            return Severity.MEDIUM
+        return Severity.LOW if self.minor else None
+
+    def notes(self) -> list[str]:
+        """What differs, field by field: 'reference gives "survey", the record says "review"'."""
+        return [v.note for v in self.verdicts if v.verdict in (MISMATCH, MINOR) and v.note]
 
 
 # ---------------------------------------------------------------- comparison
@@ -101,14 +131,16 @@ def same_paper(entry: str, record: Record, citmatched: bool = False) -> float | 
 def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
     """Compare what a reference says (an entry, a table cell, "Menon BK et al. Lancet 2022") with the record.
 
-    A title that shows another paper, or a first author or year that conflicts when no
-    title confirms the paper, means the id points at another work (high): that is how
-    most wrong PMIDs look. A journal, volume or page alone is a real paper's wrong detail.
+    Field by field, each with a verdict and a note of exactly what differs. A title that shows
+    another paper, or two or more details that conflict when no title confirms the paper, mean
+    the id points at another work (high): that is how most wrong PMIDs look. One wrong detail
+    (first author, journal, year, volume, page) is a real paper's wrong detail (medium). A
+    one-word title drift, a partial author list without "et al." or a preprint server for the
+    published journal are slips (low): the reference still describes the record.
     """
     from clinaudit.check.score import same_journal
 
-    mismatched: list[str] = []
-    agreed: list[str] = []
+    verdicts: list[FieldVerdict] = []
     score: float | None = None
     different = False
     title = fields.title
@@ -116,43 +148,199 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
         title = ""  # "See the NEJM paper": a remark, not a title
     if title and record.title and not same_journal(title, record.journal or "x") and len(title.split()) >= 3:
         score = round(title_score(title, record.title), 1)
-        if score < TITLE_OTHER and len(title.split()) >= MIN_TITLE_WORDS:  # 60–80: reworded, not another paper
-            mismatched.append("title")
-            different = True
-        elif score >= TITLE_SAME:
-            agreed.append("title")
+        verdict = _title_verdict(title, record.title, score)
+        if fields.loose and (score < TITLE_SAME or verdict.verdict == MISMATCH):
+            return MetadataCheck(None, fields=fields)  # link text that describes the work in its own words
+        verdicts.append(verdict)
+        different = verdict.verdict == MISMATCH and score < TITLE_OTHER and len(title.split()) >= MIN_TITLE_WORDS
     if fields.surname and record.authors:
-        mine = _fold(fields.surname)
-        if mine and not any(mine in _surnames(a) for a in record.authors):  # first author, or any (order slips)
-            mismatched.append("author")
-        else:
-            agreed.append("author")
+        verdicts += _author_verdicts(fields, record)
     if fields.year and record.year:
-        if abs(fields.year - record.year) > 1:  # epub and print years differ by one
-            mismatched.append("year")
-        else:
-            agreed.append("year")
+        verdicts.append(_year_verdict(fields.year, record))
     if fields.journal and (record.journal or record.journal_iso):
-        if not _journal_agrees(fields.journal, record):
-            mismatched.append("journal")
-        else:
-            agreed.append("journal")
+        verdicts.append(_journal_verdict(fields.journal, record))
     if fields.volume and record.volume:
-        (agreed if fields.volume.lstrip("0") == record.volume.lstrip("0") else mismatched).append("volume")
+        same = fields.volume.lstrip("0") == record.volume.lstrip("0")
+        verdicts.append(_verdict("volume", fields.volume, record.volume, same, f"volume {fields.volume}"))
     first_page = _first_page(record.pages)
     if fields.first_page and first_page:
-        (agreed if fields.first_page.lower() == first_page.lower() else mismatched).append("page")
-    if not mismatched and not agreed and score is None:
+        same = fields.first_page.lower() == first_page.lower()
+        verdicts.append(_verdict("page", fields.first_page, first_page, same, f"first page {fields.first_page}"))
+    mismatched = tuple(v.field for v in verdicts if v.verdict == MISMATCH)
+    minor = tuple(v.field for v in verdicts if v.verdict == MINOR)
+    agreed = tuple(v.field for v in verdicts if v.verdict in (MATCH, TOLERATED) and v.field != "authors")
+    if not verdicts:
         return MetadataCheck(None, fields=fields)
-    if different and fields.surname and fields.year and fields.journal and mismatched == ["title"]:
+    if different and fields.surname and fields.year and fields.journal and mismatched == ("title",):
         different = False  # author, year and journal all agree: the right paper with its title reworded
-    if not different and {"author", "year"} & set(mismatched) and "title" not in agreed:
-        different = True  # no title says it is the right paper: another first author or year is another paper
-    return MetadataCheck(not mismatched, tuple(mismatched), different, score, fields, tuple(agreed))
+    wrong = len(DETAILS & set(mismatched))
+    if not different and ((wrong >= 2 and "title" not in agreed) or wrong >= SEVERAL):
+        different = True  # two details name another paper when no title says it is this one; three even if one does
+    return MetadataCheck(
+        not mismatched,
+        mismatched,
+        different,
+        score,
+        fields,
+        agreed,
+        minor,
+        tuple(verdicts),
+    )
+
+
+def _verdict(field: str, given: str, record: str, same: bool, said: str) -> FieldVerdict:
+    return FieldVerdict(field, given, record, MATCH if same else MISMATCH, "" if same else f"{said}, record: {record}")
+
+
+# ---------------------------------------------------------------- title
+
+
+@lru_cache(maxsize=1)
+def _tables() -> dict[str, Any]:
+    """data/metadata.yaml, and the topic check's spelling table (British forms become American)."""
+    from clinaudit import yamlfiles
+    from clinaudit.check.topic import topic_data
+
+    data = yamlfiles.load(resources.files("clinaudit").joinpath("data/metadata.yaml").read_text("utf-8")) or {}
+    rows = [(str(rx), str(to)) for rx, to in topic_data().get("spelling", ())]
+    spelling = re.compile("|".join(f"(?P<s{k}>{rx})" for k, (rx, _) in enumerate(rows)), re.IGNORECASE)
+    return {
+        "greek": {str(k): str(v) for k, v in (data.get("greek") or {}).items()},
+        "function": frozenset(str(w) for w in data.get("function_words") or ()),
+        "preprints": frozenset(str(w).lower() for w in data.get("preprint_servers") or ()),
+        "spelling": spelling,
+        "spelled": {f"s{k}": to for k, (_, to) in enumerate(rows)},
+    }
+
+
+def _words(title: str) -> list[str]:
+    """A title's words in one form: lower case, no accents or punctuation, Greek spelled out, American spelling."""
+    tables = _tables()
+    for letter, name in tables["greek"].items():
+        title = title.replace(letter, f" {name} ")
+    title = unicodedata.normalize("NFKD", title)
+    title = "".join(c for c in title if not unicodedata.combining(c)).lower()
+    spelled = tables["spelled"]
+    title = tables["spelling"].sub(lambda m: spelled[m.lastgroup or ""], title)
+    return _TITLE_TOKEN.findall(title)
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    return word[:STEM]
+
+
+def _title_verdict(given: str, record: str, score: float) -> FieldVerdict:
+    """Word by word: the reference's content words the record's title lacks are what it changed.
+
+    Dropped words are an abridged title (a dropped subtitle is one); reordered words and
+    inflections are the same title. A word the reference adds where the record has another
+    is a substitution, reported as such.
+    """
+    function = _tables()["function"]
+    mine = [w for w in _words(given) if w not in function]
+    theirs = [w for w in _words(record) if w not in function]
+    known = {_stem(w) for w in theirs}
+    new = [w for w in mine if _stem(w) not in known]
+    shown = record.rstrip(".")
+    if not new:
+        same = [_stem(w) for w in mine] == [_stem(w) for w in theirs]
+        return FieldVerdict("title", given, shown, MATCH if same else TOLERATED)
+    used = {_stem(w) for w in mine}
+    lost = [w for w in theirs if _stem(w) not in used]
+    pairs = _substitutions(mine, theirs, set(new))
+    if pairs:
+        said = "; ".join(f'reference gives "{a}", the record says "{b}"' for a, b in pairs)
+    else:
+        said = "reference adds " + ", ".join(f'"{w}"' for w in new[:4]) + ", not in the record's title"
+    if len(new) <= MAX_DRIFT_WORDS and score >= TITLE_OTHER:
+        return FieldVerdict("title", given, shown, MINOR, f"title: {said}")
+    more = f" ({len(new)} words not in it" + (f", {len(lost)} of its words missing)" if lost else ")")
+    return FieldVerdict("title", given, shown, MISMATCH, f"title '{given}'{more}, record: '{shown}'")
+
+
+def _substitutions(mine: list[str], theirs: list[str], new: set[str]) -> list[tuple[str, str]]:
+    """The reference's new words beside the record's words they stand in for."""
+    from difflib import SequenceMatcher
+
+    a, b = [_stem(w) for w in mine], [_stem(w) for w in theirs]
+    pairs = []
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "replace":
+            given = " ".join(w for w in mine[i1:i2])
+            if any(w in new for w in mine[i1:i2]):
+                pairs.append((given, " ".join(theirs[j1:j2])))
+    return pairs[:3]
+
+
+# ---------------------------------------------------------------- authors, year, journal
+
+
+def _author_verdicts(fields: EntryFields, record: Record) -> list[FieldVerdict]:
+    """The first author, then the list: names the record lacks (medium), a list cut short without "et al." (low)."""
+
+    def place(surname: str) -> int | None:
+        mine = _fold(surname)
+        return next((i for i, a in enumerate(record.authors) if mine and mine in _surnames(a)), None)
+
+    first = surname_of(record.authors[0])
+    out = []
+    where = place(fields.surname)
+    if where is None:
+        out.append(
+            FieldVerdict("author", fields.surname, first, MISMATCH, f"first author {fields.surname}, record: {first}")
+        )
+    else:
+        out.append(FieldVerdict("author", fields.surname, first, MATCH if where == 0 else TOLERATED))
+    if fields.et_al is None or (len(fields.authors) < 2 and fields.et_al):
+        return out
+    given = ", ".join(fields.authors) + (", et al." if fields.et_al else "")
+    listed = ", ".join(surname_of(a) for a in record.authors[:8]) + (", …" if len(record.authors) > 8 else "")
+    # names past the record's list cannot be checked: older PubMed records list only the first 10 or 25
+    strangers = [name for name in fields.authors[1 : len(record.authors)] if place(name) is None]
+    people = [a for a in record.authors if record.database != "pubmed" or _INITIALS.fullmatch(a.split()[-1])]
+    if strangers:
+        note = "authors " + ", ".join(strangers[:4]) + " are not among the record's: " + listed
+        out.append(FieldVerdict("authors", given, listed, MISMATCH, note))
+    elif not fields.et_al and len(fields.authors) < len(people):
+        note = f'{len(fields.authors)} of the record\'s {len(people)} authors listed, without "et al."'
+        out.append(FieldVerdict("authors", given, listed, MINOR, note))
+    else:
+        out.append(FieldVerdict("authors", given, listed, MATCH))
+    return out
+
+
+def _year_verdict(year: int, record: Record) -> FieldVerdict:
+    """Exact for PubMed's publication year, the year before tolerated (an epub ahead of print); a future year is wrong."""
+    assert record.year is not None
+    given, known = str(year), str(record.year)
+    if year > dt.date.today().year:
+        return FieldVerdict("year", given, known, MISMATCH, f"year {year} is in the future, record: {known}")
+    if year == record.year:
+        return FieldVerdict("year", given, known, MATCH)
+    slack = (-1,) if record.database == "pubmed" else (-1, 1)  # Crossref's issued date may be either
+    if year - record.year in slack:
+        return FieldVerdict("year", given, known, TOLERATED)
+    return FieldVerdict("year", given, known, MISMATCH, f"year {year}, record: {known}")
+
+
+def _journal_verdict(journal: str, record: Record) -> FieldVerdict:
+    shown = record.journal_iso or record.journal
+    if _journal_agrees(journal, record):
+        return FieldVerdict("journal", journal, shown, MATCH)
+    preprints = _tables()["preprints"]
+    if _fold(journal) in {_fold(p) for p in preprints} and _fold(shown) not in {_fold(p) for p in preprints}:
+        note = f"journal {journal} (a preprint server), record: {shown}: cite the published version"
+        return FieldVerdict("journal", journal, shown, MINOR, note)
+    return FieldVerdict("journal", journal, shown, MISMATCH, f"journal {journal}, record: {shown}")
 
 
 def _first_page(pages: str) -> str:
-    return re.split(r"[-–,\s]", pages.strip(), maxsplit=1)[0] if pages else ""
+    m = re.match(r"\s*([A-Za-z]?\d+[A-Za-z0-9]*)", pages) if pages else None
+    return m.group(1) if m else ""
 
 
 def _content_words(text: str) -> int:
@@ -192,19 +380,5 @@ def describe_record(record: Record) -> str:
 
 
 def describe_fields(check: MetadataCheck) -> str:
-    """What the entry says, for the fields that disagree."""
-    fields = check.fields
-    if fields is None:
-        return ""
-    said = []
-    for name in check.mismatched:
-        value = {
-            "title": f"'{fields.title}'",
-            "author": fields.surname,
-            "year": fields.year,
-            "journal": fields.journal,
-            "volume": fields.volume,
-            "page": fields.first_page,
-        }[name]
-        said.append(f"{name} {value}")
-    return ", ".join(said)
+    """What differs, field by field: 'first author Smith, record: Jones; journal Lancet, record: BMJ'."""
+    return "; ".join(check.notes())

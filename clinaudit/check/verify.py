@@ -24,6 +24,7 @@ from clinaudit.models import (
     CitationUse,
     Context,
     Document,
+    FieldVerdict,
     Finding,
     Record,
     Severity,
@@ -149,6 +150,7 @@ class _Context:
         verdicts: list[bool] = []
         mismatches: list[str] = []
         confirmed = False
+        worst: metadata.MetadataCheck | None = None
         mentions = self.mentions.get(result.id, [])
         for text in dict.fromkeys(m.ref_text for m in mentions if m.ref_text in self.entries):
             meta = metadata.compare(text, comparable)
@@ -156,8 +158,10 @@ class _Context:
                 continue
             verdicts.append(meta.match)
             confirmed |= meta.confirmed
+            worst = _worse(worst, meta)
             if meta.match is False:
                 mismatches += [m for m in meta.mismatched if m not in mismatches]
+            if meta.flagged:
                 findings.append(self._mismatch(result, record, meta, self.entries[text].span))
         seen: set[tuple[object, tuple[metadata.EntryFields, ...]]] = set()
         for mention in mentions:
@@ -174,14 +178,24 @@ class _Context:
             if agreeing:  # a row or sentence may name several works: one that agrees is this one
                 verdicts.append(True)
                 confirmed |= any(c.confirmed for c in agreeing)
+                clean = [c for c in agreeing if not c.flagged]
+                worst = _worse(worst, clean[0] if clean else agreeing[0])
+                if not clean:  # each agrees, with a slip: said once, at low
+                    findings.append(self._mismatch(result, record, agreeing[0], mention.span, mention))
                 continue
             meta = checks[0]
             verdicts.append(False)
+            worst = _worse(worst, meta)
             mismatches += [m for m in meta.mismatched if m not in mismatches]
             findings.append(self._mismatch(result, record, meta, mention.span, mention))
         if not verdicts:
             return {}, False
-        return {"metadata_match": all(verdicts), "metadata_mismatches": tuple(mismatches)}, confirmed and all(verdicts)
+        changes = {
+            "metadata_match": all(verdicts),
+            "metadata_mismatches": tuple(mismatches),
+            "metadata_fields": worst.verdicts if worst is not None else (),
+        }
+        return changes, confirmed and all(verdicts)
 
     def _inline_references(self, mention: CitationMention) -> tuple[metadata.EntryFields, ...]:
         """What the text around a citation says the cited work is (not the reference list: that is above)."""
@@ -189,7 +203,7 @@ class _Context:
         if mention.context is not None:
             found += self._read(mention.context, mention.sentence).references
         if mention.ref_text and mention.ref_text not in self.entries:  # link text: "Menon et al. 2022"
-            found += [f for f in citing.references(mention.ref_text) if f not in found]
+            found += [f for f in citing.link_references(mention.ref_text) if f not in found]
         return tuple(found)
 
     def _read(self, context: Context | None, sentence: str) -> citing.Citing:
@@ -233,8 +247,10 @@ class _Context:
         uses: list[CitationUse] = []
         worst: topic.TopicMatch | None = None
         for mention in places.values():
-            meta, mismatched, confirmed = (
-                self._use_metadata(mention, comparable) if result.kind is not CitationKind.SOURCE else (None, (), False)
+            meta, mismatched, confirmed, compared = (
+                self._use_metadata(mention, comparable)
+                if result.kind is not CitationKind.SOURCE
+                else (None, (), False, ())
             )
             match = self._use_topic(mention, record, terms) if terms is not None else None
             flagged = ""
@@ -267,6 +283,7 @@ class _Context:
                     mismatched,
                     confirmed,
                     flagged,
+                    compared,
                 )
             )
         changes: dict = {}
@@ -280,8 +297,11 @@ class _Context:
             }
         return tuple(uses), changes
 
-    def _use_metadata(self, mention: CitationMention, record: Record) -> tuple[bool | None, tuple[str, ...], bool]:
-        """(match, mismatched fields, confirmed) of the reference text of this one use: its entry, else beside it."""
+    def _use_metadata(
+        self, mention: CitationMention, record: Record
+    ) -> tuple[bool | None, tuple[str, ...], bool, tuple[FieldVerdict, ...]]:
+        """(match, mismatched fields, confirmed, field verdicts) of the reference text of this one use:
+        its entry, else beside it."""
         checks: list[metadata.MetadataCheck] = []
         if mention.ref_text in self.entries:
             checks.append(self._compare_entry(mention.ref_text, record))
@@ -294,11 +314,12 @@ class _Context:
                 checks.append(found)
         checks = [c for c in checks if c.match is not None]
         if not checks:
-            return None, (), False
+            return None, (), False, ()
         agreeing = [c for c in checks if c.match]
         if agreeing:  # a row may name several works: one that agrees is this one
-            return True, (), any(c.confirmed for c in agreeing)
-        return False, checks[0].mismatched, False
+            shown = next((c for c in agreeing if not c.flagged), agreeing[0])
+            return True, (), any(c.confirmed for c in agreeing), shown.verdicts
+        return False, checks[0].mismatched, False, checks[0].verdicts
 
     def _compare_entry(self, text: str, record: Record) -> metadata.MetadataCheck:
         key = (text, record.id)
@@ -408,16 +429,20 @@ class _Context:
         what = _describe(result)
         gives = metadata.describe_fields(meta)
         mention = mention or self._first(result)
+        rule = rules.MISMATCHED_REFERENCE
         if meta.different_paper:
             severity = Severity.HIGH
             suggestion = "The id points at another paper: give the id of the paper the entry names, or cite this one."
-        else:
+        elif meta.match is False:
             severity = Severity.MEDIUM
-            suggestion = f"A real paper with wrong details: correct the entry's {' and '.join(meta.mismatched)}."
+            suggestion = f"A real paper with wrong details: correct the reference's {' and '.join(meta.mismatched)}."
+        else:  # the reference describes the record, with a slip
+            rule, severity = rules.REFERENCE_DETAIL, Severity.LOW
+            suggestion = f"Correct the reference's {' and '.join(dict.fromkeys(meta.minor))} to match the record."
         return rules.finding(
-            rules.MISMATCHED_REFERENCE,
+            rule,
             span,
-            f"{what} is {metadata.describe_record(record)}, but the reference gives {gives}",
+            f"{what} is {metadata.describe_record(record)}, but the reference differs: {gives}",
             severity=severity,
             **rules.citing(mention, result.id),
             suggestion=suggestion,
@@ -476,6 +501,17 @@ class _Context:
 
 
 _VERDICT_RANK = {topic.NO: 0, topic.BORDERLINE: 1, topic.YES: 2}
+
+
+def _worse(kept: metadata.MetadataCheck | None, new: metadata.MetadataCheck) -> metadata.MetadataCheck:
+    """The comparison a citation shows field by field: its worst reference, the first of equals."""
+    if kept is None:
+        return new
+
+    def rank(check: metadata.MetadataCheck) -> int:
+        return check.severity.rank if check.severity is not None else 0
+
+    return new if rank(new) > rank(kept) else kept
 
 
 def _rank(match: topic.TopicMatch) -> tuple[int, float]:

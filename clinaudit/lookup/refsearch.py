@@ -105,6 +105,21 @@ def lookup(
     }
 
 
+def search(
+    texts: list[str],
+    options: LookupSettings,
+    same_paper: SamePaper,
+    seconds: float,
+    cache: ResolutionCache | None = None,
+) -> dict[str, Resolution]:
+    """Entry text → the record it describes, for entries whose id points at another paper (the paper meant)."""
+    queries = {text: _query(text) for text in dict.fromkeys(texts)}
+    if not queries:
+        return {}
+    found = _resolve(list({q.key: q for q in queries.values()}.values()), options, same_paper, seconds, cache)
+    return {text: found[q.key] for text, q in queries.items() if q.key in found}
+
+
 def _query(text: str) -> Query:
     digest = hashlib.sha256(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:24]
     return Query(f"ref:{digest}", text, parse(text))

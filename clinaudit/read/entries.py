@@ -25,26 +25,57 @@ _QUOTED = re.compile(r"[\"“”]([^\"“”]{10,400})[\"“”]")
 _APA_YEAR = re.compile(r"\(((?:19|20)\d{2})[a-z]?\)")
 _TRAILING_YEAR = re.compile(r"\s*\(((?:19|20)\d{2})[a-z]?\)\s*$")
 _YEAR = re.compile(r"(?<![\d/.-])((?:19|20)\d{2})[a-z]?(?![\d/-])")
-_PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|le|la|del|dos|das|ter|ten)\s)*"
+# Capitals of the Latin scripts, for initials such as the Ö of "Palancı AÖ" and the Ł of "Łukasz"
+# (and Greek and Cyrillic ones, which MEDLINE keeps in some initials: "Stroganova АМ")
+_UPPER = "A-Z" + "".join(chr(c) for c in (*range(0xC0, 0x250), *range(0x370, 0x530)) if chr(c).isupper())
+_PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|le|la|del|della|dos|das|do|ter|ten|al|el|bin|ibn|zu|vom|y)\s)*"
+_NAME_WORD = rf"[{_UPPER}][\w'’-]+"  # "O'Byrne", "Darian-Smith", "Al-Hamdan", "Aktaş"
+_INITIALS_RX = rf"(?:[{_UPPER}]{{1,4}}|[{_UPPER}]\.(?:\s?-?[{_UPPER}]\.){{0,3}})"
+_SUFFIX = r"(?:\s(?:Jr|Sr|II|III|IV|2nd|3rd)\.?)?"
+_NOT_SUFFIX = r"(?!(?:Jr|Sr|II|III|IV)\b)"
 _VANCOUVER_AUTHOR = re.compile(
-    rf"^\s*(?P<name>(?P<surname>{_PARTICLES}[A-Z][\w'’-]+(?:\s(?:van|von|de|der|den|da|di|du|le|la|del|[A-Z][\w'’-]+)){{0,3}})"
-    r"\s(?:[A-Z]{1,3}|[A-Z]\.(?:\s?[A-Z]\.){0,2}))(?=[,.;\s])"
+    rf"^\s*(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|le|la|del|dos|"
+    rf"{_NAME_WORD})){{0,3}})\s{_INITIALS_RX}{_SUFFIX})(?=[,.;\s]|$)"
 )
 _APA_AUTHOR = re.compile(
-    rf"^\s*(?P<surname>{_PARTICLES}[A-Z][\w'’-]+(?:\s[A-Z][\w'’-]+){{0,2}}),\s(?:[A-Z]\.\s?-?){{1,3}}"
+    rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s(?:[{_UPPER}]\.\s?-?){{1,4}}"
 )
-_ET_AL = re.compile(rf"^\s*(?P<surname>{_PARTICLES}[A-Z][\w'’-]+)\s+et\s+al\b")
-_GROUP_AUTHOR = re.compile(
-    r"^[^.;]{0,80}?\b(?:Group|Collaborat\w*|Consortium|Committee|Investigators|Organi[sz]ation|Society|"
-    r"Association|Network|Institute|Working Party|Task Force)\b[^.;]{0,40}[.;]\s+"
+_GIVEN_FIRST = re.compile(  # given names first: "P. A. Bunn Jr", "J. van Dam"
+    rf"^\s*(?:[{_UPPER}]\.\s?-?){{1,4}}\s?(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NOT_SUFFIX}{_NAME_WORD})?)"
+    rf"{_SUFFIX})"
+    r"(?=[,.]|\s(?:and|&)\s)"
 )
-_AUTHOR_END = re.compile(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(])")
-_SEGMENT_END = re.compile(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(])")
+_GIVEN_NAME = re.compile(
+    rf"^(?:[{_UPPER}]\.\s?-?){{1,4}}\s?(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NOT_SUFFIX}{_NAME_WORD})?){_SUFFIX}$"
+)
+# a given-first list ends at the full stop after a surname, not after an initial ("S. Ozan Karakişi. Title")
+_GIVEN_END = re.compile(r"(?<=[a-zß-ÿā-ɏ'’])\.\s+(?=[\"“\w\[(])")
+_GROUP_WORDS = (
+    r"\b(?:Group|Collaborat\w*|Consortium|Committee|Investigators|Organi[sz]ation|Society|"
+    r"Association|Network|Institute|Working Party|Task Force)\b"
+)
+_GROUP_NAME = re.compile(_GROUP_WORDS, re.IGNORECASE)
+_GROUP_LEAD = re.compile(rf"^(?P<group>[^,.;]{{0,80}}?{_GROUP_WORDS}[^,.;]{{0,40}}),\s+(?=[{_UPPER}a-z])")
+_ET_AL = re.compile(rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD})\s+et\s+al\b")
+# one name of an author list: "Palancı AÖ", "van der Berg AB", "Smith JA Jr"; APA: "Flaherty, K. T."
+_LIST_NAME = re.compile(
+    rf"^(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|do|le|la|del|dos|{_NAME_WORD})){{0,3}})"
+    rf"\s(?:{_INITIALS_RX}|[{_UPPER}]{{1,3}}[a-z])(?:\s[A-Z])?{_SUFFIX}$"
+)  # "Lim do Y", "Reenen Mv" (van abbreviated), "Smith JA Jr"
+_APA_NAME = re.compile(
+    rf"(?:^|,\s(?:&\s)?|\s&\s)(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s"
+    rf"(?:[{_UPPER}]\.\s?-?){{1,4}}(?=,|\s*\(|\s&|$)"
+)
+_MORE = re.compile(r"(?:\bet\.?\s*al\b|…|\.\.\.|\band others\b)", re.IGNORECASE)
+_GROUP_AUTHOR = re.compile(rf"^[^.;]{{0,80}}?{_GROUP_WORDS}[^.;]{{0,40}}[.;]\s+")
+_AUTHOR_END = re.compile(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,2}[A-Z0-9])")  # "pH-sensitive", "p32"
+_SEGMENT_END = re.compile(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,3}[A-Z0-9])")  # "pH-", "medRxiv"
 _JOURNAL_END = re.compile(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=\d{1,5}\s?[(:])|\s\(|\.\s*$")
 _VOLUME_PAGE = re.compile(
-    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\([^)]{0,20}\))?\s*[:,]\s*(?P<page>[A-Za-z]?\d{1,6})"
+    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\([^)]{0,20}\))?\s*[:,]\s*(?P<page>[A-Za-z]?\d{1,8}(?:[A-Za-z]{1,3}\d{1,6})?)"
 )
 _SPACE = re.compile(r"\s+")
+_JOURNAL_SMALL = frozenset({"of", "and", "the", "in", "for", "on", "de", "la", "du", "der", "und", "y", "et", "di"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +90,9 @@ class EntryFields:
     year: int | None = None
     volume: str = ""
     first_page: str = ""
+    authors: tuple[str, ...] = ()  # every author's surname as listed, when the entry gives a list
+    et_al: bool | None = None  # the list ends in "et al." or an ellipsis; None: not a list (link text, a cell)
+    loose: bool = False  # link text that may describe the work, not cite it: its title counts only if close
 
 
 def clean(text: str) -> str:
@@ -71,7 +105,7 @@ def clean(text: str) -> str:
 def parse(entry: str) -> EntryFields:
     """Fields from one reference entry's free text."""
     text = clean(entry)
-    author, surname, rest = _author(text)
+    author, surname, rest, names, more = _author(text)
     year_match = _APA_YEAR.search(rest[:20]) if author else None
     if year_match:  # APA: "Smith, J. (2019). Title. Journal, 12(3), 45–67."
         rest = rest[year_match.end() :].lstrip(" .")
@@ -86,37 +120,91 @@ def parse(entry: str) -> EntryFields:
     pages = _VOLUME_PAGE.search(after)
     if pages:
         volume, page = pages.group("volume"), pages.group("page")
-    return EntryFields(text, author, surname, title, journal, year, volume, page)
+    return EntryFields(text, author, surname, title, journal, year, volume, page, names, more)
 
 
-def _author(text: str) -> tuple[str, str, str]:
-    """(first author, surname, the text after the author list); "" when the entry does not start with one."""
-    for pattern in (_APA_AUTHOR, _ET_AL, _VANCOUVER_AUTHOR):
+def _author(text: str) -> tuple[str, str, str, tuple[str, ...], bool | None]:
+    """(first author, surname, the text after the author list, every surname listed, "et al." or not).
+
+    The list is read whole only when every name in it reads as a name; otherwise its
+    surnames are () and "et al." None, and only the first author is compared.
+    """
+    lead = _GROUP_LEAD.match(text)
+    if lead:  # "Movement Disorder Group, Chan AY, Yeung JH, … Title": the group, then its people
+        _, _, rest, names, more = _author(text[lead.end() :])
+        if names:
+            return "", "", rest, names, more
+    for pattern in (_APA_AUTHOR, _ET_AL, _VANCOUVER_AUTHOR, _GIVEN_FIRST):
         m = pattern.match(text)
         if not m:
             continue
         surname = m.group("surname")
         author = m.group("name") if "name" in m.groupdict() else surname
-        end = _AUTHOR_END.search(text, m.end())
-        year = _APA_YEAR.search(text, m.end(), end.start() if end else len(text))
+        year = _APA_YEAR.search(text, m.end()) if pattern is _APA_AUTHOR else None
+        if year is None:
+            end = (_GIVEN_END if pattern is _GIVEN_FIRST else _AUTHOR_END).search(text, m.end())
+            year = _APA_YEAR.search(text, m.end(), end.start() if end else len(text))
+        else:
+            end = None
         if year:  # APA / Harvard: the year in brackets closes the author list
-            return author, surname, text[year.start() :]
-        return author, surname, text[end.end() :] if end else ""
+            names, more = _names(text[: year.start()], apa=pattern is _APA_AUTHOR)
+            return author, surname, text[year.start() :], names, more
+        names, more = _names(text[: end.start()] if end else text, apa=False)
+        return author, surname, text[end.end() :] if end else "", names, more
     group = _GROUP_AUTHOR.match(text)
     if group:  # "METRIC Study Group. Title. …": a collective author, no surname to compare
-        return "", "", text[group.end() :]
-    return "", "", text
+        return "", "", text[group.end() :], (), None
+    return "", "", text, (), None
+
+
+def _names(segment: str, apa: bool) -> tuple[tuple[str, ...], bool | None]:
+    """The surnames of an author list and whether it ends in "et al."; ((), None) when it does not read whole."""
+    more = bool(_MORE.search(segment))
+    segment = _MORE.sub("", segment).strip(" ,.&")
+    if apa:
+        segment += "."  # the last initial's full stop
+        found = [m.group("surname") for m in _APA_NAME.finditer(segment)]
+        return (tuple(found), more) if found else ((), None)
+    found = []
+    for piece in re.split(r",\s*|\s+(?:and|&)\s+", segment):
+        piece = piece.strip(" .")
+        if not piece:
+            continue
+        m = _LIST_NAME.match(piece) or _GIVEN_NAME.match(piece)
+        if m is not None:
+            found.append(m.group("surname"))
+        elif not _GROUP_NAME.search(piece):  # a group among the people ("…, Takken T, HAYS study group") is skipped
+            return (), None  # a title: the list is not read whole
+    return (tuple(found), more) if found else ((), None)
 
 
 def _title(text: str) -> tuple[str, str]:
+    """The title and the text after it: the title ends where a journal's name begins.
+
+    A title may hold a full stop ("Leishmania spp. DNA in bats"), so the first sentence end
+    whose remainder starts with a name that reads as a journal's closes it; else the first.
+    """
     quoted = _QUOTED.search(text)
     if quoted and quoted.start() < 5:
         return quoted.group(1).strip(" ."), text[quoted.end() :].lstrip(" .")
-    end = _SEGMENT_END.search(text)
+    ends = list(_SEGMENT_END.finditer(text))
+    end = ends[0] if ends else None
+    for candidate in ends[1:4]:
+        if not _journal_like(_journal(text[end.end() :]) if end else "") and _journal_like(
+            _journal(text[candidate.end() :])
+        ):
+            end = candidate
+            break
     title = (text[: end.start()] if end else text).strip()
     if len(title.split()) < 2 or not re.search(r"[a-z]{3}", title):
         return "", text
     return title, text[end.end() :] if end else ""
+
+
+def _journal_like(name: str) -> bool:
+    """'Acta Trop', 'J Cardiovasc Thorac Res', 'Journal of Hepatology': capitals but for small words."""
+    words = name.split()
+    return bool(words) and all(w[0].isupper() or w[0] in "(&" or w.lower() in _JOURNAL_SMALL for w in words)
 
 
 def _journal(text: str) -> str:

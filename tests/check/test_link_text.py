@@ -47,3 +47,25 @@ def test_author_year_text_with_no_checkable_target_stays_weak(tmp_path, services
         tmp_path, "Trametinib improved survival [Flaherty et al. (BMJ 2012)](https://example.org/melanoma)."
     )
     assert [f["rule"] for f in findings if f["rule"] == "weak-citation"] == ["weak-citation"]
+
+
+def test_one_author_and_a_year_as_link_text_is_compared(tmp_path, services):
+    findings, cited = _run(
+        tmp_path, f"MEK inhibition prolonged survival in melanoma [Levin (Rev Neurosci 2011)]({LINK})."
+    )
+    (mismatch,) = [f for f in findings if f["rule"] == "mismatched-reference"]
+    assert "first author Levin, record: Flaherty" in mismatch["message"]
+    assert cited["pmid:22663011"]["metadata_fields"]["journal"]["given"] == "Rev Neurosci"
+    assert not [f for f in findings if f["rule"] == "weak-citation"]
+
+
+def test_a_bare_title_as_link_text_is_compared_when_it_is_close(tmp_path, services):
+    findings, cited = _run(
+        tmp_path,
+        f"Trametinib improved survival [Improved survival with MEK blockade in BRAF-mutated melanoma]({LINK}).\n\n"
+        f"Trametinib was well tolerated [a phase 3 trial of trametinib in advanced melanoma]({LINK}).",
+    )
+    (slip,) = [f for f in findings if "reference" in f["rule"]]  # the description on line 5 is not a title
+    assert (slip["rule"], slip["severity"], slip["line"]) == ("reference-detail", "low", 3)
+    assert 'reference gives "blockade", the record says "inhibition"' in slip["message"]
+    assert cited["pmid:22663011"]["status"] == "verified"

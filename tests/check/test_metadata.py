@@ -9,7 +9,7 @@ import pytest
 
 from clinaudit.check import metadata
 from clinaudit.lookup import refsearch
-from clinaudit.models import Record
+from clinaudit.models import Record, Severity
 from clinaudit.read import entries
 
 from helpers import FIXTURES
@@ -55,7 +55,7 @@ def test_parse_apa():
     "entry",
     [
         VANCOUVER,
-        VANCOUVER.replace("2012;", "2013;"),  # epub and print years differ by one
+        VANCOUVER.replace("2012;", "2011;"),  # the year before: an epub ahead of print
         VANCOUVER.replace("N Engl J Med.", "N. Engl. J. Med."),
         VANCOUVER.replace("N Engl J Med.", "The New England Journal of Medicine."),
         VANCOUVER.replace("N Engl J Med.", "NEJM."),
@@ -79,7 +79,7 @@ def test_another_paper_is_a_title_mismatch():
     entry = "Smith J, Doe A. Metformin for weight loss in adolescents with obesity. Diabetes Care. 2015;38:101-9."
     check = metadata.compare(entry, MEK)
     assert check.match is False and check.different_paper
-    assert set(check.mismatched) == {"title", "author", "year", "journal"}
+    assert set(check.mismatched) == {"title", "author", "authors", "year", "journal"}
 
 
 @pytest.mark.parametrize(
@@ -208,15 +208,20 @@ def test_author_year_text_confirms_the_paper():
 def test_one_agreeing_field_is_not_a_confirmation():
     year_only = metadata.compare_fields(entries.EntryFields("2012", year=2012), MEK)
     assert year_only.match is True and year_only.agreed == ("year",) and not year_only.confirmed
-    coauthor = metadata.compare_fields(snippet("Robert et al. (2013)"), MEK)  # a co-author; the epub year
+    coauthor = metadata.compare_fields(snippet("Robert et al. (2011)"), MEK)  # a co-author; the epub year
     assert coauthor.confirmed and set(coauthor.agreed) == {"author", "year"}
 
 
-def test_first_author_or_year_conflicting_is_another_paper():
-    """No title to say it is the right paper: a wrong first author or year is how a wrong PMID looks (high)."""
-    for text in ("Menon BK et al. Lancet 2022", "Flaherty KT et al. N Engl J Med 2019", "Smith et al. (2012)"):
+def test_several_details_conflicting_is_another_paper_one_is_a_wrong_detail():
+    """No title to say it is the right paper: two conflicting details are how a wrong PMID looks (high);
+    one wrong first author, journal or year is a real paper's wrong detail (medium)."""
+    for text in ("Menon BK et al. Lancet 2022", "Smith et al. (BMJ 2012)", "Flaherty et al. (Lancet 2019)"):
         check = metadata.compare_fields(snippet(text), MEK)
         assert check.match is False and check.different_paper, text
+    for text, field in (("Flaherty KT et al. N Engl J Med 2019", "year"), ("Smith et al. (2012)", "author")):
+        check = metadata.compare_fields(snippet(text), MEK)
+        assert check.mismatched == (field,) and not check.different_paper, text
+        assert check.severity is Severity.MEDIUM
     details = metadata.compare_fields(snippet("Flaherty KT et al. N Engl J Med 2012;368:107"), MEK_PAGES)
     assert details.mismatched == ("volume",) and not details.different_paper  # a wrong detail: medium
 

@@ -43,7 +43,7 @@ def test_mismatched_reference_fires_on_wrong_paper_and_wrong_details_not_on_near
         "As-needed budesonide-formoterol reduced severe exacerbations in mild asthma [2].\n\n"
         "Long-term proton pump inhibitor use has been linked to dementia and kidney disease [3].\n\n"
         "## References\n\n"
-        f"1. {MEK} N. Engl. J. Med. 2013;367(2):107-114. PMID: 22663011\n"  # epub year +1, dotted ISO: fine
+        f"1. {MEK} N. Engl. J. Med. 2011;367(2):107-114. PMID: 22663011\n"  # the epub year before, dotted ISO: fine
         f"2. {ASTHMA} Lancet. 2018;378(20):1865-1876. PMID: 29768149\n"  # right paper, wrong journal
         "3. Smith J, Doe A. Vitamin D supplementation and fracture risk in older women. "
         "Arq Gastroenterol. 2022;59:1-9. PMID: 35830032\n",  # another paper's title on a real id

@@ -10,6 +10,7 @@ from clinaudit.models import (
     AuditResult,
     CitationResult,
     CitationUse,
+    FieldVerdict,
     FileReport,
     Finding,
     Severity,
@@ -84,6 +85,7 @@ def use_dict(use: CitationUse) -> dict[str, Any]:
         "topic_level": use.topic_level,
         "metadata_match": use.metadata_match,
         "metadata_mismatches": list(use.metadata_mismatches),
+        "metadata_fields": fields_dict(use.metadata_fields),
         "reference_confirms": use.confirmed,
         "flagged": use.flagged or None,
     }
@@ -132,6 +134,16 @@ def _check_keys(citation: CitationResult) -> dict[str, Any]:
         "evidence_level": citation.evidence_level,
         "metadata_match": citation.metadata_match,
         "metadata_mismatches": list(citation.metadata_mismatches),
+        "metadata_fields": fields_dict(citation.metadata_fields),
+    }
+
+
+def fields_dict(verdicts: tuple[FieldVerdict, ...]) -> dict[str, Any] | None:
+    """Each field of the reference against the record: {"journal": {"given", "record", "verdict", "note"}}."""
+    if not verdicts:
+        return None
+    return {
+        v.field: {"given": v.given, "record": v.record, "verdict": v.verdict, "note": v.note or None} for v in verdicts
     }
 
 
