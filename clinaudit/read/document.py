@@ -47,6 +47,7 @@ from clinaudit.read.parse import (
     reference_rules,
     unit_span,
 )
+from clinaudit.text import counted as text_counted
 
 SENTENCE_DISPLAY = 200
 MEDICAL_DOCUMENT = 2  # sentences with a medical word that make a document medical (benchmarks/claims.py)
@@ -206,6 +207,14 @@ def _read_log(text: str, line_base: int, reading: _Reading) -> None:
     reading.sentences += count
     reading.prose = True
     index = LineIndex(text, line_base)
+    body = text.rstrip()
+    reading.findings.append(  # said, not dropped silently: these lines were never read as claims
+        catalogue.finding(
+            catalogue.LOG_LINES,
+            index.span(len(body) - len(body.lstrip()), len(body)),
+            f"{text_counted(count, 'line')} read as a log: their ids are checked, their claims are not read",
+        )
+    )
     context: Context | None = None
     display = ""
     last = -1

@@ -85,3 +85,16 @@ def test_the_splitter_cuts_a_long_stretch_without_an_end_at_its_lines():
         "The trial enrolled 300 adults\nwith type 2 diabetes.",
         "Metformin was\ngiven twice daily.",
     ]
+
+
+def test_a_log_stretch_is_reported_so_its_unread_claims_are_not_dropped_silently(tmp_path):
+    lines = log_lines(45_000)  # several chunks: one notice each, together covering every line
+    path = tmp_path / "ward.log"
+    path.write_text("Give 10 mg of warfarin daily.\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    document = read_file(path)
+    notices = [f for f in document.findings if f.rule == "log-lines"]
+    assert notices and all(f.severity.value == "info" for f in notices)
+    assert notices[0].span.line == 3 and notices[-1].span.end_line == len(lines) + 2
+    assert sum(int(f.message.split(" line")[0].replace(",", "")) for f in notices) == len(lines)
+    assert "their claims are not read" in notices[0].message
+    assert [c.sentence.text for c in document.claims] == ["Give 10 mg of warfarin daily."]
