@@ -69,7 +69,7 @@ def _data() -> Path:
 
 DATA = _data()
 SEED = 20261203
-STYLES = ("vancouver", "ama", "apa", "link")
+STYLES = ("vancouver", "ama", "apa", "link", "bibtex")
 KINDS = ("title-word", "first-author", "cut-no-et-al", "invented", "journal", "year", "pages")
 CONTROLS = ("none", "cut-et-al", "year-before")
 FLOORS = {kind: 0.90 for kind in KINDS} | {"title-word": 0.80}
@@ -281,7 +281,24 @@ def _names(people: list[Person], style: str, et_al: bool | None) -> str:
     return text + (", et al" if et_al else "")
 
 
+def _bibtex(s: Source, et_al: bool | None) -> str:
+    """A BibTeX entry as reference managers export it: "Family, Initials and …", "and others" for et al."""
+    shown = s.authors
+    if et_al is None:
+        et_al = False
+    elif et_al:
+        shown = s.authors[:3]
+    people = " and ".join(f"{p.family}, {' '.join(c + '.' for c in p.initials if c.isupper())}" for p in shown)
+    people += " and others" if et_al else ""
+    fields = [f"author = {{{people}}}", f"title = {{{s.title}}}", f"journal = {{{s.journal.split(' : ')[0]}}}"]
+    fields += [f"year = {{{s.year}}}"] + ([f"volume = {{{s.volume}}}"] if s.volume else [])
+    fields += [f"pages = {{{_full_pages(s.pages).replace('-', '--')}}}"] if s.pages else []
+    return "@article{" + f"{s.authors[0].family.lower()}{s.year}, " + ", ".join(fields) + "}"
+
+
 def entry(s: Source, style: str, et_al: bool | None = None) -> str:
+    if style == "bibtex":
+        return _bibtex(s, et_al)
     if style == "link":
         who = s.authors[0].family
         if len(s.authors) == 2 and et_al is None:
@@ -357,10 +374,10 @@ def perturb(s: Source, kind: str, pool: list[Source], rng: random.Random) -> Sou
 
 
 APPLIES = {
-    "title-word": ("vancouver", "ama", "apa"),
-    "cut-no-et-al": ("vancouver", "ama", "apa"),
-    "cut-et-al": ("vancouver", "ama", "apa"),
-    "pages": ("vancouver", "ama", "apa"),
+    "title-word": ("vancouver", "ama", "apa", "bibtex"),
+    "cut-no-et-al": ("vancouver", "ama", "apa", "bibtex"),
+    "cut-et-al": ("vancouver", "ama", "apa", "bibtex"),
+    "pages": ("vancouver", "ama", "apa", "bibtex"),
 }
 
 

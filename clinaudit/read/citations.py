@@ -40,7 +40,8 @@ _PUBMED_HOST = re.compile(
 )
 # A label and the first id after it; more ids after the same label are read by _MORE_PMIDS.
 # "PubMed" alone is a label only before five digits or more ("PubMed 2019" is a year): see _read_pmids.
-_PMID = re.compile(r"\b(PMIDs?|PubMed(?:\s*IDs?)?)\s*[:#]?\s*#?\s?(\d{1,20})(?!\d)", re.IGNORECASE)
+# (and BibTeX's `pmid = {31234567}` / `pmid = "31234567"`)
+_PMID = re.compile(r"\b(PMIDs?|PubMed(?:\s*IDs?)?)\s*(?:[:#]|=\s*[{\"]?)?\s*#?\s?(\d{1,20})(?!\d)", re.IGNORECASE)
 _MORE_PMIDS = re.compile(
     r"[ \t]{0,3}(?:,|;|&|,?[ \t]{1,3}(?:and|or))[ \t]{0,3}(?P<label>(?:PMID|PubMed[ \t]?ID)[ \t]{0,3}:?[ \t]{0,3})?"
     r"(?P<id>\d{1,20})(?!\d)",

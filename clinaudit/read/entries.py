@@ -1,6 +1,7 @@
 """A reference entry's free text read into fields: first author, title, journal, year, volume, page.
 
-Parsing is forgiving (Vancouver, AMA and APA styles): a field the entry does not clearly
+Parsing is forgiving (Vancouver, AMA, APA and Harvard styles, and BibTeX-like
+`key = {value}` fields, which reference managers and models paste as they are): a field the entry does not clearly
 give is left empty, and the check stage (clinaudit/check/metadata.py) compares only
 what is there. The lookup stage reads the same fields to search for an entry with no id.
 """
@@ -20,6 +21,13 @@ _STRIP = [
     re.compile(r"\[(?:Epub|published online|Internet)[^\]]*\]", re.IGNORECASE),
     re.compile(r"\b(?:Available (?:from|at)|Accessed|Retrieved)\b.*$", re.IGNORECASE),
 ]
+# BibTeX-like fields: `title = {…}` (one level of inner braces, as in {{COVID}-19}), `year = "2019"`, `year = 2019`
+_BIB_FIELD = re.compile(
+    r"\b(author|title|journal|journaltitle|year|date|volume|pages)\s*=\s*"
+    r"(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\d{4}))",
+    re.IGNORECASE,
+)
+_BIB_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
 _MARKUP = re.compile(r"[*`]+|(?<!\w)_+|_+(?!\w)")
 _QUOTED = re.compile(r"[\"“”]([^\"“”]{10,400})[\"“”]")
 _APA_YEAR = re.compile(r"\(((?:19|20)\d{2})[a-z]?\)")
@@ -104,6 +112,9 @@ def clean(text: str) -> str:
 
 def parse(entry: str) -> EntryFields:
     """Fields from one reference entry's free text."""
+    bib = _bibtex(entry)
+    if bib is not None:
+        return bib
     text = clean(entry)
     author, surname, rest, names, more = _author(text)
     year_match = _APA_YEAR.search(rest[:20]) if author else None
@@ -121,6 +132,42 @@ def parse(entry: str) -> EntryFields:
     if pages:
         volume, page = pages.group("volume"), pages.group("page")
     return EntryFields(text, author, surname, title, journal, year, volume, page, names, more)
+
+
+def _bibtex(entry: str) -> EntryFields | None:
+    """An entry of BibTeX-like fields, read field by field; None unless it has two of title, author, journal, year.
+
+    Its fields say what each part is, so nothing is guessed from punctuation: `author` is
+    "Surname, Given and Surname, Given" (or "Given Surname"), "and others" is BibTeX's et al.
+    """
+    fields: dict[str, str] = {}
+    for m in _BIB_FIELD.finditer(entry):
+        value = next(g for g in m.groups()[1:] if g is not None)
+        fields.setdefault(m.group(1).lower(), " ".join(value.replace("{", "").replace("}", "").split()))
+    if len(fields.keys() & {"title", "author", "journal", "journaltitle", "year", "date"}) < 2:
+        return None
+    people = [p.strip() for p in _BIB_AND.split(fields.get("author", "")) if p.strip()]
+    more = bool(people) and people[-1].lower() == "others"
+    people = people[:-1] if more else people
+    surnames = tuple(p.split(",", 1)[0].strip() if "," in p else p.split()[-1] for p in people)
+    first = people[0] if people else ""
+    if "," in first:  # "Flaherty, Keith T." as the entries' own form: "Flaherty KT"
+        family, given = (part.strip() for part in first.split(",", 1))
+        first = f"{family} {''.join(w[0] for w in given.replace('.', ' ').split() if w[0].isalpha())}".strip()
+    year = _year(fields.get("year", "") or fields.get("date", ""))
+    pages = re.split(r"[-–]+", fields.get("pages", ""), maxsplit=1)[0].strip()
+    return EntryFields(
+        clean(entry),
+        author=first,
+        surname=surnames[0] if surnames else "",
+        title=fields.get("title", "").strip(" ."),
+        journal=fields.get("journal", "") or fields.get("journaltitle", ""),
+        year=year,
+        volume=fields.get("volume", ""),
+        first_page=pages,
+        authors=surnames,
+        et_al=more if people else None,
+    )
 
 
 def _author(text: str) -> tuple[str, str, str, tuple[str, ...], bool | None]:

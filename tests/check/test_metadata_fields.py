@@ -177,3 +177,58 @@ def test_a_wrong_detail_of_the_right_paper_is_not_sent_to_the_reference_search(t
     found, _ = _run(tmp_path, ENTRY.replace("N Engl J Med.", "Lancet."))
     assert "describes PMID" not in found[0]["message"]
     assert "/eutils/ecitmatch.cgi" not in [e["path"] for e in services.requests("eutils")]
+
+
+# ---------------------------------------------------------------- BibTeX-like fields
+
+BIBTEX = (
+    "@article{flaherty2012, author = {Flaherty, Keith T. and Robert, Caroline and Hersey, Peter and others}, "
+    "title = {Improved survival with {MEK} inhibition in {BRAF}-mutated melanoma}, "
+    'journal = {N Engl J Med}, year = "2012", volume = {367}, pages = {107--114}, pmid = {22663011}}'
+)
+
+
+def test_bibtex_fields_are_read_field_by_field():
+    fields = metadata.parse(BIBTEX)
+    assert (fields.author, fields.surname, fields.authors, fields.et_al) == (
+        "Flaherty KT",
+        "Flaherty",
+        ("Flaherty", "Robert", "Hersey"),
+        True,
+    )
+    assert (fields.title, fields.journal, fields.year, fields.volume, fields.first_page) == (
+        TITLE,
+        "N Engl J Med",
+        2012,
+        "367",
+        "107",
+    )
+    assert metadata.compare(BIBTEX, MEK).match is True and not metadata.compare(BIBTEX, MEK).flagged
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (("journal = {N Engl J Med}", "journal = {Lancet}"), "journal"),
+        (("Flaherty, Keith T.", "Jones, Keith T."), "author"),
+        (('year = "2012"', 'year = "2015"'), "year"),
+    ],
+)
+def test_a_wrong_bibtex_field_is_the_field_that_differs(change, field):
+    check = metadata.compare(BIBTEX.replace(*change), MEK)
+    assert check.flagged and _verdict(check, field).verdict == "mismatch"
+
+
+def test_a_bibtex_entry_in_a_report_is_found_by_its_pmid_field_and_compared(tmp_path, services):
+    entry = BIBTEX.replace("MEK} inhibition", "MEK} blockade")  # its only id is the `pmid = {…}` field
+    write(
+        tmp_path, f"# Melanoma\n\nTrametinib improved survival in BRAF melanoma [1].\n\n## References\n\n1. {entry}\n"
+    )
+    _, data, _ = check(tmp_path / "report.md")
+    report = data["files"][0]
+    (cited,) = report["citations"]
+    assert cited["id"] == "pmid:22663011" and cited["status"] == "verified"
+    found = [(f["rule"], f["severity"]) for f in report["findings"] if "reference" in f["rule"]]
+    assert found == [("reference-detail", "low")]
+    assert cited["metadata_fields"]["journal"]["verdict"] == "match"
+    assert cited["metadata_fields"]["title"]["verdict"] == "minor"
