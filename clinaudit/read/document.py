@@ -212,35 +212,46 @@ def _read_log(text: str, line_base: int, reading: _Reading) -> None:
         catalogue.finding(
             catalogue.LOG_LINES,
             index.span(len(body) - len(body.lstrip()), len(body)),
-            f"{text_counted(count, 'line')} read as a log: their ids are checked, their claims are not read",
+            f"{text_counted(count, 'line')} read as a log: citations checked, no claims read",
         )
     )
-    context: Context | None = None
-    display = ""
-    last = -1
-    for found in citations.find_ids(text):
-        line0 = bisect_right(index.starts, found.start) - 1
-        start, end = index.line_bounds(line0)
-        if found.end > end:
-            continue  # an id does not run over a line end: a line is a sentence
-        raw = text[start:end]
-        if line0 != last:
-            display = _display(raw)
-            context = Context(text=raw, headings=reading.path)
-            last = line0
-        reading.mentions.append(
-            CitationMention(
-                found.id,
-                found.kind,
-                found.value,
-                index.span(found.start, found.end),
-                display,
-                _url_text(text, found),
-                "",
-                None,
-                context,
+    contexts: dict[int, tuple[str, Context]] = {}
+
+    def line_of(start: int, stop: int) -> tuple[int, str, Context] | None:
+        """The line holding text[start:stop], its display and context; None if it runs over a line end."""
+        line0 = bisect_right(index.starts, start) - 1
+        a, b = index.line_bounds(line0)
+        if stop > b:
+            return None  # a citation does not run over a line end: a line is a sentence
+        if line0 not in contexts:
+            if len(contexts) > 1:
+                contexts.clear()  # the lines come in order: only the last is asked for again
+            raw = text[a:b]
+            contexts[line0] = (_display(raw), Context(text=raw, headings=reading.path))
+        return (line0, *contexts[line0])
+
+    cites: list[tuple[int, int, Any]] = [(f.start, f.end, f) for f in citations.find_ids(text)]
+    cites += [(a, b, tuple(labels)) for labels, a, b in citations.find_markers(text)]
+    cites += [(a, b, f"source:{sid}") for sid, a, b in citations.find_source_markers(text)]
+    cites.sort(key=lambda c: c[0])
+    for a, b, what in cites:
+        where = line_of(a, b)
+        if where is None:
+            continue
+        _, display, context = where
+        span = index.span(a, b)
+        if isinstance(what, tuple):  # a [n] marker: resolved against the reference list like any other
+            reading.markers.append(MarkerUse(what, span, display, None, context))
+            reading.marker_parts.append(reading.part)
+        elif isinstance(what, str):
+            value = what.split(":", 1)[1]
+            reading.mentions.append(
+                CitationMention(what, CitationKind.SOURCE, value, span, display, "", "", None, context)
             )
-        )
+        else:
+            reading.mentions.append(
+                CitationMention(what.id, what.kind, what.value, span, display, _url_text(text, what), "", None, context)
+            )
 
 
 def _directives(comments: list[tuple[int, str]]) -> list[Directive]:

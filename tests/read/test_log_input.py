@@ -96,5 +96,24 @@ def test_a_log_stretch_is_reported_so_its_unread_claims_are_not_dropped_silently
     assert notices and all(f.severity.value == "info" for f in notices)
     assert notices[0].span.line == 3 and notices[-1].span.end_line == len(lines) + 2
     assert sum(int(f.message.split(" line")[0].replace(",", "")) for f in notices) == len(lines)
-    assert "their claims are not read" in notices[0].message
+    assert "read as a log: citations checked, no claims read" in notices[0].message
     assert [c.sentence.text for c in document.claims] == ["Give 10 mg of warfarin daily."]
+
+
+def test_numbered_and_source_markers_on_log_lines_are_read_where_they_stand(tmp_path):
+    lines = log_lines(200)
+    lines[10] += " dosing per [1]"
+    lines[150] += " see [src:ward-protocol]"
+    path = tmp_path / "ward.log"
+    path.write_text(
+        "\n".join(lines) + "\n\n## References\n\n1. Perry JJ, et al. BMJ. 2011;343:d4277. PMID: 21768192\n",
+        encoding="utf-8",
+    )
+    document = read_file(path)
+    (marker,) = document.markers
+    assert marker.labels == ("1",) and marker.span.line == 11
+    assert marker.span.column == len(lines[10]) - len("[1]") + 1 and marker.sentence == lines[10]
+    assert [(m.id, m.span.line) for m in document.mentions if m.id.startswith("source:")] == [
+        ("source:src:ward-protocol", 151)  # as prose names it
+    ]
+    assert [e.label for e in document.entries] == ["1"]
