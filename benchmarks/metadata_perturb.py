@@ -70,10 +70,18 @@ def _data() -> Path:
 DATA = _data()
 SEED = 20261203
 STYLES = ("vancouver", "ama", "apa", "link", "bibtex")
-KINDS = ("title-word", "first-author", "cut-no-et-al", "invented", "journal", "year", "pages")
+KINDS = ("title-word", "first-author", "cut-no-et-al", "invented", "journal", "meeting", "year", "pages")
 CONTROLS = ("none", "cut-et-al", "year-before")
 FLOORS = {kind: 0.90 for kind in KINDS} | {"title-word": 0.80}
 CONTROL_CEILING = 0.02
+MEETINGS = (  # real meeting names as references give them
+    "ASCO Annual Meeting",
+    "European Society of Cardiology Congress",
+    "American Heart Association Scientific Sessions Meeting",
+    "Proceedings of the American Association for Cancer Research Annual Meeting",
+    "International Stroke Conference",
+    "Digestive Disease Week Symposium",
+)
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _STOP = frozenset(
     [
@@ -356,6 +364,9 @@ def perturb(s: Source, kind: str, pool: list[Source], rng: random.Random) -> Sou
             return None
         k = rng.randint(1, min(3, len(s.authors) - 1))
         return replace(s, authors=s.authors[:k]), kind == "cut-et-al"
+    if kind == "meeting":  # the paper given as a talk at a meeting named for its field
+        meeting = rng.choice(MEETINGS)
+        return replace(s, journal=meeting, iso=meeting)
     if kind == "journal":
         mine = re.sub(r"\W", "", s.iso.lower())
         other = rng.choice([o for o in others if re.sub(r"\W", "", o.iso.lower()) != mine])
@@ -378,6 +389,7 @@ APPLIES = {
     "cut-no-et-al": ("vancouver", "ama", "apa", "bibtex"),
     "cut-et-al": ("vancouver", "ama", "apa", "bibtex"),
     "pages": ("vancouver", "ama", "apa", "bibtex"),
+    "meeting": ("vancouver", "ama", "apa", "bibtex"),
 }
 
 

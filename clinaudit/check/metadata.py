@@ -157,13 +157,15 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
         verdicts += _author_verdicts(fields, record)
     if fields.year and record.year:
         verdicts.append(_year_verdict(fields.year, record))
+    at_meeting = False  # a meeting's volume and page number its abstract book, not the journal
     if fields.journal and (record.journal or record.journal_iso):
         verdicts.append(_journal_verdict(fields.journal, record))
-    if fields.volume and record.volume:
+        at_meeting = verdicts[-1].verdict == MINOR and verdicts[-1].note.startswith("reference gives a meeting")
+    if fields.volume and record.volume and not at_meeting:
         same = fields.volume.lstrip("0") == record.volume.lstrip("0")
         verdicts.append(_verdict("volume", fields.volume, record.volume, same, f"volume {fields.volume}"))
     first_page = _first_page(record.pages)
-    if fields.first_page and first_page:
+    if fields.first_page and first_page and not at_meeting:
         same = fields.first_page.lower() == first_page.lower()
         verdicts.append(_verdict("page", fields.first_page, first_page, same, f"first page {fields.first_page}"))
     mismatched = tuple(v.field for v in verdicts if v.verdict == MISMATCH)
@@ -208,6 +210,9 @@ def _tables() -> dict[str, Any]:
         "greek": {str(k): str(v) for k, v in (data.get("greek") or {}).items()},
         "function": frozenset(str(w) for w in data.get("function_words") or ()),
         "preprints": frozenset(str(w).lower() for w in data.get("preprint_servers") or ()),
+        "conference": re.compile(
+            r"\b(?:" + "|".join(re.escape(str(w)) for w in data.get("conference_words") or ()) + r")\b", re.IGNORECASE
+        ),
         "spelling": spelling,
         "spelled": {f"s{k}": to for k, (_, to) in enumerate(rows)},
     }
@@ -334,6 +339,11 @@ def _journal_verdict(journal: str, record: Record) -> FieldVerdict:
     preprints = _tables()["preprints"]
     if _fold(journal) in {_fold(p) for p in preprints} and _fold(shown) not in {_fold(p) for p in preprints}:
         note = f"journal {journal} (a preprint server), record: {shown}: cite the published version"
+        return FieldVerdict("journal", journal, shown, MINOR, note)
+    meeting = _tables()["conference"]
+    if meeting.search(journal) and not any(meeting.search(j) for j in (record.journal, record.journal_iso) if j):
+        given = re.sub(r"^(?:in|presented at)\s*:\s*", "", journal, flags=re.IGNORECASE)
+        note = f"reference gives a meeting ({given}), record: the journal {shown}: cite the published paper"
         return FieldVerdict("journal", journal, shown, MINOR, note)
     return FieldVerdict("journal", journal, shown, MISMATCH, f"journal {journal}, record: {shown}")
 

@@ -232,3 +232,32 @@ def test_a_bibtex_entry_in_a_report_is_found_by_its_pmid_field_and_compared(tmp_
     assert found == [("reference-detail", "low")]
     assert cited["metadata_fields"]["journal"]["verdict"] == "match"
     assert cited["metadata_fields"]["title"]["verdict"] == "minor"
+
+
+@pytest.mark.parametrize(
+    "where, meeting",
+    [
+        ("ASCO Annual Meeting. 2012;30:8502.", "ASCO Annual Meeting"),
+        (
+            "In: Proceedings of the American Association for Cancer Research Annual Meeting; 2012.",
+            "Proceedings of the American Association for Cancer Research Annual Meeting",
+        ),
+        ("Presented at: European Society for Medical Oncology Congress; 2012; Vienna.", "European Society"),
+    ],
+)
+def test_a_meeting_for_the_journal_is_a_slip_named_as_such(where, meeting):
+    check = metadata.compare(f"Flaherty KT, Robert C, Hersey P, et al. {TITLE}. {where}", MEK)
+    journal = _verdict(check, "journal")
+    assert journal.verdict == "minor" and check.match is True and check.flagged
+    assert (
+        f"reference gives a meeting ({meeting}" in journal.note and "record: the journal N Engl J Med" in journal.note
+    )
+
+
+def test_a_journal_whose_name_holds_a_meeting_word_is_compared_as_a_journal():
+    record = replace(MEK, journal="AMIA Annual Symposium proceedings", journal_iso="AMIA Annu Symp Proc")
+    assert _verdict(
+        metadata.compare(ENTRY.replace("N Engl J Med.", "AMIA Annu Symp Proc."), record), "journal"
+    ).verdict == ("match")
+    wrong = metadata.compare(ENTRY.replace("N Engl J Med.", "Lancet."), record)
+    assert _verdict(wrong, "journal").verdict == "mismatch"
