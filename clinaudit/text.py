@@ -177,17 +177,18 @@ def fold(text: str) -> str:
 class LazyRegex:
     """A regex compiled on first use, then used exactly as the compiled pattern."""
 
-    __slots__ = ("_regex", "pattern")
+    __slots__ = ("_flags", "_regex", "pattern")
 
-    def __init__(self, pattern: str) -> None:
+    def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
+        self._flags = flags
         self._regex: re.Pattern[str] | None = None
 
     @property
     def regex(self) -> re.Pattern[str]:
         regex = self._regex
         if regex is None:  # two threads may both compile it: the same pattern either way
-            regex = self._regex = re.compile(self.pattern)
+            regex = self._regex = re.compile(self.pattern, self._flags)
         return regex
 
     def __getattr__(self, name: str):  # search, match, sub, finditer, findall, flags, …

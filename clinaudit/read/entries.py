@@ -1,5 +1,9 @@
 """A reference entry's free text read into fields: first author, title, journal, year, volume, page.
 
+Its patterns (a few hundred capitals in each name class) compile on first use: a run
+whose reports have no reference entries, or whose reading is kept from the last run,
+never pays for them.
+
 Parsing is forgiving (Vancouver, AMA, APA and Harvard styles, and BibTeX-like
 `key = {value}` fields, which reference managers and models paste as they are): a field the entry does not clearly
 give is left empty, and the check stage (clinaudit/check/metadata.py) compares only
@@ -11,28 +15,27 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clinaudit.text import LazyRegex
+
 MAX_JOURNAL_WORDS = 12  # "Journal of the American Academy of Child and Adolescent Psychiatry" has 10
 _STRIP = [
-    re.compile(r"https?://\S+", re.IGNORECASE),
-    re.compile(r"\b(?:PMID|PMCID|PubMed\s+ID)\s*:?\s*#?\s*(?:PMC)?\d+", re.IGNORECASE),
-    re.compile(r"\bdoi\s*:?\s*10\.\d{4,9}/\S+", re.IGNORECASE),
-    re.compile(r"\b10\.\d{4,9}/\S+"),
-    re.compile(r"\bNCT[\s_-]?\d{8}\b", re.IGNORECASE),
-    re.compile(r"\[(?:Epub|published online|Internet)[^\]]*\]", re.IGNORECASE),
-    re.compile(r"\b(?:Available (?:from|at)|Accessed|Retrieved)\b.*$", re.IGNORECASE),
+    LazyRegex(r"https?://\S+", re.IGNORECASE),
+    LazyRegex(r"\b(?:PMID|PMCID|PubMed\s+ID)\s*:?\s*#?\s*(?:PMC)?\d+", re.IGNORECASE),
+    LazyRegex(r"\bdoi\s*:?\s*10\.\d{4,9}/\S+", re.IGNORECASE),
+    LazyRegex(r"\b10\.\d{4,9}/\S+"),
+    LazyRegex(r"\bNCT[\s_-]?\d{8}\b", re.IGNORECASE),
+    LazyRegex(r"\[(?:Epub|published online|Internet)[^\]]*\]", re.IGNORECASE),
+    LazyRegex(r"\b(?:Available (?:from|at)|Accessed|Retrieved)\b.*$", re.IGNORECASE),
 ]
-# BibTeX-like fields: `title = {…}` (one level of inner braces, as in {{COVID}-19}), `year = "2019"`, `year = 2019`
-_BIB_FIELD = re.compile(
-    r"\b(author|title|journal|journaltitle|year|date|volume|pages)\s*=\s*"
-    r"(?:\{((?:[^{}]|\{[^{}]*\})*)\}|\"([^\"]*)\"|(\d{4}))",
-    re.IGNORECASE,
-)
-_BIB_AND = re.compile(r"\s+and\s+", re.IGNORECASE)
-_MARKUP = re.compile(r"[*`]+|(?<!\w)_+|_+(?!\w)")
-_QUOTED = re.compile(r"[\"“”]([^\"“”]{10,400})[\"“”]")
-_APA_YEAR = re.compile(r"\(((?:19|20)\d{2})[a-z]?\)")
-_TRAILING_YEAR = re.compile(r"\s*\(((?:19|20)\d{2})[a-z]?\)\s*$")
-_YEAR = re.compile(r"(?<![\d/.-])((?:19|20)\d{2})[a-z]?(?![\d/-])")
+# BibTeX-like fields: `title = {…}` (inner braces as in {{COVID}-19}, matched by hand), `year = "2019"`, `year = 2019`
+_BIB_KEY = LazyRegex(r"\b(author|title|journal|journaltitle|year|date|volume|pages)\s*=\s*", re.IGNORECASE)
+_BIB_PLAIN = LazyRegex(r"\"([^\"]*)\"|(\d{4})")
+_BIB_AND = LazyRegex(r"\s+and\s+", re.IGNORECASE)
+_MARKUP = LazyRegex(r"[*`]+|(?<!\w)_+|_+(?!\w)")
+_QUOTED = LazyRegex(r"[\"“”]([^\"“”]{10,400})[\"“”]")
+_APA_YEAR = LazyRegex(r"\(((?:19|20)\d{2})[a-z]?\)")
+_TRAILING_YEAR = LazyRegex(r"\s*\(((?:19|20)\d{2})[a-z]?\)\s*$")
+_YEAR = LazyRegex(r"(?<![\d/.-])((?:19|20)\d{2})[a-z]?(?![\d/-])")
 # Capitals of the Latin scripts, for initials such as the Ö of "Palancı AÖ" and the Ł of "Łukasz"
 # (and Greek and Cyrillic ones, which MEDLINE keeps in some initials: "Stroganova АМ")
 _UPPER = "A-Z" + "".join(chr(c) for c in (*range(0xC0, 0x250), *range(0x370, 0x530)) if chr(c).isupper())
@@ -41,48 +44,48 @@ _NAME_WORD = rf"[{_UPPER}][\w'’-]+"  # "O'Byrne", "Darian-Smith", "Al-Hamdan",
 _INITIALS_RX = rf"(?:[{_UPPER}]{{1,4}}|[{_UPPER}]\.(?:\s?-?[{_UPPER}]\.){{0,3}})"
 _SUFFIX = r"(?:\s(?:Jr|Sr|II|III|IV|2nd|3rd)\.?)?"
 _NOT_SUFFIX = r"(?!(?:Jr|Sr|II|III|IV)\b)"
-_VANCOUVER_AUTHOR = re.compile(
+_VANCOUVER_AUTHOR = LazyRegex(
     rf"^\s*(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|le|la|del|dos|"
     rf"{_NAME_WORD})){{0,3}})\s{_INITIALS_RX}{_SUFFIX})(?=[,.;\s]|$)"
 )
-_APA_AUTHOR = re.compile(
+_APA_AUTHOR = LazyRegex(
     rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s(?:[{_UPPER}]\.\s?-?){{1,4}}"
 )
-_GIVEN_FIRST = re.compile(  # given names first: "P. A. Bunn Jr", "J. van Dam"
+_GIVEN_FIRST = LazyRegex(  # given names first: "P. A. Bunn Jr", "J. van Dam"
     rf"^\s*(?:[{_UPPER}]\.\s?-?){{1,4}}\s?(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NOT_SUFFIX}{_NAME_WORD})?)"
     rf"{_SUFFIX})"
     r"(?=[,.]|\s(?:and|&)\s)"
 )
-_GIVEN_NAME = re.compile(
+_GIVEN_NAME = LazyRegex(
     rf"^(?:[{_UPPER}]\.\s?-?){{1,4}}\s?(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NOT_SUFFIX}{_NAME_WORD})?){_SUFFIX}$"
 )
 # a given-first list ends at the full stop after a surname, not after an initial ("S. Ozan Karakişi. Title")
-_GIVEN_END = re.compile(r"(?<=[a-zß-ÿā-ɏ'’])\.\s+(?=[\"“\w\[(])")
+_GIVEN_END = LazyRegex(r"(?<=[a-zß-ÿā-ɏ'’])\.\s+(?=[\"“\w\[(])")
 _GROUP_WORDS = (
     r"\b(?:Group|Collaborat\w*|Consortium|Committee|Investigators|Organi[sz]ation|Society|"
     r"Association|Network|Institute|Working Party|Task Force)\b"
 )
-_GROUP_NAME = re.compile(_GROUP_WORDS, re.IGNORECASE)
-_GROUP_LEAD = re.compile(rf"^(?P<group>[^,.;]{{0,80}}?{_GROUP_WORDS}[^,.;]{{0,40}}),\s+(?=[{_UPPER}a-z])")
-_ET_AL = re.compile(rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD})\s+et\s+al\b")
+_GROUP_NAME = LazyRegex(_GROUP_WORDS, re.IGNORECASE)
+_GROUP_LEAD = LazyRegex(rf"^(?P<group>[^,.;]{{0,80}}?{_GROUP_WORDS}[^,.;]{{0,40}}),\s+(?=[{_UPPER}a-z])")
+_ET_AL = LazyRegex(rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD})\s+et\s+al\b")
 # one name of an author list: "Palancı AÖ", "van der Berg AB", "Smith JA Jr"; APA: "Flaherty, K. T."
-_LIST_NAME = re.compile(
+_LIST_NAME = LazyRegex(
     rf"^(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|do|le|la|del|dos|{_NAME_WORD})){{0,3}})"
     rf"\s(?:{_INITIALS_RX}|[{_UPPER}]{{1,3}}[a-z])(?:\s[A-Z])?{_SUFFIX}$"
 )  # "Lim do Y", "Reenen Mv" (van abbreviated), "Smith JA Jr"
-_APA_NAME = re.compile(
+_APA_NAME = LazyRegex(
     rf"(?:^|,\s(?:&\s)?|\s&\s)(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s"
     rf"(?:[{_UPPER}]\.\s?-?){{1,4}}(?=,|\s*\(|\s&|$)"
 )
-_MORE = re.compile(r"(?:\bet\.?\s*al\b|…|\.\.\.|\band others\b)", re.IGNORECASE)
-_GROUP_AUTHOR = re.compile(rf"^[^.;]{{0,80}}?{_GROUP_WORDS}[^.;]{{0,40}}[.;]\s+")
-_AUTHOR_END = re.compile(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,2}[A-Z0-9])")  # "pH-sensitive", "p32"
-_SEGMENT_END = re.compile(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,3}[A-Z0-9])")  # "pH-", "medRxiv"
-_JOURNAL_END = re.compile(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=\d{1,5}\s?[(:])|\s\(|\.\s*$")
-_VOLUME_PAGE = re.compile(
+_MORE = LazyRegex(r"(?:\bet\.?\s*al\b|…|\.\.\.|\band others\b)", re.IGNORECASE)
+_GROUP_AUTHOR = LazyRegex(rf"^[^.;]{{0,80}}?{_GROUP_WORDS}[^.;]{{0,40}}[.;]\s+")
+_AUTHOR_END = LazyRegex(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,2}[A-Z0-9])")  # "pH-sensitive", "p32"
+_SEGMENT_END = LazyRegex(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,3}[A-Z0-9])")  # "pH-", "medRxiv"
+_JOURNAL_END = LazyRegex(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=\d{1,5}\s?[(:])|\s\(|\.\s*$")
+_VOLUME_PAGE = LazyRegex(
     r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\([^)]{0,20}\))?\s*[:,]\s*(?P<page>[A-Za-z]?\d{1,8}(?:[A-Za-z]{1,3}\d{1,6})?)"
 )
-_SPACE = re.compile(r"\s+")
+_SPACE = LazyRegex(r"\s+")
 _JOURNAL_SMALL = frozenset({"of", "and", "the", "in", "for", "on", "de", "la", "du", "der", "und", "y", "et", "di"})
 
 
@@ -141,9 +144,14 @@ def _bibtex(entry: str) -> EntryFields | None:
     "Surname, Given and Surname, Given" (or "Given Surname"), "and others" is BibTeX's et al.
     """
     fields: dict[str, str] = {}
-    for m in _BIB_FIELD.finditer(entry):
-        value = next(g for g in m.groups()[1:] if g is not None)
-        fields.setdefault(m.group(1).lower(), " ".join(value.replace("{", "").replace("}", "").split()))
+    m = _BIB_KEY.search(entry)
+    while m is not None:
+        value, end = _bib_value(entry, m.end())
+        if value is None and end < 0:
+            break  # an unclosed brace runs to the end: nothing after it is a field
+        if value is not None:
+            fields.setdefault(m.group(1).lower(), " ".join(value.replace("{", "").replace("}", "").split()))
+        m = _BIB_KEY.search(entry, max(end, m.end()))  # a key inside a value is the value's text
     if len(fields.keys() & {"title", "author", "journal", "journaltitle", "year", "date"}) < 2:
         return None
     people = [p.strip() for p in _BIB_AND.split(fields.get("author", "")) if p.strip()]
@@ -168,6 +176,25 @@ def _bibtex(entry: str) -> EntryFields | None:
         authors=surnames,
         et_al=more if people else None,
     )
+
+
+def _bib_value(entry: str, at: int) -> tuple[str | None, int]:
+    """(value, where it ends) at `at`: braced to its matching brace (braces nest), quoted, or a bare year.
+
+    (None, -1) for a brace never closed; (None, at) when no value starts there. Linear: each
+    character is read once, whatever the entry holds.
+    """
+    if entry.startswith("{", at):
+        depth = 0
+        for k in range(at, len(entry)):
+            depth += {"{": 1, "}": -1}.get(entry[k], 0)
+            if depth == 0:
+                return entry[at + 1 : k], k + 1
+        return None, -1
+    m = _BIB_PLAIN.match(entry, at)
+    if m is None:
+        return None, at
+    return (m.group(1) if m.group(1) is not None else m.group(2)), m.end()
 
 
 def _author(text: str) -> tuple[str, str, str, tuple[str, ...], bool | None]:

@@ -167,9 +167,11 @@ def test_query_lines_and_terms():
 def test_own_regexes_do_not_backtrack():
     """Entry text and citing sentences come from the report: every pattern that reads them must stay linear."""
     from clinaudit.check import regex_guard, topic
+    from clinaudit.text import LazyRegex
 
     patterns = [v for m in (metadata, refsearch, topic) for v in vars(m).values() if isinstance(v, re.Pattern)]
     patterns += list(entries._STRIP)
+    patterns += [v for v in vars(entries).values() if isinstance(v, LazyRegex)]  # compiled on first use
     matcher = topic.Matcher([("myocardial infarction", "heart attack", "MI")])
     patterns += [p for p in (matcher._phrases, matcher._number, matcher._drug, matcher._condition) if p is not None]
     verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])

@@ -261,3 +261,14 @@ def test_a_journal_whose_name_holds_a_meeting_word_is_compared_as_a_journal():
     ).verdict == ("match")
     wrong = metadata.compare(ENTRY.replace("N Engl J Med.", "Lancet."), record)
     assert _verdict(wrong, "journal").verdict == "mismatch"
+
+
+@pytest.mark.timeout(20)
+def test_hostile_bibtex_entries_are_read_in_one_pass():
+    """An unclosed brace, keys inside values, and a million nested braces: each character read once."""
+    unclosed = metadata.parse("author = {Flaherty, Keith T.}, year = {2012}, title = {" + "title = {" * 200_000)
+    assert (unclosed.surname, unclosed.year, unclosed.title) == ("Flaherty", 2012, "")
+    inside = metadata.parse("title = {A year = {1999} in review of MEK inhibition}, year = {2012}, journal = {Lancet}")
+    assert (inside.title, inside.year) == ("A year = 1999 in review of MEK inhibition", 2012)
+    deep = metadata.parse("title = " + "{" * 1_000_000 + "x" + "}" * 1_000_000 + ", year = {2012}, journal = {BMJ}")
+    assert (deep.title, deep.year, deep.journal) == ("x", 2012, "BMJ")
