@@ -41,6 +41,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _common import data_dir, wilson
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -50,10 +52,7 @@ from clinaudit.read.document import read_document  # noqa: E402
 from clinaudit.read.parse import parse_markdown  # noqa: E402
 from clinaudit.text import plural_stem  # noqa: E402
 
-DATA = ROOT.parent / "shared" / "data"
-if not DATA.exists():
-    DATA = Path("/work/shared/data")
-DATA = Path(os.environ.get("CLINAUDIT_DATA", DATA))
+DATA = data_dir()
 CLAIMS = DATA / "claims"
 LABELS = ROOT / "benchmarks" / "data" / "claims_high_precision.jsonl"
 HIGH = ("dose_recommendation", "contraindication", "approval_claim")
@@ -114,16 +113,6 @@ def rates(flags: list[bool], labels: list[bool]) -> tuple[float, float]:
     yes = [f for f, y in zip(flags, labels, strict=True) if y]
     no = [f for f, y in zip(flags, labels, strict=True) if not y]
     return sum(yes) / max(len(yes), 1), sum(no) / max(len(no), 1)
-
-
-def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson interval of a share: honest at small n (the 52 "no citation needed" claims)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = hits / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - margin), min(1.0, centre + margin)
 
 
 def interval(flags: list[bool], labels: list[bool], label: bool) -> str:

@@ -14,20 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 0.0)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+from _common import data_dir, wilson
 
 
 def reports(path: Path):
@@ -41,7 +32,7 @@ def reports(path: Path):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("CLINAUDIT_DATA", "/work/shared/data")))
+    parser.add_argument("--data", type=Path, default=data_dir())
     parser.add_argument("--hosts", type=int, default=30, help="how many of the most cited hosts to list")
     args = parser.parse_args()
     from clinaudit.check.score import credibility

@@ -31,8 +31,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
-import os
 import random
 import re
 import sys
@@ -40,26 +38,18 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from _common import data_dir, wilson
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from clinaudit.check import figures as fig  # noqa: E402
 from clinaudit.check import grounding  # noqa: E402
 
-DEFAULT_DATA = Path(os.environ.get("CLINAUDIT_DATA", "/work/shared/data"))
+DEFAULT_DATA = data_dir()
 CHANGED_KINDS = ("percent", "ratio", "ci", "p", "count", "duration", "dose", "measure", "rate")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z(])")
 _NUMBER = re.compile(fig._NUM)
-
-
-def wilson(k: int, n: int) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 1.0
-    z = 1.96
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def rate(k: int, n: int) -> str:

@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_DATA = ROOT.parent / "shared" / "data"
-if not DEFAULT_DATA.exists():
-    DEFAULT_DATA = Path(os.environ.get("CLINAUDIT_DATA", "/work/shared/data"))
+DEFAULT_DATA = data_dir()
 
 
 def plan(data: Path, size: int) -> str:

@@ -26,17 +26,18 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
 
-def data_dir() -> Path:
-    env = os.environ.get("CLINAUDIT_DATA")
-    for candidate in ([Path(env)] if env else []) + [ROOT.parent / "shared" / "data", Path("/work/shared/data")]:
-        if candidate.is_dir():
-            return candidate
-    raise SystemExit("no shared data (set CLINAUDIT_DATA)")
+def shared_data() -> Path:
+    found = data_dir()
+    if not found.is_dir():
+        raise SystemExit("no shared data (set CLINAUDIT_DATA)")
+    return found
 
 
 def documents() -> list[Path]:
@@ -46,7 +47,7 @@ def documents() -> list[Path]:
 
 
 def answers(count: int = 50) -> list[str]:
-    path = data_dir() / "claims" / "expertqa_medical_dev_answers.jsonl"
+    path = shared_data() / "claims" / "expertqa_medical_dev_answers.jsonl"
     out = []
     for line in path.read_text(encoding="utf-8").splitlines()[:count]:
         ((_, answer),) = json.loads(line)["answers"].items()

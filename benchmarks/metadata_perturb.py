@@ -45,8 +45,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import math
-import os
 import random
 import re
 import sys
@@ -56,18 +54,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from _common import data_dir, wilson
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _data() -> Path:
-    if os.environ.get("CLINAUDIT_DATA"):
-        return Path(os.environ["CLINAUDIT_DATA"])
-    near = ROOT.parent / "shared" / "data"
-    return near if near.is_dir() else Path("/work/shared/data")
-
-
-DATA = _data()
+DATA = data_dir()
 SEED = 20261203
 STYLES = ("vancouver", "ama", "apa", "link", "bibtex")
 KINDS = ("title-word", "first-author", "cut-no-et-al", "invented", "journal", "meeting", "year", "pages")
@@ -412,15 +405,6 @@ def flagged(text: str, style: str, record) -> bool:
 def _raised(check) -> bool:
     """A finding: a conflicting field, or a minor slip (the comparison's `flagged`, where it has one)."""
     return bool(getattr(check, "flagged", check.match is False))
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main() -> int:

@@ -28,25 +28,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import re
 from collections import defaultdict
 from pathlib import Path
+
+from _common import data_dir, wilson
 
 MARKER = re.compile(r"\[(\d+)\]")
 CLOSING = re.compile(r"(?:\s*\[\d+\])+\s*[.;]?\s*$")
 RULES = ("whole-paragraph", "since-last", "since-last-group", "strict")
 SUPPORTED = ("Complete", "Partial")
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 0.0)
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 def paragraphs(data: Path) -> list[list[dict]]:
@@ -107,7 +98,7 @@ def covers(rule: str, paragraph: list[dict], k: int, marked: list[bool]) -> bool
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("CLINAUDIT_DATA", "/work/shared/data")))
+    parser.add_argument("--data", type=Path, default=data_dir())
     args = parser.parse_args()
     paras = paragraphs(args.data)
     print(f"{len(paras)} paragraphs, {sum(map(len, paras))} claims placed in their answers\n")

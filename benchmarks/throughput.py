@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 PARAGRAPHS = [
     "In a phase 3 trial of 322 patients, trametinib improved progression-free survival compared with "
@@ -59,10 +61,7 @@ def corpus(size: int, seed: int = 1) -> str:
 
 def data_file(*parts: str) -> Path:
     """A file of the shared data: ../shared/data beside the checkout, else /work/shared/data, or $CLINAUDIT_DATA."""
-    env = os.environ.get("CLINAUDIT_DATA")
-    roots = [Path(env)] if env else []
-    roots += [ROOT.parent / "shared" / "data", Path("/work/shared/data")]
-    return next((r.joinpath(*parts) for r in roots if r.joinpath(*parts).exists()), roots[0].joinpath(*parts))
+    return data_dir().joinpath(*parts)
 
 
 def realistic_corpus(size: int, seed: int = 1) -> str | None:

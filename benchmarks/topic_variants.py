@@ -18,14 +18,15 @@ for the before figures.
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import sys
 from pathlib import Path
 
+from _common import data_dir, wilson
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
+DATA = data_dir() / "pubmedqa" / "ori_pqal.json"
 if ROOT.as_posix() not in sys.path and "clinaudit" not in sys.modules:
     sys.path.append(str(ROOT))  # after PYTHONPATH: an older checkout given there wins
 
@@ -70,13 +71,11 @@ def in_words(text: str) -> str:
     return re.sub(r"\b(1?\d|20)\b(?![.,]\d)", lambda m: WORDS[int(m.group(1))], text)
 
 
-def wilson(k: int, n: int) -> str:
+def share(k: int, n: int) -> str:
     if not n:
         return "n/a"
-    p, z = k / n, 1.96
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return f"{k}/{n} = {p:.3f} [{centre - half:.3f}, {centre + half:.3f}]"
+    low, high = wilson(k, n)
+    return f"{k}/{n} = {k / n:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def main() -> int:
@@ -107,8 +106,8 @@ def main() -> int:
             stranger = rng.choice([p for p in pmids if p != pmid])
             other += 1
             other_pass += matcher.match(changed, records[stranger]).verdict != "no"
-        print(f"{name:8} own: yes {wilson(own_yes, own)}, no {wilson(own_no, own)}, mean score {score / own:.3f}")
-        print(f"{'':8} random other abstract judged not `no`: {wilson(other_pass, other)}")
+        print(f"{name:8} own: yes {share(own_yes, own)}, no {share(own_no, own)}, mean score {score / own:.3f}")
+        print(f"{'':8} random other abstract judged not `no`: {share(other_pass, other)}")
     return 0
 
 
