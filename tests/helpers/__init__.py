@@ -20,3 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SAMPLES = ROOT / "samples"
 FIXTURES = ROOT / "tests" / "fixtures"
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, connections are refused
+
+
+def samples_repo(folder: Path, **reports: str) -> Path:
+    """A git work tree (a .git folder) holding the three samples and the reports given (file name → text)."""
+    import shutil
+
+    (folder / ".git").mkdir()
+    for sample in sorted(SAMPLES.glob("*.md")):
+        shutil.copy(sample, folder / sample.name)
+    for name, text in reports.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder

@@ -8,12 +8,11 @@ missing browser fails them: .ci/run installs it, so there they always run.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers import SAMPLES
+from helpers import samples_repo
 from helpers.cli import run_cli
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -69,12 +68,8 @@ def browser():
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    for sample in sorted(SAMPLES.glob("*.md")):
-        shutil.copy(sample, tmp_path / sample.name)
-    (tmp_path / "hostile.md").write_text(HOSTILE, encoding="utf-8")
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    return tmp_path
+    return samples_repo(tmp_path, **{"hostile.md": HOSTILE})
 
 
 def write_page(repo: Path, *paths: str) -> Path:

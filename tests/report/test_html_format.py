@@ -9,7 +9,6 @@ import base64
 import hashlib
 import json
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from clinaudit.models import (
 from clinaudit.report.formats import FORMATS, render
 from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, page, safe_url
 
-from helpers import SAMPLES
+from helpers import samples_repo
 from helpers.cli import run_cli
 
 # A report written to break out of the page every way a page can be broken out of.
@@ -126,12 +125,8 @@ def assert_inert(doc: Page) -> None:
 @pytest.fixture
 def repo(tmp_path, monkeypatch):
     """A git work tree with the three samples and a hostile report; the CLI runs from its root."""
-    (tmp_path / ".git").mkdir()
-    for sample in sorted(SAMPLES.glob("*.md")):
-        shutil.copy(sample, tmp_path / sample.name)
-    (tmp_path / "hostile.md").write_text(HOSTILE, encoding="utf-8")
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    return tmp_path
+    return samples_repo(tmp_path, **{"hostile.md": HOSTILE})
 
 
 def audit(repo: Path, *paths: str, fmt: str = "html") -> str:
