@@ -215,43 +215,18 @@ def _read_log(text: str, line_base: int, reading: _Reading) -> None:
             f"{text_counted(count, 'line')} read as a log: citations checked, no claims read",
         )
     )
-    contexts: dict[int, tuple[str, Context]] = {}
-
-    def line_of(start: int, stop: int) -> tuple[int, str, Context] | None:
-        """The line holding text[start:stop], its display and context; None if it runs over a line end."""
-        line0 = bisect_right(index.starts, start) - 1
-        a, b = index.line_bounds(line0)
-        if stop > b:
-            return None  # a citation does not run over a line end: a line is a sentence
-        if line0 not in contexts:
-            if len(contexts) > 1:
-                contexts.clear()  # the lines come in order: only the last is asked for again
-            raw = text[a:b]
-            contexts[line0] = (_display(raw), Context(text=raw, headings=reading.path))
-        return (line0, *contexts[line0])
-
-    cites: list[tuple[int, int, Any]] = [(f.start, f.end, f) for f in citations.find_ids(text)]
-    cites += [(a, b, tuple(labels)) for labels, a, b in citations.find_markers(text)]
-    cites += [(a, b, f"source:{sid}") for sid, a, b in citations.find_source_markers(text)]
-    cites.sort(key=lambda c: c[0])
-    for a, b, what in cites:
-        where = line_of(a, b)
-        if where is None:
-            continue
-        _, display, context = where
-        span = index.span(a, b)
-        if isinstance(what, tuple):  # a [n] marker: resolved against the reference list like any other
-            reading.markers.append(MarkerUse(what, span, display, None, context))
-            reading.marker_parts.append(reading.part)
-        elif isinstance(what, str):
-            value = what.split(":", 1)[1]
-            reading.mentions.append(
-                CitationMention(what, CitationKind.SOURCE, value, span, display, "", "", None, context)
-            )
-        else:
-            reading.mentions.append(
-                CitationMention(what.id, what.kind, what.value, span, display, _url_text(text, what), "", None, context)
-            )
+    last, display, context = -1, "", None
+    cites = _id_citations(text) + _marker_citations(text)
+    cites.sort(key=lambda c: c.start)
+    for cite in cites:
+        line0 = bisect_right(index.starts, cite.start) - 1
+        start, end = index.line_bounds(line0)
+        if cite.end > end:
+            continue  # a citation does not run over a line end: a line is a sentence
+        if line0 != last:
+            raw = text[start:end]
+            display, context, last = _display(raw), Context(text=raw, headings=reading.path), line0
+        _record_at(cite, index.span(cite.start, cite.end), display, None, reading, context)
 
 
 def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
@@ -747,7 +722,13 @@ def _record(
     reading: _Reading,
     context: Context | None = None,
 ) -> None:
-    span = unit_span(unit, index, cite.start, cite.end)
+    _record_at(cite, unit_span(unit, index, cite.start, cite.end), sentence, claim_type, reading, context)
+
+
+def _record_at(
+    cite: _Cite, span: Span, sentence: str, claim_type: str | None, reading: _Reading, context: Context | None
+) -> None:
+    """A citation at `span`, cited from `sentence`: a marker waiting for the list, or a mention."""
     if cite.labels:
         reading.markers.append(MarkerUse(cite.labels, span, sentence, claim_type, context))
         reading.marker_parts.append(reading.part)
@@ -765,13 +746,21 @@ def _record(
 
 
 def _unit_citations(unit: Unit) -> list[_Cite]:
-    text = unit.text
-    cites = [_Cite(f.start, f.end, found=f, ref_text=_url_text(text, f)) for f in citations.find_ids(text)]
-    cites += _links(unit.links, cites)
-    cites += [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
-    cites += [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
+    cites = _id_citations(unit.text)
+    cites += _links(unit.links, cites)  # takes out of `cites` an id its link repeats
+    cites += _marker_citations(unit.text)
     cites.sort(key=lambda c: c.start)
     return cites
+
+
+def _id_citations(text: str) -> list[_Cite]:
+    return [_Cite(f.start, f.end, found=f, ref_text=_url_text(text, f)) for f in citations.find_ids(text)]
+
+
+def _marker_citations(text: str) -> list[_Cite]:
+    """`[n]` markers and `[src:…]` knowledge-base markers."""
+    cites = [_Cite(s, e, labels=tuple(labels)) for labels, s, e in citations.find_markers(text)]
+    return cites + [_Cite(s, e, source=sid) for sid, s, e in citations.find_source_markers(text)]
 
 
 def _links(links, cites: list[_Cite], offset: int = 0) -> list[_Cite]:
