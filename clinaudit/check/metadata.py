@@ -160,7 +160,7 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
     at_meeting = False  # a meeting's volume and page number its abstract book, not the journal
     if fields.journal and (record.journal or record.journal_iso):
         verdicts.append(_journal_verdict(fields.journal, record))
-        at_meeting = verdicts[-1].verdict == MINOR and verdicts[-1].note.startswith("reference gives a meeting")
+        at_meeting = verdicts[-1].verdict == MINOR and _at_meeting(fields.journal, record)
     if fields.volume and record.volume and not at_meeting:
         same = fields.volume.lstrip("0") == record.volume.lstrip("0")
         verdicts.append(_verdict("volume", fields.volume, record.volume, same, f"volume {fields.volume}"))
@@ -340,8 +340,7 @@ def _journal_verdict(journal: str, record: Record) -> FieldVerdict:
     if _fold(journal) in {_fold(p) for p in preprints} and _fold(shown) not in {_fold(p) for p in preprints}:
         note = f"journal {journal} (a preprint server), record: {shown}: cite the published version"
         return FieldVerdict("journal", journal, shown, MINOR, note)
-    meeting = _tables()["conference"]
-    if meeting.search(journal) and not any(meeting.search(j) for j in (record.journal, record.journal_iso) if j):
+    if _at_meeting(journal, record):
         given = re.sub(r"^(?:in|presented at)\s*:\s*", "", journal, flags=re.IGNORECASE)
         note = f"reference gives a meeting ({given}), record: the journal {shown}: cite the published paper"
         return FieldVerdict("journal", journal, shown, MINOR, note)
@@ -355,6 +354,14 @@ def _first_page(pages: str) -> str:
 
 def _content_words(text: str) -> int:
     return sum(1 for w in re.findall(r"[A-Za-z0-9-]+", text) if w.lower() not in _NOT_TITLE_WORDS)
+
+
+def _at_meeting(journal: str, record: Record) -> bool:
+    """The reference names a meeting (data/metadata.yaml conference_words) where the record names a journal."""
+    meeting = _tables()["conference"]
+    return bool(meeting.search(journal)) and not any(
+        meeting.search(j) for j in (record.journal, record.journal_iso) if j
+    )
 
 
 def _journal_agrees(journal: str, record: Record) -> bool:
