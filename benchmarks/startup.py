@@ -8,8 +8,9 @@ user's machine; one warm-up run writes them first. The cache directory is a fres
 temporary one, so `--offline` answers from an empty cache, as on a first CI run.
 
 `--against DIR` times another checkout of clinaudit (e.g. `git worktree add /tmp/base
-<rev>`) in the same loop, run for run, with `python -m clinaudit` and PYTHONPATH=DIR
-for both sides. On a shared virtual machine the wall time of one run swings by 30 %
+<rev>`) in the same loop, run for run (the order alternating), with `python -m clinaudit`
+and PYTHONPATH=DIR for both sides. Each line gives the wall time and the CPU time (user +
+system of the child), and the CPU as a multiple of a bare `import typer, rich, httpx`. On a shared virtual machine the wall time of one run swings by 30 %
 from minute to minute; interleaving is what makes a before/after figure fair.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,10 +36,14 @@ COMMANDS = {
 }
 
 
-def _time(argv: list[str], env: dict[str, str]) -> float:
+def _time(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the child)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(argv, cwd=ROOT, env=env, capture_output=True)
-    return time.perf_counter() - started
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -52,6 +58,10 @@ def main() -> None:
     else:
         exe = shutil.which("clinaudit") or sys.exit("clinaudit is not installed in this environment")
         sides = {"this": (None, [exe])}
+    bare_runs = [_time([sys.executable, "-c", "import typer, rich, httpx"], env)[1] for _ in range(args.runs)]
+    bare = statistics.median(bare_runs)
+    bare_label = "python -c 'import typer, rich, httpx'"
+    print(f"{bare_label:60} CPU median {bare:.3f} s")
     with tempfile.TemporaryDirectory() as cache:
         for label, argv in COMMANDS.items():
             times: dict[str, list[float]] = {side: [] for side in sides}
@@ -61,12 +71,19 @@ def main() -> None:
                 if path is not None:
                     envs[side]["PYTHONPATH"] = str(path)
                 _time([*command, *argv], envs[side])  # writes bytecode caches
-            for _ in range(args.runs):
-                for side, (_, command) in sides.items():
-                    times[side].append(_time([*command, *argv], envs[side]))
+            cpus: dict[str, list[float]] = {side: [] for side in sides}
+            for k in range(args.runs):
+                for side in list(sides) if k % 2 == 0 else list(reversed(sides)):
+                    wall, cpu = _time([*sides[side][1], *argv], envs[side])
+                    times[side].append(wall)
+                    cpus[side].append(cpu)
             for side, got in times.items():
                 name = label if len(sides) == 1 else f"{label} [{side}]"
-                print(f"{name:65} median {statistics.median(got):.3f} s  min {min(got):.3f} s")
+                cpu = statistics.median(cpus[side])
+                print(
+                    f"{name:60} wall median {statistics.median(got):.3f} s min {min(got):.3f} s; "
+                    f"CPU median {cpu:.3f} s ({cpu / bare:.1f}x a bare import)"
+                )
 
 
 if __name__ == "__main__":
