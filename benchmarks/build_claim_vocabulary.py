@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from clinaudit.core.text import plural_stem as stem  # noqa: E402
 from clinaudit.read.claims import WORD  # noqa: E402
-from clinaudit.text import plural_stem as stem  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 OUT = ROOT / "clinaudit" / "data" / "claim-vocabulary.txt"

@@ -125,8 +125,8 @@ def dataset_ids(path: Path) -> None:
 
 
 def samples() -> None:
-    from clinaudit.models import Options
-    from clinaudit.pipeline import audit_paths
+    from clinaudit.core.models import Options
+    from clinaudit.run.pipeline import audit_paths
 
     result = audit_paths([str(ROOT / "samples")], Options(offline=True))
     for report in result.files:

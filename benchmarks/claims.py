@@ -47,10 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from clinaudit.core.text import plural_stem  # noqa: E402
 from clinaudit.read import claims, sentences  # noqa: E402
 from clinaudit.read.document import read_document  # noqa: E402
 from clinaudit.read.parse import parse_markdown  # noqa: E402
-from clinaudit.text import plural_stem  # noqa: E402
 
 DATA = data_dir()
 CLAIMS = DATA / "claims"
@@ -355,7 +355,7 @@ def speed() -> bool:
     from throughput import corpus, realistic_corpus, unique_corpus
 
     from clinaudit.check import corrections
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
 
     ok = True
     known = corrections.for_report("corpus.md", Options())

@@ -8,7 +8,7 @@ three, a dose sentence, cycled to 10,000 answers. Then:
   `--jobs 1` and `--jobs 2`; floor: jobs 2 ≥ 1.7× the throughput of jobs 1; fork,
   forkserver and spawn workers are compared for the same run;
 - the whole CLI (`clinaudit check corpus.jsonl --jsonl-text answer --offline`), jobs 1 and 2;
-- `clinaudit.corpus.audit_jsonl` on a dask.distributed LocalCluster with 2 worker
+- `clinaudit.run.corpus.audit_jsonl` on a dask.distributed LocalCluster with 2 worker
   processes against the CLI's `--format jsonl`: byte-identical (when dask is installed).
 
     python benchmarks/corpus.py [--answers 10000] [--dask-answers 2000] [--rounds 3]
@@ -82,9 +82,9 @@ def forked_halves(path: Path) -> float:
     each other more than the spin loop of `reference` does; this is what --jobs 2 could
     give with no IPC at all, and against which its overhead is measured.
     """
-    from clinaudit.models import Options
-    from clinaudit.pipeline import read_record
+    from clinaudit.core.models import Options
     from clinaudit.read.inputs import Source, read_jsonl
+    from clinaudit.run.pipeline import read_record
 
     options = Options()
     records = list(read_jsonl(Source(str(path), path, True), "answer", "id", options.max_bytes))
@@ -111,10 +111,10 @@ def read_part_cpu(path: Path, jobs: int, method: str = "fork") -> tuple[float, f
     """Wall seconds, CPU seconds of this process and CPU seconds of its workers, for the same read."""
     import resource
 
-    from clinaudit import parallel, pipeline
-    from clinaudit.models import Options
-    from clinaudit.pipeline import read_record
+    from clinaudit.core.models import Options
     from clinaudit.read.inputs import Source, read_jsonl
+    from clinaudit.run import parallel, pipeline
+    from clinaudit.run.pipeline import read_record
 
     parallel.START_METHOD = method
     options = Options(jobs=jobs)
@@ -148,8 +148,8 @@ def dask_identical(path: Path, folder: Path) -> tuple[bool, float, int] | None:
         from dask.distributed import Client, LocalCluster
     except ImportError:
         return None
-    from clinaudit.corpus import audit_jsonl
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
+    from clinaudit.run.corpus import audit_jsonl
 
     _, single = cli(path, "--format", "jsonl", "--isolated")
     start = time.perf_counter()

@@ -36,8 +36,8 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=30, help="how many of the most cited hosts to list")
     args = parser.parse_args()
     from clinaudit.check.score import credibility
-    from clinaudit.models import Options, Status
-    from clinaudit.pipeline import audit_text
+    from clinaudit.core.models import Options, Status
+    from clinaudit.run.pipeline import audit_text
 
     answers = args.data / "claims" / "expertqa_medical_dev_answers.jsonl"
     rules: Counter = Counter()
@@ -79,7 +79,7 @@ def main() -> None:
     for row, n in rows.most_common():
         print(f"  {row:20} {n:5}")
     print(f"\nthe {args.hosts} hosts cited most (sources listed, not distinct pages):")
-    from clinaudit.models import CitationKind
+    from clinaudit.core.models import CitationKind
 
     for host, n in hosts.most_common(args.hosts):
         scored = credibility(CitationKind.URL, f"https://{host}/", Status.UNCHECKED, None)

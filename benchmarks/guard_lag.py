@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from clinaudit.core.models import Options  # noqa: E402
 from clinaudit.guard.stream import StreamGuard  # noqa: E402
-from clinaudit.models import Options  # noqa: E402
 
 TOKEN = 4  # characters per token
 RATE = 50.0  # tokens per second

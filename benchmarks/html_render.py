@@ -58,7 +58,7 @@ def translate_escape():
     """`esc` as one translate table: markup characters, controls and bidi marks in one pass."""
     import html
 
-    from clinaudit.text import _ESCAPES
+    from clinaudit.core.text import _ESCAPES
 
     table: dict[int, str] = {c: html.escape(e) for c, e in _ESCAPES.items() if c not in (9, 10)}
     table[10] = " "
@@ -88,9 +88,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
 
-    from clinaudit.models import Options
-    from clinaudit.pipeline import audit_paths
+    from clinaudit.core.models import Options
     from clinaudit.report.formats import html_format
+    from clinaudit.run.pipeline import audit_paths
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "plan.md"

@@ -38,9 +38,9 @@ DATA = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from clinaudit.core.models import CitationKind, CitationResult, Options, Record, Span, Status  # noqa: E402
 from clinaudit.judge import prompt as judge_prompt  # noqa: E402
 from clinaudit.judge import review as judge  # noqa: E402
-from clinaudit.models import CitationKind, CitationResult, Options, Record, Span, Status  # noqa: E402
 
 SEED = 20240604
 CHECK_TAGS = {

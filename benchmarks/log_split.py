@@ -85,8 +85,8 @@ def configure(method: str) -> None:
 
 
 def findings_of(method: str) -> list[tuple]:
-    from clinaudit.models import Options
-    from clinaudit.pipeline import audit_paths, audit_text
+    from clinaudit.core.models import Options
+    from clinaudit.run.pipeline import audit_paths, audit_text
 
     configure(method)
     os.environ["CLINAUDIT_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"clinaudit-{method}-")  # no reading kept from another
@@ -102,7 +102,7 @@ def findings_of(method: str) -> list[tuple]:
 
 def read_log(method: str, log: Path) -> tuple[float, int, int]:
     from clinaudit.check import corrections
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
     from clinaudit.read import inputs
     from clinaudit.read.document import read_document
 

@@ -126,7 +126,7 @@ class Person:
 class Source:
     """One real record and the parts an entry is written from."""
 
-    record: object  # clinaudit.models.Record, as the lookup stage parses it
+    record: object  # clinaudit.core.models.Record, as the lookup stage parses it
     origin: str
     authors: list[Person]
     title: str

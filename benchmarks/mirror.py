@@ -217,8 +217,8 @@ def _lookups(run, wanted: list[int]) -> dict[str, float]:
 
 def warm_report(mirror: Path, pmids: list[int]) -> tuple[int, float, float]:
     """Requests made, the look-up step (resolve_all, in process) and the CLI's wall time for a 500-PMID report."""
+    from clinaudit.core.models import Options
     from clinaudit.lookup import resolve
-    from clinaudit.models import Options
     from clinaudit.read.document import read_document
 
     from helpers.fakeserver import FakeServices

@@ -32,7 +32,7 @@ def measure() -> None:
     from throughput import corpus, realistic_corpus, unique_corpus
 
     from clinaudit.check import corrections
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
     from clinaudit.read.document import read_document
 
     known = corrections.for_report("corpus.md", Options())

@@ -62,8 +62,8 @@ def counts(server: FakeServices) -> dict[str, int]:
 
 def resolution_step(server: FakeServices, document, cache: Path) -> tuple[float, dict[str, int], int, dict[str, int]]:
     """Every id of the report through resolve_all, in process: seconds, requests, 429s, statuses."""
+    from clinaudit.core.models import Options
     from clinaudit.lookup import resolve
-    from clinaudit.models import Options
 
     os.environ.update({**server.env(), "CLINAUDIT_CACHE_DIR": str(cache)})
     os.environ.pop("NCBI_API_KEY", None)  # the 3 requests/s budget, as without a key

@@ -115,7 +115,7 @@ def unique_corpus(seed: int = 1) -> str | None:
 
 def measure(label: str, text: str) -> None:
     from clinaudit.check import corrections
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
     from clinaudit.read import inputs
     from clinaudit.read.document import read_document
 

@@ -37,7 +37,7 @@ from clinaudit.check import (  # noqa: E402
     semantic,
     topic,
 )
-from clinaudit.models import Record  # noqa: E402
+from clinaudit.core.models import Record  # noqa: E402
 
 SEED = 20240604
 CHECK_TAGS = {

@@ -31,7 +31,7 @@ if ROOT.as_posix() not in sys.path and "clinaudit" not in sys.modules:
     sys.path.append(str(ROOT))  # after PYTHONPATH: an older checkout given there wins
 
 from clinaudit.check import corrections, topic  # noqa: E402
-from clinaudit.models import Record  # noqa: E402
+from clinaudit.core.models import Record  # noqa: E402
 
 AMERICAN_TO_BRITISH = [
     ("hemorrh", "haemorrh"), ("hemato", "haemato"), ("hemoglob", "haemoglob"), ("anemi", "anaemi"),

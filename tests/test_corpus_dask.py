@@ -1,4 +1,4 @@
-"""The Dask API (clinaudit/corpus.py) on a real LocalCluster with 2 worker processes.
+"""The Dask API (clinaudit/run/corpus.py) on a real LocalCluster with 2 worker processes.
 
 Each worker opens the shared read-only mirror; the JSONL that comes back must be
 byte-identical to `clinaudit check FILE --jsonl-text … --format jsonl` in one process.
@@ -37,8 +37,8 @@ def cluster():
 
 
 def test_local_cluster_gives_byte_identical_jsonl(tmp_path, cluster):
-    from clinaudit.corpus import audit_bag, audit_jsonl
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
+    from clinaudit.run.corpus import audit_bag, audit_jsonl
 
     mirror = tmp_path / "mirror.sqlite"
     build(mirror, OLD_FILE, CURRENT_FILE)

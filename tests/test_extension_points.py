@@ -16,12 +16,12 @@ from typing import ClassVar
 
 import pytest
 
-from clinaudit import catalogue
+from clinaudit.core import catalogue
+from clinaudit.core.models import CitationKind, Record, Resolution, Severity, Span, Status
 from clinaudit.lookup import resolve
 from clinaudit.lookup.network import Network
 from clinaudit.lookup.services import Api, Caller
 from clinaudit.lookup.services.registry import SERVICES, service_of
-from clinaudit.models import CitationKind, Record, Resolution, Severity, Span, Status
 from clinaudit.options import Options
 from clinaudit.read.document import read_document
 from clinaudit.report.formats import FORMATS, Format, View, render
@@ -63,7 +63,7 @@ def test_a_service_handed_to_the_resolver_answers_in_process():
 
 
 def test_a_service_brings_its_own_url_key_and_variable(monkeypatch):
-    from clinaudit import config
+    from clinaudit.run import config
 
     network = Network.of(Options(service_urls=(("faketrials", "http://127.0.0.1:8/x/"),)), (FakeTrials,))
     assert network.urls == {"faketrials": "http://127.0.0.1:8/x"}
@@ -97,8 +97,8 @@ def test_a_format_is_a_module_with_render(monkeypatch, tmp_path):
     module.render = lambda result, out, view: out.write(f"{len(result.files)} {view.show_all}\n")  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setitem(FORMATS, "count", Format("count", "count_format", "files counted"))
-    from clinaudit.models import AuditResult
-    from clinaudit.pipeline import audit_text
+    from clinaudit.core.models import AuditResult
+    from clinaudit.run.pipeline import audit_text
 
     report = audit_text("Aspirin is a drug.\n", options=Options(offline=True))
     out = io.StringIO()

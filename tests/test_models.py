@@ -7,7 +7,7 @@ import pickle
 
 from clinaudit import audit_paths
 from clinaudit.check import corrections
-from clinaudit.models import Options
+from clinaudit.core.models import Options
 from clinaudit.read.document import read_document
 
 from helpers import SAMPLES

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STAGES = ("read", "lookup", "check", "judge", "report", "guard", "cli")
+STAGES = ("core", "store", "options", "read", "lookup", "check", "judge", "report", "run", "guard", "cli")
 _PATH = re.compile(rf"(?<![\w/.-])((?:clinaudit|benchmarks|tests|{'|'.join(STAGES)})/[\w/]+\.py)\b")
 _ISSUE = re.compile(r"\b[Ii]ssues? \d+\b")
 

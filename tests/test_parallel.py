@@ -6,10 +6,10 @@ import gc
 import itertools
 import json
 
-from clinaudit import parallel, pipeline
-from clinaudit.models import Options
-from clinaudit.pipeline import read_record
+from clinaudit.core.models import Options
 from clinaudit.read.inputs import Source, line_ranges, read_jsonl
+from clinaudit.run import parallel, pipeline
+from clinaudit.run.pipeline import read_record
 
 ANSWER = "Metformin lowers hepatic glucose production (PMID: 12345678). The usual adult dose is 500 mg twice daily."
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clinaudit import yamlfiles
+from clinaudit.store import yamlfiles
 
 from helpers import SAMPLES
 
@@ -81,7 +81,7 @@ def test_a_second_run_does_not_import_pyyaml_and_reports_the_same():
     code = (
         "import json, sys\n"
         "from clinaudit import audit_paths\n"
-        "from clinaudit.models import Options\n"
+        "from clinaudit.core.models import Options\n"
         f"result = audit_paths([{str(SAMPLES)!r}], Options(offline=True))\n"
         "print(json.dumps([[f.path, f.verdict, len(f.findings)] for f in result.files]))\n"
         "print('yaml' in sys.modules)\n"

@@ -169,7 +169,7 @@ def noise_patterns() -> tuple[str, ...]:
     """Evidence grades and statistics boilerplate: `noise` in data/topic.yaml, which the topic check reads too."""
     from importlib import resources
 
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     data = yamlfiles.load(resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"))
     return tuple(str(p) for p in data.get("noise", ()))

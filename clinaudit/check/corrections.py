@@ -20,7 +20,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clinaudit import catalogue
 from clinaudit.check.corrections_schema import (
     FILENAME,
     KIND_LABEL,
@@ -29,8 +28,9 @@ from clinaudit.check.corrections_schema import (
     packaged,
     pattern_source,
 )
-from clinaudit.errors import InputError
-from clinaudit.models import (
+from clinaudit.core import catalogue
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import (
     CitationResult,
     Document,
     Finding,
@@ -39,7 +39,7 @@ from clinaudit.models import (
     Status,
 )
 from clinaudit.options import CheckSettings
-from clinaudit.paths import is_project_root
+from clinaudit.store.paths import is_project_root
 
 _ID_STATUS = {"retracted_id": Status.RETRACTED, "fabricated_id": Status.NOT_FOUND}
 log = logging.getLogger("clinaudit")

@@ -14,9 +14,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clinaudit import catalogue
-from clinaudit.errors import InputError
-from clinaudit.models import Finding, Severity, Span
+from clinaudit.core import catalogue
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Finding, Severity, Span
 
 FILENAME = "corrections.yaml"
 SCHEMA_VERSION = 1
@@ -104,7 +104,7 @@ def pattern_source(entry: Entry) -> str:
 
 def canonical_id(text: str) -> str | None:
     """pmid:123 / PMID 123 / doi:10.… / https://doi.org/… / NCT01234567 → the pipeline's citation id."""
-    from clinaudit.models import CitationKind
+    from clinaudit.core.models import CitationKind
     from clinaudit.read.citations import find_ids
 
     value = str(text).strip()
@@ -122,7 +122,7 @@ def canonical_id(text: str) -> str | None:
 
 def _load(text: str):
     """The data and its node tree from one parse (libyaml when present): lines come from the nodes."""
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     loader = yamlfiles.loader()(text)  # a bad date is a YAMLError at its line, as any other mistake
     try:
@@ -173,7 +173,7 @@ def parse_text(
     Regexes in `vetted` (the packaged file's) are not run again; `test_regexes=False`
     skips the backtracking test altogether (the packaged file itself, tested by the suite).
     """
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     problems: list[Problem] = []
     try:

@@ -79,8 +79,8 @@ class Grammar(NamedTuple):
 
 @cache
 def table() -> dict[str, Any]:
-    """rules/figures.yaml as parsed (once per content: clinaudit/yamlfiles.py)."""
-    from clinaudit import yamlfiles
+    """rules/figures.yaml as parsed (once per content: clinaudit/store/yamlfiles.py)."""
+    from clinaudit.store import yamlfiles
 
     return yamlfiles.load(resources.files("clinaudit").joinpath("rules/figures.yaml").read_text("utf-8"))
 

@@ -31,7 +31,7 @@ from itertools import combinations
 from typing import Any, NamedTuple
 
 from clinaudit.check import figures as fig
-from clinaudit.models import CitationMention, CitationResult, EffectCheck, FigureCheck, Finding, Grounding, Record
+from clinaudit.core.models import CitationMention, CitationResult, EffectCheck, FigureCheck, Finding, Grounding, Record
 
 NO_ABSTRACT = "figures not checked: no abstract"
 CONTRADICTED = "contradicted"
@@ -74,7 +74,7 @@ def _any(patterns: list[str]) -> re.Pattern[str]:
 @cache
 def effect_rules() -> EffectRules:
     """rules/effects.yaml, compiled once."""
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     data: dict[str, Any] = yamlfiles.load(
         resources.files("clinaudit").joinpath("rules/effects.yaml").read_text("utf-8")
@@ -557,8 +557,8 @@ def check_uses(
     A sentence citing several works may take a figure or an effect from any of them: it is
     shown, never flagged. A record without an abstract is never flagged.
     """
-    from clinaudit import catalogue
-    from clinaudit.ids import describe
+    from clinaudit.core import catalogue
+    from clinaudit.core.ids import describe
 
     known = _kept_uses(digest) if digest else {}
     uses: list[Grounding] = []

@@ -21,7 +21,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from clinaudit.models import FieldVerdict, Record, Severity
+from clinaudit.core.models import FieldVerdict, Record, Severity
 from clinaudit.read.entries import EntryFields, parse
 
 TITLE_SAME = 80.0  # token ratio from which a searched title is taken for the entry's paper
@@ -200,8 +200,8 @@ def _verdict(field: str, given: str, record: str, same: bool, said: str) -> Fiel
 @lru_cache(maxsize=1)
 def _tables() -> dict[str, Any]:
     """data/metadata.yaml, and the topic check's spelling table (British forms become American)."""
-    from clinaudit import yamlfiles
     from clinaudit.check.topic import topic_data
+    from clinaudit.store import yamlfiles
 
     data = yamlfiles.load(resources.files("clinaudit").joinpath("data/metadata.yaml").read_text("utf-8")) or {}
     rows = [(str(rx), str(to)) for rx, to in topic_data().get("spelling", ())]

@@ -16,7 +16,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from clinaudit.models import CitationKind, Record, Status
+from clinaudit.core.models import CitationKind, Record, Status
 
 LEVELS = ("I", "II", "III", "IV", "V")
 _PAREN = re.compile(r"\([^)]*\)")
@@ -31,7 +31,7 @@ class Credibility:
 
 
 def _load(name: str) -> dict[str, Any]:
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     return yamlfiles.load(resources.files("clinaudit").joinpath(f"data/{name}.yaml").read_text("utf-8"))
 

@@ -114,7 +114,7 @@ def parse(text: str) -> Table:
 
 def key_of(name: str) -> str:
     """The lookup key of a name: folded, lower-cased, split on anything not a letter or digit, each word stemmed."""
-    from clinaudit.text import fold, topic_stem
+    from clinaudit.core.text import fold, topic_stem
 
     return " ".join(topic_stem(w) for w in _WORD.findall(fold(name).lower()))
 

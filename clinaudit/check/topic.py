@@ -23,9 +23,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from clinaudit.models import Record
+from clinaudit.core.models import Record
+from clinaudit.core.text import LazyRegex, fold, topic_stem
 from clinaudit.options import CheckSettings
-from clinaudit.text import LazyRegex, fold, topic_stem
 
 if TYPE_CHECKING:
     from clinaudit.check.synonyms import Table
@@ -94,8 +94,8 @@ class TopicTables:
 
 
 def topic_data() -> dict[str, Any]:
-    """data/topic.yaml as parsed (parsed once per content: clinaudit/yamlfiles.py)."""
-    from clinaudit import yamlfiles
+    """data/topic.yaml as parsed (parsed once per content: clinaudit/store/yamlfiles.py)."""
+    from clinaudit.store import yamlfiles
 
     return yamlfiles.load(resources.files("clinaudit").joinpath("data/topic.yaml").read_text("utf-8"))
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from clinaudit import catalogue as rules
 from clinaudit.check import citing, grounding, metadata, score, topic
-from clinaudit.models import (
+from clinaudit.core import catalogue as rules
+from clinaudit.core.models import (
     CitationKind,
     CitationMention,
     CitationResult,
@@ -41,7 +41,7 @@ WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Stat
 NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
 GROUNDED = frozenset({Status.VERIFIED, Status.CONCERN})  # a retracted work's figures are moot
 TEXT_SHOWN = 80
-# what a warm run keeps beside a kept report (read/kept.py), in the one stored form (clinaudit/codec.py)
+# what a warm run keeps beside a kept report (read/kept.py), in the one stored form (clinaudit/store/codec.py)
 _KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
 _KEPT_CITING = dict[tuple[str, tuple[str, ...]], citing.Citing]  # (text, cells) → its reading
 
@@ -526,7 +526,7 @@ def _comparable(record: Record) -> Record:
 
 
 def _describe(result: CitationResult) -> str:
-    from clinaudit.ids import describe
+    from clinaudit.core.ids import describe
 
     if result.kind is CitationKind.URL:
         return _trim(result.value, 60)

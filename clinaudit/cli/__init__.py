@@ -29,7 +29,7 @@ from clinaudit.cli.common import (
     quiet_broken_pipe,
     stop_on_signals,
 )
-from clinaudit.errors import Interrupted, OutputError
+from clinaudit.core.errors import Interrupted, OutputError
 from clinaudit.cli import check, cache, corrections, rules, guard, mirror  # noqa: F401
 # isort: on
 

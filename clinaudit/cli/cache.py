@@ -7,7 +7,7 @@ import sys
 import typer
 
 from clinaudit.cli.common import Command, app, warnings_to_stderr
-from clinaudit.text import shown
+from clinaudit.core.text import shown
 
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect, check, or empty (and repair) the lookup cache.")
 app.add_typer(cache_app, name="cache")

@@ -77,14 +77,14 @@ def check(
         ),
     ] = None,
     *,
-    options: Options,  # every flag declared in clinaudit/options.py, made into one (cli/options.py)
+    options: Options,  # every flag declared in clinaudit/options/__init__.py, made into one (cli/options.py)
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
     from dataclasses import replace
 
-    from clinaudit.errors import InputError
-    from clinaudit.pipeline import audit_paths
+    from clinaudit.core.errors import InputError
     from clinaudit.report.formats import View, render
+    from clinaudit.run.pipeline import audit_paths
 
     # run-time state, not settings: a progress bar for a terminal; --isolated reads no file it was not named
     options = replace(options, progress=sys.stderr.isatty(), corrections_search=not isolated)
@@ -93,7 +93,7 @@ def check(
         fail("stdout is closed; write the report to a file with -o FILE")
     _refuse_overwriting(output, paths)  # before the audit, for a report named on the command line
     try:
-        from clinaudit.config import configure
+        from clinaudit.run.config import configure
 
         enable, disable = tuple(sorted(options.enable)), tuple(sorted(options.disable))
         options = configure(ctx, paths, options, config, isolated, enable, disable)
@@ -102,14 +102,14 @@ def check(
         if jsonl_text is not None and format.value in STREAMED and _streamable(options, write_baseline):
             _stream_corpus(paths, jsonl_text, jsonl_id, options, output, format.value, jsonl_sources)  # exits
         if jsonl_text is not None:
-            from clinaudit.pipeline import audit_corpus
+            from clinaudit.run.pipeline import audit_corpus
 
             result = audit_corpus(paths, jsonl_text, jsonl_id, options, jsonl_sources)
         elif jsonl_id is not None or jsonl_sources is not None:
             flag = "--jsonl-id" if jsonl_id is not None else "--jsonl-sources"
             raise InputError(f"{flag} needs --jsonl-text FIELD (the field holding each record's text)")
         elif corpus := next((p for p in paths if p.lower().endswith((".jsonl", ".ndjson"))), None):
-            from clinaudit.text import shown
+            from clinaudit.core.text import shown
 
             raise InputError(
                 f"{shown(corpus)}: a JSONL corpus; name the field holding each record's text with --jsonl-text FIELD"
@@ -128,7 +128,7 @@ def check(
             render(format.value, result, sys.stdout, view)
             sys.stdout.flush()
         else:
-            from clinaudit import atomic
+            from clinaudit.store import atomic
 
             with atomic.replacing(output) as out:  # the old file stays whole until the new one is
                 render(format.value, result, out, view)
@@ -175,7 +175,7 @@ class _Tally:
         self.errors: list[str] = []
 
     def add(self, report) -> None:
-        from clinaudit.models import distinct_works
+        from clinaudit.core.models import distinct_works
 
         self.files += 1
         self.findings += len(report.findings)
@@ -203,9 +203,9 @@ def _stream_corpus(
     """Each record's result written as its batch finishes (JSONL or SARIF); memory stays flat in the number of records."""
     import contextlib
 
-    from clinaudit import atomic
-    from clinaudit.errors import InputError
-    from clinaudit.pipeline import corpus_reports
+    from clinaudit.core.errors import InputError
+    from clinaudit.run.pipeline import corpus_reports
+    from clinaudit.store import atomic
 
     tally = _Tally()
     target = contextlib.nullcontext(sys.stdout) if output is None else atomic.replacing(output)
@@ -277,7 +277,7 @@ def _one_terminal() -> bool:
 def _summary_line(result) -> str:
     from collections import Counter
 
-    from clinaudit.models import distinct_works
+    from clinaudit.core.models import distinct_works
 
     noun = "record" if any(r.line for r in result.files) else "file"  # a JSONL corpus counts its records
     return _summary(
@@ -292,7 +292,7 @@ def _summary_line(result) -> str:
 
 
 def _summary(files: int, noun: str, severities, findings: int, suppressed: int, citations: int, verdict: str) -> str:
-    from clinaudit.text import counted
+    from clinaudit.core.text import counted
 
     return (
         f"clinaudit: {counted(files, noun)}, "
@@ -303,13 +303,13 @@ def _summary(files: int, noun: str, severities, findings: int, suppressed: int, 
 
 
 def _write_baseline(path: str, result) -> None:
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.report import baseline
 
     try:
         count = baseline.write(path, result)
     except InputError as exc:
         fail(str(exc))
-    from clinaudit.text import counted, shown
+    from clinaudit.core.text import counted, shown
 
     print(f"clinaudit: wrote {counted(count, 'finding')} to the baseline {shown(path)}", file=sys.stderr)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
 import typer
 from typer.core import TyperArgument, TyperCommand
 
+from clinaudit.core.version import __version__
 from clinaudit.report.formats import FORMATS
-from clinaudit.version import __version__
 
 if TYPE_CHECKING:
     import logging
@@ -108,7 +108,7 @@ def log_file() -> str | None:
 def _fallback(exc: UnicodeError) -> tuple[str, int]:
     if not isinstance(exc, UnicodeEncodeError):
         raise exc
-    from clinaudit.text import in_ascii
+    from clinaudit.core.text import in_ascii
 
     return in_ascii(exc.object[exc.start : exc.end]), exc.end
 
@@ -140,8 +140,8 @@ def fail(message: str) -> NoReturn:
 
 
 def error(message: str) -> None:
-    """`clinaudit: error: …` on stderr, on one line whatever a file's name holds (clinaudit/text.py `shown`)."""
-    from clinaudit.text import shown
+    """`clinaudit: error: …` on stderr, on one line whatever a file's name holds (clinaudit/core/text.py `shown`)."""
+    from clinaudit.core.text import shown
 
     print(f"clinaudit: error: {shown(message)}", file=sys.stderr)
 
@@ -150,7 +150,7 @@ def _one_line(pattern: str) -> logging.Formatter:
     """A log formatter whose line no message (a path, a service's answer) can break or colour."""
     import logging
 
-    from clinaudit.text import shown
+    from clinaudit.core.text import shown
 
     class OneLine(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
@@ -193,7 +193,7 @@ def _stop_now(signum: int, frame: object) -> None:
     import os
     import signal
 
-    from clinaudit import atomic
+    from clinaudit.store import atomic
 
     atomic.discard_all()
     word = "interrupted" if signum == signal.SIGINT else "terminated"
@@ -210,7 +210,7 @@ def raise_on_signals() -> None:
     import signal
 
     def handler(signum: int, frame: object) -> None:
-        from clinaudit.errors import Interrupted
+        from clinaudit.core.errors import Interrupted
 
         raise Interrupted(signum, signal.Signals(signum).name)
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
-from clinaudit.text import shown
+from clinaudit.core.text import shown
 
 corrections_app = typer.Typer(
     no_args_is_help=True, help="Validate corrections files, or add an entry to one.", rich_markup_mode=None
@@ -128,8 +128,8 @@ def add_command(
     """Append entries to FILE, keeping its comments and the order of what is there."""
     import yaml
 
-    from clinaudit import yamlfiles
     from clinaudit.check import corrections_schema
+    from clinaudit.store import yamlfiles
 
     entries: list[dict[str, Any]] = []
     if entry_file is not None:
@@ -186,7 +186,7 @@ def add_command(
             print(problem, file=sys.stderr)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
         fail(f"{file}: not changed: {count} with the new entries (lines as in the file they would make)")
-    from clinaudit import atomic
+    from clinaudit.store import atomic
 
     try:
         atomic.write_text(file, new)
@@ -256,7 +256,7 @@ def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
     """The file's text with `entries` added at the end of its `entries:` list, byte-for-byte elsewhere."""
     import yaml
 
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     if not text.strip():
         text = (text + "\n" if text else "") + "version: 1\nentries:\n"
@@ -318,7 +318,7 @@ def _last_index(node) -> int:
 def suggestions(result, options=None) -> list[dict[str, Any]]:
     """One entry for each distinct citation found not_found, retracted, mismatched or off_topic."""
     from clinaudit.check import corrections
-    from clinaudit.ids import describe
+    from clinaudit.core.ids import describe
 
     today = _dt.date.today()
     out: list[dict[str, Any]] = []

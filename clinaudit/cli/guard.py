@@ -33,7 +33,7 @@ def guard(
         ),
     ] = None,
     *,
-    options: Options,  # the flags clinaudit/options.py declares for guard
+    options: Options,  # the flags clinaudit/options/__init__.py declares for guard
 ) -> None:
     """Guard a model's answer streamed on stdin: safe text out as it arrives; exit 0 pass, 1 fail, 2 input error."""
     from clinaudit.guard.stdio import run as run_guard
@@ -52,7 +52,7 @@ def _check_sources(options) -> None:
     """A --sources file that cannot be read is an error before the first byte is let through, not after."""
     if not options.sources:
         return
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.read import knowledge
 
     try:
@@ -63,7 +63,7 @@ def _check_sources(options) -> None:
 
 def _check_judge(options: Options) -> None:
     """The guard's judge settings, validated before the stream starts (the judge runs within --verify-timeout)."""
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.judge.review import reviewer
 
     try:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
-from clinaudit.text import counted, shown
+from clinaudit.core.text import counted, shown
 
 mirror_app = typer.Typer(
     no_args_is_help=True,
@@ -37,7 +37,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: bool) -> None:
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.lookup.mirror import pubmed_files
     from clinaudit.lookup.mirror.store import Store
 
@@ -98,7 +98,7 @@ def update(
 
 def _import(mirror: str | None, load: Callable[[Any, Path], Any], source: Path) -> tuple[str, Any]:
     """Open (or create) the mirror, load one bulk file into it, close it; a bad file is the one-line error."""
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.lookup.mirror.store import Store
 
     path = _path(mirror)
@@ -145,7 +145,7 @@ def add_trials(
 @mirror_app.command("status", cls=Command)
 def status(mirror: MirrorOption = None) -> None:
     """The files in, the record counts and the newest file date."""
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.lookup.mirror.store import Store
 
     path = _path(mirror)

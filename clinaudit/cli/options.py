@@ -1,10 +1,10 @@
-"""The command line's flags for the options, made from their one declaration (clinaudit/options.py).
+"""The command line's flags for the options, made from their one declaration (clinaudit/options/__init__.py).
 
 `@with_options("check")` appends a Typer parameter for every option whose declaration
 gives it a flag on that command, named as the Options field it sets, and hands the
 command one `options: Options` built from them (in the units the options hold: MB
 given, bytes kept). The config file merges under these by the same names
-(clinaudit/config.py `given_params`), so a flag, its config key and its field are one
+(clinaudit/run/config.py `given_params`), so a flag, its config key and its field are one
 thing spelled three ways.
 """
 

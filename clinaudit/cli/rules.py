@@ -18,7 +18,7 @@ class RulesFormat(StrEnum):
 @app.command("rules", cls=Command)
 def rules_(format: Annotated[RulesFormat, typer.Option("--format", "-f")] = RulesFormat.text) -> None:
     """List every rule: id, default severity, what it catches and how to fix it."""
-    from clinaudit import catalogue
+    from clinaudit.core import catalogue
 
     if format is RulesFormat.json:
         import json
@@ -33,7 +33,7 @@ def explain(
     rule: Annotated[str, typer.Argument(help="A rule id, as `clinaudit rules` lists them.", metavar="RULE")],
 ) -> None:
     """Print what one rule catches, how to fix it and how to suppress it."""
-    from clinaudit import catalogue
+    from clinaudit.core import catalogue
 
     if rule.startswith("correction/"):  # one corrections.yaml entry: its own message and source
         from clinaudit.cli.corrections import explain_entry

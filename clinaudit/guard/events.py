@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from clinaudit.models import CitationResult, Finding
-from clinaudit.text import json_text
+from clinaudit.core.models import CitationResult, Finding
+from clinaudit.core.text import json_text
 
 
 @dataclass(frozen=True, slots=True)

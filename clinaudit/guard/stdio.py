@@ -16,10 +16,10 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 
-from clinaudit.errors import InputError, Interrupted, OutputError
+from clinaudit.core.errors import InputError, Interrupted, OutputError
+from clinaudit.core.models import Options
 from clinaudit.guard.events import Event, GuardResult
 from clinaudit.guard.stream import StreamGuard, warm_up
-from clinaudit.models import Options
 
 READ_SIZE = 64 * 1024
 

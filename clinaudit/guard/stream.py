@@ -37,12 +37,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from clinaudit import catalogue
-from clinaudit.guard import holdback
-from clinaudit.guard import sentences as guard_sentences
-from clinaudit.guard import verify as guard_verify
+from clinaudit.core import catalogue
+from clinaudit.core.models import Finding, Options
+from clinaudit.guard import background, boundaries, holdback
 from clinaudit.guard.events import Event, GuardResult, Stop
-from clinaudit.models import Finding, Options
 from clinaudit.read import citations, claims
 
 DEFAULT_VERIFY_TIMEOUT = 12.0
@@ -54,8 +52,8 @@ def warm_up() -> None:
     The CLI runs this in a background thread at start-up, so that cost does not
     land in the middle of the stream as extra lag.
     """
-    from clinaudit import pipeline  # noqa: F401
     from clinaudit.read import parse
+    from clinaudit.run import pipeline  # noqa: F401
 
     parse.parse_markdown("Warm up.")
     holdback.marker_grammars()
@@ -63,7 +61,7 @@ def warm_up() -> None:
 
 def default_stop_types() -> frozenset[str]:
     """The high-severity claim types: a wrong dose or contraindication harms a reader."""
-    from clinaudit.models import Severity
+    from clinaudit.core.models import Severity
 
     return frozenset(t.name for t in claims.rules().types if t.severity is Severity.HIGH)
 
@@ -125,7 +123,7 @@ class StreamGuard:
         # incremental scans of the text from the release point on: bounded work per feed (holdback.Scanner)
         self._marker_scan = holdback.Scanner(holdback.marker_grammars())
         self._claim_scan = holdback.Scanner(self._stops, holdback.CLAIM_PROBES)
-        self._sentences = guard_sentences.Memo()  # likewise for finding where sentences finish
+        self._sentences = boundaries.Memo()  # likewise for finding where sentences finish
         self._text = ""  # accepted input: everything fed, less what a reset cut, as the rules read it
         self._raw = ""  # the same as written: what the reader gets (offsets in _text map to it by _out)
         self._crlf: list[int] = []  # where in _text each CRLF's LF is: its CR is in _raw only
@@ -189,7 +187,7 @@ class StreamGuard:
             return self._out(self._released)
         n = len(self._text)
         if from_offset is None:
-            cut = guard_sentences.abandoned_from(self._text, self._start)
+            cut = boundaries.abandoned_from(self._text, self._start)
         else:
             cut = self._in(max(0, from_offset))
         cut = max(0, min(cut, n))
@@ -228,7 +226,7 @@ class StreamGuard:
             return self._result
         self.close()
         self._emit("status", state="checking_citations", citations=len(self._sources.items))
-        result = guard_verify.finish(
+        result = background.finish(
             self._text[: self._released],  # checked as `check` reads it; the result keeps it as written
             shown=self.released,
             path=self.path,
@@ -242,7 +240,7 @@ class StreamGuard:
         if result.timed_out:
             self._emit("status", state="verification_timed_out", seconds=self.verify_timeout)
         self._result = result
-        self._emit("end", **guard_verify.end_data(result, self.path))
+        self._emit("end", **background.end_data(result, self.path))
         return result
 
     def abort(self, error: str) -> GuardResult:
@@ -263,8 +261,8 @@ class StreamGuard:
             return self._result
         self._closed = True
         self.hold_reason = ""
-        self._result = guard_verify.ended_early(self.released, self._stopped, self._withdrawn, verdict, error)
-        self._emit("end", **guard_verify.end_data(self._result, self.path))
+        self._result = background.ended_early(self.released, self._stopped, self._withdrawn, verdict, error)
+        self._emit("end", **background.end_data(self._result, self.path))
         return self._result
 
     # ------------------------------------------------------------ the text as written and as read
@@ -309,7 +307,7 @@ class StreamGuard:
         self._released = min(self._released, offset)
         self._marker_scan.restart(self._released)  # what the scans kept of the text is void
         self._claim_scan.restart(self._released)
-        self._sentences = guard_sentences.Memo()
+        self._sentences = boundaries.Memo()
 
     # ------------------------------------------------------------ release
 
@@ -321,7 +319,7 @@ class StreamGuard:
         else:
             self._marker_scan.move(self._released)
             open_at, marker = self._marker_scan.scan(text)
-        for start, end in guard_sentences.finished(text, self._start, open_at, final, self._sentences):
+        for start, end in boundaries.finished(text, self._start, open_at, final, self._sentences):
             self._start = end
             self._judge(start, end)
             if self._stopped is not None:
@@ -359,7 +357,7 @@ class StreamGuard:
         """Stop the stream if the finished sentence text[start:end] is an uncited stopping claim."""
         sentence = self._text[start:end]
         claim_type = claims.rules().classify(sentence)
-        if claim_type is None or claim_type.name not in self.stop_on or guard_sentences.is_cited(sentence):
+        if claim_type is None or claim_type.name not in self.stop_on or boundaries.is_cited(sentence):
             return
         confirmed = self._confirm(start, end)
         if confirmed is not None:
@@ -367,8 +365,8 @@ class StreamGuard:
 
     def _confirm(self, start: int, end: int) -> tuple[int, Finding] | None:
         """Ask the pipeline itself (code, tables, reference lists…) whether the claim is uncited."""
-        from clinaudit.pipeline import read_document
         from clinaudit.read.parse import LineIndex
+        from clinaudit.run.pipeline import read_document
 
         text = self._text
         last = text.rfind("\n") + 1

@@ -23,10 +23,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from clinaudit.core.models import Judgement
+from clinaudit.core.version import __version__
 from clinaudit.judge.prompt import PROMPT_VERSION, ReplyError, Source, messages, parse_reply, response_format
 from clinaudit.lookup.http import MB, Malformed, RedirectRefused, Reply, client, send
-from clinaudit.models import Judgement
-from clinaudit.version import __version__
 
 CONNECT_TIMEOUT = 5.0
 MAX_REPLY_BYTES = 4 * MB  # a chat completion for one batch is a few kB

@@ -17,7 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from clinaudit.models import Judgement
+from clinaudit.core.models import Judgement
 
 PROMPT_VERSION = "judge-v1"
 VERDICTS = ("supports", "partial", "contradicts", "unrelated", "unsure")

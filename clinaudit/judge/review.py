@@ -25,9 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import CitationKind, CitationResult, Judgement, Status
 from clinaudit.judge.prompt import DEFAULT_BUDGET, Source, batches, source, unchecked
-from clinaudit.models import CitationKind, CitationResult, Judgement, Status
 from clinaudit.options import JudgeSettings
 
 log = logging.getLogger("clinaudit")

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clinaudit.paths import PARSED, READS, cache_dir
+from clinaudit.store.paths import PARSED, READS, cache_dir
 
 if TYPE_CHECKING:
-    from clinaudit.models import Resolution
+    from clinaudit.core.models import Resolution
 
 log = logging.getLogger("clinaudit")
 
-SCHEMA = 2  # of a stored value; 2: the resolution in the one stored form (clinaudit/codec.py)
+SCHEMA = 2  # of a stored value; 2: the resolution in the one stored form (clinaudit/store/codec.py)
 DAY = 86400.0
 FOUND_TTL = 30 * DAY  # a record that exists
 MISSING_TTL = 1 * DAY  # an id that does not exist (it may be published tomorrow)
@@ -281,7 +281,7 @@ class ResolutionCache:
 
 def stored(resolution: Resolution) -> dict[str, Any]:
     """What `put_many` stores for a resolution (it adds the schema and the time it was fetched)."""
-    from clinaudit import codec
+    from clinaudit.store import codec
 
     return {"resolution": codec.encode(resolution)}
 
@@ -289,11 +289,11 @@ def stored(resolution: Resolution) -> dict[str, Any]:
 def from_json(value: Any, cid: str) -> Resolution | None:
     """A stored value back into the Resolution of `cid`; None (a miss) for anything clinaudit would not have written.
 
-    Every field must have the type its record declares (clinaudit/codec.py): a title that is
+    Every field must have the type its record declares (clinaudit/store/codec.py): a title that is
     a number or a year that is text would otherwise fail far from here, in the checks that read it.
     """
-    from clinaudit import codec
-    from clinaudit.models import Resolution
+    from clinaudit.core.models import Resolution
+    from clinaudit.store import codec
 
     if not isinstance(value, dict):
         return None

@@ -40,8 +40,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from clinaudit.core.version import __version__
 from clinaudit.lookup.faults import Fault, Malformed
-from clinaudit.version import __version__
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
 from clinaudit.lookup.services import Api, Caller, Mapping, Service, is_mapping
 from clinaudit.options import LookupSettings
 

@@ -6,8 +6,8 @@ It runs before any service is asked, so a malformed id is never sent anywhere an
 
 from __future__ import annotations
 
-from clinaudit.ids import describe, is_valid
-from clinaudit.models import CitationKind, CitationMention, Resolution, Status
+from clinaudit.core.ids import describe, is_valid
+from clinaudit.core.models import CitationKind, CitationMention, Resolution, Status
 from clinaudit.read.knowledge import KnowledgeBase
 
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from clinaudit.core.models import CitationKind, Document, Record, Resolution, Status
 from clinaudit.lookup.services import Caller
-from clinaudit.models import CitationKind, Document, Record, Resolution, Status
 from clinaudit.options import LookupSettings
 from clinaudit.read.entries import EntryFields, parse
 

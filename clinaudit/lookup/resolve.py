@@ -20,9 +20,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+from clinaudit.core.models import CitationKind, Document, Record, Resolution, Status
 from clinaudit.lookup.network import Network
 from clinaudit.lookup.services import Mapping, Progress, Service
-from clinaudit.models import CitationKind, Document, Record, Resolution, Status
 from clinaudit.options import LookupSettings
 from clinaudit.read.knowledge import KnowledgeBase
 

@@ -51,8 +51,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, urljoin, urlsplit
 
-from clinaudit.errors import InputError
-from clinaudit.models import Record, Resolution, Status
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Record, Resolution, Status
 from clinaudit.options import LookupSettings
 
 if TYPE_CHECKING:
@@ -636,7 +636,7 @@ def _interleave(urls: Iterable[str]) -> list[str]:
 
 
 def _user_agent() -> str:
-    from clinaudit.version import __version__
+    from clinaudit.core.version import __version__
 
     return f"clinaudit/{__version__} (link check; +https://pypi.org/project/clinaudit/)"
 

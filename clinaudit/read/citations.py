@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
-from clinaudit.ids import valid_doi, valid_nct, valid_pmcid, valid_pmid
-from clinaudit.models import CitationKind
+from clinaudit.core.ids import valid_doi, valid_nct, valid_pmcid, valid_pmid
+from clinaudit.core.models import CitationKind
 
 
 @dataclass(frozen=True, slots=True)

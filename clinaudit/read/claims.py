@@ -30,9 +30,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from clinaudit.models import Severity
+from clinaudit.core.models import Severity
+from clinaudit.core.text import LazyRegex, plural_stem
 from clinaudit.read import anchors
-from clinaudit.text import LazyRegex, plural_stem
 
 HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
@@ -566,7 +566,7 @@ _UNKNOWN: Final = _Unknown.UNKNOWN
 
 @lru_cache(maxsize=1)
 def rules() -> ClaimRules:
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     data = yamlfiles.load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))

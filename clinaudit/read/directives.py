@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from clinaudit.models import Directive
+from clinaudit.core.models import Directive
 
 _DIRECTIVE = re.compile(r"^\s*clinaudit-(disable-next-line|disable-file|disable|enable)(?![\w-])(.*)$", re.DOTALL)
 _RULE_SPLIT = re.compile(r"[\s,]+")

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
-from clinaudit import catalogue, collector
-from clinaudit.models import (
+from clinaudit.core import catalogue, collector
+from clinaudit.core.models import (
     CitationKind,
     CitationMention,
     Claim,
@@ -34,6 +34,7 @@ from clinaudit.models import (
     Span,
     Unit,
 )
+from clinaudit.core.text import counted as text_counted
 from clinaudit.read import citations, claims, sentences
 from clinaudit.read.inputs import LogLines, lines_ended
 from clinaudit.read.parse import (
@@ -47,7 +48,6 @@ from clinaudit.read.parse import (
     reference_rules,
     unit_span,
 )
-from clinaudit.text import counted as text_counted
 
 SENTENCE_DISPLAY = 200
 MEDICAL_DOCUMENT = 2  # sentences with a medical word that make a document medical (benchmarks/claims.py)
@@ -144,7 +144,7 @@ def read_document(
     `sources`: a corpus record's sources, which sit beside its text (--jsonl-sources):
     its reference list, given apart from the text so that the text's lines stay its own.
 
-    The cyclic garbage collector rests meanwhile (clinaudit/collector.py says why).
+    The cyclic garbage collector rests meanwhile (clinaudit/core/collector.py says why).
     """
     with collector.paused():
         return _read_document(path, chunks, markdown, known, sources)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from clinaudit.text import LazyRegex
+from clinaudit.core.text import LazyRegex
 
 MAX_JOURNAL_WORDS = 12  # "Journal of the American Academy of Child and Adolescent Psychiatry" has 10
 _STRIP = [

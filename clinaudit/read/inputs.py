@@ -19,8 +19,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from clinaudit.errors import InputError
-from clinaudit.models import CorpusRecord
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import CorpusRecord
 
 # What a folder scan picks up. Every report is read as Markdown whatever it is called: CommonMark
 # reads plain prose as plain prose, and LLM-drafted Markdown is often saved as .txt (--plain reads
@@ -460,7 +460,7 @@ def parse_line(
 ) -> CorpusRecord | None:
     """One line of a corpus (`name`, 1-based `number`) → its record; None for a blank line.
 
-    Shared by the CLI and the Dask partitions (clinaudit/corpus.py), so a record
+    Shared by the CLI and the Dask partitions (clinaudit/run/corpus.py), so a record
     reads the same wherever it is audited.
     """
     import json

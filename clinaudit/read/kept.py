@@ -12,7 +12,7 @@ named by the SHA-256 of everything the read depends on:
   Markdown parser's version and Python's.
 
 Any change to one of them names another copy. JSON only, nothing is unpickled: the
-Document is rebuilt field by field from the record types' own annotations (clinaudit/codec.py,
+Document is rebuilt field by field from the record types' own annotations (clinaudit/store/codec.py,
 with its string table: a sentence citing n ids would otherwise be written n times), and a
 copy that does not give back exactly what was read is not kept. A copy that cannot be read
 or written only means reading the report, as before.
@@ -31,8 +31,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clinaudit import codec, models
-from clinaudit.models import Document
+from clinaudit.core import models
+from clinaudit.core.models import Document
+from clinaudit.store import codec
 
 VERSION = 3  # of the copy's layout: 3 is codec.encode(shared=True), [fields, string table]
 KEEP = 2000  # copies kept; the oldest used go first
@@ -143,7 +144,7 @@ def _write(folder: Path | None, name: str, value: Any) -> None:
 
 def folder() -> Path | None:
     try:
-        from clinaudit.paths import READS, cache_dir
+        from clinaudit.store.paths import READS, cache_dir
 
         return cache_dir() / READS
     except Exception:  # no usable cache directory: read every time
@@ -180,7 +181,7 @@ def _prune(folder: Path) -> None:
 @lru_cache(maxsize=1)
 def package_stamp() -> str:
     """clinaudit's files (size, mtime) and the parser's and Python's versions: a new build reads afresh."""
-    root = Path(models.__file__).resolve().parent
+    root = Path(models.__file__).resolve().parent.parent  # the package: clinaudit/core/models.py
     digest = hashlib.sha256(sys.version.encode())
     for directory, subdirs, files in sorted(os.walk(root)):
         subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")

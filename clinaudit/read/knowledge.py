@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
 
 _STATUSES = frozenset({"active", "retired"})
 
@@ -109,7 +109,7 @@ def _yaml_records(raw: str, path: str) -> list[tuple[int, object]]:
     """A YAML list of records (or a mapping with `sources:`), each with the line it starts on."""
     import yaml
 
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     loader = yamlfiles.loader()(raw)
     try:

@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from clinaudit.models import Link, Span, Unit
+from clinaudit.core.models import Link, Span, Unit
 from clinaudit.read.citations import ASCII_PUNCTUATION, is_marker_label, next_number, reference_key
 from clinaudit.read.inputs import lines_ended
 
@@ -141,7 +141,7 @@ def is_reference_heading(text: str) -> bool:
 def reference_rules() -> dict:
     from importlib import resources
 
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     return yamlfiles.load(resources.files("clinaudit").joinpath(REFERENCE_RULES).read_text(encoding="utf-8"))
 

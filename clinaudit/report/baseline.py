@@ -19,9 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinaudit import atomic
-from clinaudit.errors import InputError
-from clinaudit.models import AuditResult, Finding
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import AuditResult, Finding
+from clinaudit.store import atomic
 
 VERSION = 1
 _SPACE = re.compile(r"\s+")

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from clinaudit import catalogue as rules
-from clinaudit.ids import describe, describe_id
-from clinaudit.models import (
+from clinaudit.core import catalogue as rules
+from clinaudit.core.ids import describe, describe_id
+from clinaudit.core.models import (
     CitationKind,
     CitationMention,
     CitationResult,
@@ -22,9 +22,9 @@ from clinaudit.models import (
     Status,
     coverage,
 )
+from clinaudit.core.text import counted
 from clinaudit.options import ReportSettings
 from clinaudit.read import claims
-from clinaudit.text import counted
 
 # status → rule, at the rule's catalogue severity; statuses not listed raise no finding.
 STATUS_RULES: dict[Status, str] = {

@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from clinaudit import catalogue as rules
-from clinaudit.catalogue import covers, get, known, suggest
-from clinaudit.models import Directive, Finding, Severity, Span, Suppressed
+from clinaudit.core import catalogue as rules
+from clinaudit.core.catalogue import covers, get, known, suggest
+from clinaudit.core.models import Directive, Finding, Severity, Span, Suppressed
 from clinaudit.options import ReportSettings
 from clinaudit.report.baseline import Baseline
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from clinaudit import catalogue
-from clinaudit.models import CitationResult, FileReport, Finding, Severity
+from clinaudit.core import catalogue
+from clinaudit.core.models import CitationResult, FileReport, Finding, Severity
 from clinaudit.options import ReportSettings
 
 FAIL_THRESHOLD = {"high": Severity.HIGH.rank, "medium": Severity.MEDIUM.rank, "low": Severity.LOW.rank, "never": 99}

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from clinaudit.errors import InputError
-from clinaudit.models import Options
-from clinaudit.pipeline import audit_text
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Options
+from clinaudit.run.pipeline import audit_text
 
 DOSE = "The recommended dose is 10 mg once daily (PMID: 12345678).\n"
 DISCLAIMER = "\nThis is not a substitute for professional medical advice.\n"

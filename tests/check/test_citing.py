@@ -82,7 +82,7 @@ def test_abbreviations_the_document_defines():
 
 
 def test_a_defined_abbreviation_counts_as_its_long_form():
-    from clinaudit.models import Record
+    from clinaudit.core.models import Record
 
     record = Record("pmid:1", "pubmed", True, title="Statins in nephrotic syndrome: a meta-analysis")
     matcher = topic.Matcher()

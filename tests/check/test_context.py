@@ -4,11 +4,11 @@ document's title and abbreviations. And record terms extracted once, cached with
 from __future__ import annotations
 
 from clinaudit.check import topic
+from clinaudit.core.models import Options, Record
 from clinaudit.lookup import resolve
 from clinaudit.lookup.cache import ResolutionCache
-from clinaudit.models import Options, Record
-from clinaudit.pipeline import audit_paths
 from clinaudit.read.document import read_document
+from clinaudit.run.pipeline import audit_paths
 
 DOC = """# Chronic Kidney Disease (CKD) plan
 

@@ -14,8 +14,8 @@ from clinaudit.check import corrections, corrections_schema, regex_guard
 from clinaudit.check.corrections import Corrections
 from clinaudit.check.corrections_schema import parse_text
 from clinaudit.cli.corrections import append_entries
+from clinaudit.core.models import Options, Record, Status
 from clinaudit.lookup import resolve
-from clinaudit.models import Options, Record, Status
 
 from helpers import ROOT
 
@@ -354,7 +354,7 @@ def test_confusable_finding_after_resolution():
     """The hook `refine` runs once records exist: a Record built by hand stands in for a lookup."""
     from dataclasses import replace
 
-    from clinaudit.models import Resolution
+    from clinaudit.core.models import Resolution
     from clinaudit.read.document import read_document
     from clinaudit.report.findings import citation_results
 

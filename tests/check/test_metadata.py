@@ -8,8 +8,8 @@ import re
 import pytest
 
 from clinaudit.check import metadata
+from clinaudit.core.models import Record, Severity
 from clinaudit.lookup import refsearch
-from clinaudit.models import Record, Severity
 from clinaudit.read import entries
 
 from helpers import FIXTURES
@@ -167,7 +167,7 @@ def test_query_lines_and_terms():
 def test_own_regexes_do_not_backtrack():
     """Entry text and citing sentences come from the report: every pattern that reads them must stay linear."""
     from clinaudit.check import regex_guard, topic
-    from clinaudit.text import LazyRegex
+    from clinaudit.core.text import LazyRegex
 
     patterns = [v for m in (metadata, refsearch, topic) for v in vars(m).values() if isinstance(v, re.Pattern)]
     patterns += list(entries._STRIP)

@@ -13,8 +13,8 @@ from dataclasses import replace
 import pytest
 
 from clinaudit.check import metadata
+from clinaudit.core.models import Record, Severity
 from clinaudit.lookup.services.pubmed import parse_efetch
-from clinaudit.models import Record, Severity
 
 from helpers import FIXTURES
 from helpers.resolve import check, write

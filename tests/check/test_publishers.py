@@ -12,7 +12,7 @@ import json
 import pytest
 
 from clinaudit.check.score import credibility, domain_category
-from clinaudit.models import CitationKind, Record, Status
+from clinaudit.core.models import CitationKind, Record, Status
 
 from helpers.cli import run_cli
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from clinaudit.check import score
-from clinaudit.models import CitationKind, Record, Status
+from clinaudit.core.models import CitationKind, Record, Status
 
 PMID, DOI, NCT, URL = CitationKind.PMID, CitationKind.DOI, CitationKind.NCT, CitationKind.URL
 

@@ -10,7 +10,7 @@ from importlib import resources
 import pytest
 
 from clinaudit.check import synonyms, topic
-from clinaudit.models import Record
+from clinaudit.core.models import Record
 
 from helpers import FIXTURES
 
@@ -66,13 +66,13 @@ def test_the_table_loads_only_when_a_topic_check_runs(tmp_path):
     report.write_text("Paracetamol lowers fever (PMID: 12345678).\n", encoding="utf-8")
     code = (
         "import sys\n"
-        "from clinaudit import pipeline\n"
-        "from clinaudit.models import Options\n"
+        "from clinaudit.run import pipeline\n"
+        "from clinaudit.core.models import Options\n"
         f"pipeline.audit_paths([{str(report)!r}], Options(offline=True))\n"
         "from clinaudit.check import synonyms\n"
         "print(synonyms.table.cache_info().currsize)\n"
         "from clinaudit.check import topic\n"
-        "from clinaudit.models import Record\n"
+        "from clinaudit.core.models import Record\n"
         "topic.Matcher().match('Paracetamol lowers fever in children.', Record('pmid:1', 'pubmed', True, 'Fever'))\n"
         "print(synonyms.table.cache_info().currsize)\n"
     )

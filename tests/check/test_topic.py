@@ -8,8 +8,8 @@ import re
 import pytest
 
 from clinaudit.check import corrections, topic
+from clinaudit.core.models import Record
 from clinaudit.lookup.services.pubmed import parse_efetch
-from clinaudit.models import Record
 
 from helpers import FIXTURES
 
@@ -164,8 +164,8 @@ def test_a_retraction_notice_or_erratum_has_no_topic_to_match(records):
 
 def test_where_one_suffix_ends_another_the_longer_is_stripped_first():
     """The stemmer tries suffix lengths longest first; that equals _SUFFIXES' order only while this holds."""
-    from clinaudit.text import _SUFFIXES
-    from clinaudit.text import _topic_stem as _stem
+    from clinaudit.core.text import _SUFFIXES
+    from clinaudit.core.text import _topic_stem as _stem
 
     for shorter in _SUFFIXES:
         for longer in _SUFFIXES:

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from clinaudit.check import corrections, topic
-from clinaudit.models import Record
+from clinaudit.core.models import Record
 
 from helpers import FIXTURES
 

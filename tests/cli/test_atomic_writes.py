@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clinaudit import atomic
+from clinaudit.store import atomic
 
 LIMIT = 4096  # bytes a file may grow to in the limited runs
 REPORT = "".join(f"Warfarin 5 mg daily is the usual dose in adults, study {k}.\n\n" for k in range(200))

@@ -126,8 +126,8 @@ def test_fifty_megabyte_file_in_bounded_memory(tmp_path):
             blocks += 1
         out.write("\n## References\n\n1. A reference. PMID: 7654321\n")
     code = (
-        "import resource, sys; from clinaudit.pipeline import audit_paths; "
-        "from clinaudit.models import Options; "
+        "import resource, sys; from clinaudit.run.pipeline import audit_paths; "
+        "from clinaudit.core.models import Options; "
         f"r = audit_paths([{str(path)!r}], Options(offline=True)); f = r.files[0]; "
         "print(f.sentences, f.claims, len(f.citations), len(f.findings)); "
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"

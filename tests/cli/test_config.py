@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit.config import Config, ConfigError, keys, load
-from clinaudit.models import Options
+from clinaudit.core.models import Options
+from clinaudit.run.config import Config, ConfigError, keys, load
 
 from helpers.cli import run_cli
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clinaudit import yamlfiles
+from clinaudit.store import yamlfiles
 
 from helpers.cli import clinaudit_exe, run_cli
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit import config
 from clinaudit.lookup.network import Network
 from clinaudit.options import Options
+from clinaudit.run import config
 
 from helpers.resolve import check, statuses, write
 

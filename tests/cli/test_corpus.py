@@ -186,9 +186,9 @@ def test_a_streamed_corpus_gives_the_same_lines_as_one_audited_whole(tmp_path, m
     """-f jsonl writes each batch's records as it finishes; the lines are those of the whole corpus audited at once."""
     import json as _json
 
-    from clinaudit import pipeline
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
     from clinaudit.report.formats.jsonl_format import record_line
+    from clinaudit.run import pipeline
 
     corpus = tmp_path / "answers.jsonl"
     rows = [{"id": f"a{k}", "answer": f"Warfarin {k} mg daily is the usual dose (PMID: 0)."} for k in range(7)]
@@ -207,9 +207,9 @@ def test_a_streamed_corpus_gives_the_same_lines_as_one_audited_whole(tmp_path, m
 
 def test_a_streamed_sarif_corpus_parses_to_the_whole_run(tmp_path, monkeypatch):
     """-f sarif on a corpus writes results as batches finish; the document is the one the whole run builds."""
-    from clinaudit import pipeline
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
     from clinaudit.report.formats.sarif_format import to_sarif
+    from clinaudit.run import pipeline
 
     corpus = tmp_path / "answers.jsonl"
     rows = [{"id": f"a{k}", "answer": f"Warfarin {k} mg daily is the usual dose (PMID: 0)."} for k in range(7)]

@@ -17,7 +17,7 @@ from helpers import SAMPLES
 HARMLESS = "Aspirin is a common drug used widely.\n" * 2000
 BUG = (
     "import sys\n"
-    "import clinaudit.pipeline as p\n"
+    "import clinaudit.run.pipeline as p\n"
     "def broken(*a, **k):\n    raise TypeError('a bug in the pipeline')\n"
     "p.audit_paths = broken\n"
     "from clinaudit.cli import run\n"

@@ -102,12 +102,12 @@ def test_run_cli_refuses_to_fork_the_test_process():
 
 def test_ctrl_c_is_exit_130_and_no_traceback_in_process_as_in_the_script(monkeypatch):
     """A KeyboardInterrupt inside a command: the runner gives what the script gives (the next test)."""
-    import clinaudit.pipeline
+    import clinaudit.run.pipeline
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(clinaudit.pipeline, "audit_paths", interrupted)
+    monkeypatch.setattr(clinaudit.run.pipeline, "audit_paths", interrupted)
     proc = run_cli("check", str(SAMPLES))
     assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "")  # a real Ctrl-C says so: test_signals.py
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from clinaudit.core.text import printable, shown
 from clinaudit.report.formats.markdown_format import cell
-from clinaudit.text import printable, shown
 
 HOSTILE = "bin\x1b[31mRED\x07\n::error::forged.md"
 RLO = "\u202e"

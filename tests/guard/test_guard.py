@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from clinaudit.core.models import Options
 from clinaudit.guard import holdback
 from clinaudit.guard.stream import Event, StreamGuard
-from clinaudit.models import Options
 from clinaudit.read import citations, claims
 
 from helpers import SAMPLES

@@ -8,9 +8,9 @@ import subprocess
 import threading
 import time
 
+from clinaudit.core.models import Options
 from clinaudit.guard import holdback
 from clinaudit.guard.stream import StreamGuard
-from clinaudit.models import Options
 
 from helpers import SAMPLES
 from helpers.cli import clinaudit_exe, run_cli

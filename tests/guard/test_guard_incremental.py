@@ -20,12 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Options
 from clinaudit.guard import holdback, stdio
 from clinaudit.guard.stream import Event, StreamGuard, default_stop_types
-from clinaudit.models import Options
-from clinaudit.pipeline import audit_text
 from clinaudit.read import sentences as read_sentences
+from clinaudit.run.pipeline import audit_text
 
 from helpers.cli import run_cli
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import time
 
+from clinaudit.core.models import Status
 from clinaudit.guard.stream import Event, StreamGuard
-from clinaudit.models import Status
 
 from helpers.cli import run_cli
 

@@ -13,10 +13,10 @@ from dataclasses import replace
 
 import pytest
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import CitationKind, CitationResult, Judgement, Options, Record, Span, Status
 from clinaudit.judge import prompt as judge_prompt
 from clinaudit.judge import review as judge
-from clinaudit.models import CitationKind, CitationResult, Judgement, Options, Record, Span, Status
 
 from helpers import CLOSED
 from helpers.cli import run_cli

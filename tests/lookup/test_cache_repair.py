@@ -148,7 +148,7 @@ def test_a_cache_path_that_is_a_file_is_never_deleted(tmp_path):
 
 
 def test_clear_removes_the_parsed_rule_copies_too_and_nothing_else_there(tmp_path, cache_dir):
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
     yamlfiles.load("version: 1\n")
     parsed = cache_dir / "parsed"

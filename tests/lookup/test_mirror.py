@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from clinaudit.core.models import Status
 from clinaudit.lookup.mirror import Mirror
 from clinaudit.lookup.services.pubmed import parse_efetch
-from clinaudit.models import Status
 
 from helpers import FIXTURES
 from helpers.cli import clinaudit_exe
@@ -306,7 +306,7 @@ def test_a_file_that_ends_between_two_records_is_truncated(tmp_path):
 
 def test_an_open_record_of_many_small_elements_is_refused_before_its_tree_grows(monkeypatch, tmp_path):
     """`<i/>` takes 4 bytes and a tree node 20 times that: an open record is bounded by its elements too."""
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.lookup.mirror import pubmed_files
 
     monkeypatch.setattr(pubmed_files, "CHECK", 1 << 12)

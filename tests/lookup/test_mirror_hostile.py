@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
 from clinaudit.lookup.mirror import pubmed_files, retractions, trials
 from clinaudit.lookup.mirror.store import Store
 
@@ -361,7 +361,7 @@ def test_an_unreadable_study_file_is_one_error(tmp_path):
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from clinaudit.errors import InputError\n"
+        "from clinaudit.core.errors import InputError\n"
         "from clinaudit.lookup.mirror import trials\n"
         "from clinaudit.lookup.mirror.store import Store\n"
         "store = Store.create(sys.argv[1])\n"

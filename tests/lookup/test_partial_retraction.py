@@ -8,10 +8,10 @@ The fixture file itself is not changed.
 
 from __future__ import annotations
 
+from clinaudit.core.models import Status
 from clinaudit.lookup.cache import from_json
 from clinaudit.lookup.cache import stored as to_json
 from clinaudit.lookup.services import pubmed
-from clinaudit.models import Status
 
 from helpers import FIXTURES
 from helpers.resolve import check, citations, findings, write

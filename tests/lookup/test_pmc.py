@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from clinaudit.core.models import CitationKind, Options, Status
 from clinaudit.lookup import resolve
 from clinaudit.lookup.services import pmc
-from clinaudit.models import CitationKind, Options, Status
 from clinaudit.read.document import read_document
 
 from helpers import CLOSED, FIXTURES

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from clinaudit.core.models import Record, Resolution, Status
 from clinaudit.lookup.cache import SCHEMA, ResolutionCache, from_json
 from clinaudit.lookup.cache import stored as to_json
-from clinaudit.models import Record, Resolution, Status
 
 from helpers import FIXTURES
 from helpers.cli import run_cli

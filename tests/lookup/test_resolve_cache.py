@@ -229,7 +229,7 @@ def test_one_run_opens_the_cache_once_for_ids_and_reference_searches(tmp_path, m
     import diskcache
 
     from clinaudit import audit_paths
-    from clinaudit.models import Options
+    from clinaudit.core.models import Options
 
     opened = []
 
@@ -259,8 +259,8 @@ def test_a_closed_cache_leaves_its_database_open_in_no_thread(tmp_path):
     """
     import gc
 
+    from clinaudit.core.models import Resolution, Status
     from clinaudit.lookup.cache import ResolutionCache, stored
-    from clinaudit.models import Resolution, Status
 
     directory = tmp_path / "cache"
     enabled = gc.isenabled()

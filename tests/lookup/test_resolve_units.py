@@ -10,11 +10,11 @@ from email.utils import formatdate
 
 import pytest
 
+from clinaudit.core.models import Record, Resolution, Status
 from clinaudit.lookup.cache import RefusedEntry, ResolutionCache, _json_disk, from_json
 from clinaudit.lookup.cache import stored as to_json
 from clinaudit.lookup.http import Deadline, Endpoint, Fault, Http, _retry_after
 from clinaudit.lookup.services import crossref, ctgov, pubmed
-from clinaudit.models import Record, Resolution, Status
 
 from helpers import FIXTURES
 from helpers.cli import run_cli

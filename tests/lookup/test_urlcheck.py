@@ -9,9 +9,9 @@ import time
 import diskcache
 import pytest
 
+from clinaudit.core.models import Options, Status
 from clinaudit.lookup import urlcheck
 from clinaudit.lookup.cache import ResolutionCache
-from clinaudit.models import Options, Status
 
 from helpers.cli import run_cli
 from helpers.fakeweb import FakeWeb

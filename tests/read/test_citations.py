@@ -2,7 +2,7 @@
 
 import pytest
 
-from clinaudit.models import CitationKind
+from clinaudit.core.models import CitationKind
 from clinaudit.read.citations import expand_marker, find_ids, find_markers, find_source_markers, find_weak
 
 

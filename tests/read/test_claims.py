@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit import yamlfiles
+from clinaudit.core.text import plural_stem as stem
 from clinaudit.read import anchors, claims
 from clinaudit.read.claims import WORD, rules
-from clinaudit.text import plural_stem as stem
+from clinaudit.store import yamlfiles
 
 
 def kind(sentence):

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit import codec, pipeline
 from clinaudit.check import citing, grounding, topic
-from clinaudit.models import Options
+from clinaudit.core.models import Options
 from clinaudit.read import entries, inputs, kept
+from clinaudit.run import pipeline
+from clinaudit.store import codec
 
 from helpers import FIXTURES, SAMPLES
 from helpers.cli import run_cli
@@ -183,7 +184,7 @@ def test_cache_clear_removes_the_kept_copies_and_the_next_run_is_the_same(tmp_pa
 
 
 def test_kept_citing_readings_round_trip_and_anything_else_is_nothing():
-    """What the checks keep beside a kept report goes through the one stored form (clinaudit/codec.py)."""
+    """What the checks keep beside a kept report goes through the one stored form (clinaudit/store/codec.py)."""
     from clinaudit.check import verify
 
     fields = entries.EntryFields(

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit import codec, pipeline
-from clinaudit.models import Document, Options
-from clinaudit.pipeline import audit_text
+from clinaudit.core.models import Document, Options
 from clinaudit.read import inputs, kept
 from clinaudit.read.document import read_document
 from clinaudit.read.parse import parse_markdown
+from clinaudit.run import pipeline
+from clinaudit.run.pipeline import audit_text
+from clinaudit.store import codec
 
 from helpers.resolve import check, findings, write
 

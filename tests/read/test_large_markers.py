@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from clinaudit.models import Options
-from clinaudit.pipeline import audit_text
+from clinaudit.core.models import Options
+from clinaudit.run.pipeline import audit_text
 
 
 def _review(count: int, style: str) -> str:

@@ -1,6 +1,6 @@
 """What is prose in Markdown, and exact line:column back into the original file."""
 
-from clinaudit.pipeline import audit_text
+from clinaudit.run.pipeline import audit_text
 
 HIDDEN = "the recommended dose is 5 mg/kg twice daily"
 

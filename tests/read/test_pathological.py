@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from clinaudit.pipeline import audit_text
 from clinaudit.read import citations, claims, parse, sentences
+from clinaudit.run.pipeline import audit_text
 
 from helpers.texts import PATHOLOGICAL
 

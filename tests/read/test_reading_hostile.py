@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from clinaudit.errors import InputError
-from clinaudit.models import Options
-from clinaudit.pipeline import audit_paths, audit_text
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Options
 from clinaudit.read import citations, inputs
 from clinaudit.read.document import read_document
+from clinaudit.run.pipeline import audit_paths, audit_text
 
 PUBMED = "https://pubmed.ncbi.nlm.nih.gov/"
 

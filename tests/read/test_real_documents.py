@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from clinaudit.models import Options
-from clinaudit.pipeline import audit_paths, audit_text
+from clinaudit.core.models import Options
 from clinaudit.read import inputs
+from clinaudit.run.pipeline import audit_paths, audit_text
 
 
 def audit(text: str, path: str = "report.md", **kw):

@@ -3,8 +3,8 @@
 import json
 import textwrap
 
-from clinaudit.models import Options
-from clinaudit.pipeline import audit_text
+from clinaudit.core.models import Options
+from clinaudit.run.pipeline import audit_text
 
 from helpers.cli import run_cli
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit.models import (
+from clinaudit.core.models import (
     AuditResult,
     CitationKind,
     CitationResult,

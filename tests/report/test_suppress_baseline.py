@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clinaudit.models import Finding, Options, Severity, Span
-from clinaudit.pipeline import audit_text
+from clinaudit.core.models import Finding, Options, Severity, Span
 from clinaudit.report.baseline import fingerprint, normalise
+from clinaudit.run.pipeline import audit_text
 
 from helpers.cli import run_cli
 

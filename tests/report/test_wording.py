@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clinaudit.text import counted
+from clinaudit.core.text import counted
 
 from helpers.cli import run_cli
 

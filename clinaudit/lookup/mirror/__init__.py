@@ -13,8 +13,8 @@ import logging
 import re
 from dataclasses import replace
 
+from clinaudit.core.models import Record, Resolution, Status
 from clinaudit.lookup.mirror.store import SEP, Store
-from clinaudit.models import Record, Resolution, Status
 
 log = logging.getLogger("clinaudit")
 _PMID = re.compile(r"^pmid:([1-9]\d{0,8})$")

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
 from clinaudit.lookup.mirror.store import SEP, FileInfo, Store, checked_date, checked_pmid
 from clinaudit.lookup.services import pubmed
 

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Record, Resolution, Status
 from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date, checked_id, checked_pmid
-from clinaudit.models import Record, Resolution, Status
 
 REQUIRED = (
     "Record ID",

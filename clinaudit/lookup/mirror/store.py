@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from clinaudit.errors import InputError
-from clinaudit.ids import valid_pmid
+from clinaudit.core.errors import InputError
+from clinaudit.core.ids import valid_pmid
 
 SCHEMA = 1
 SEP = "\x1f"  # joins list fields; XML 1.0 and the CSV never carry this control character
@@ -141,7 +141,7 @@ class Store:
     @classmethod
     def _make_new(cls, path: str, abstracts: bool) -> None:
         """An empty mirror (its tables and meta) in a temporary file, closed, fsynced and renamed to `path`."""
-        from clinaudit import atomic
+        from clinaudit.store import atomic
 
         try:
             with atomic.temporary_beside(path, ".sqlite-tmp") as temp:

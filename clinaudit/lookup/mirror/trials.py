@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import Record
 from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date
 from clinaudit.lookup.services import ctgov
-from clinaudit.models import Record
 
 NCT = re.compile(r"^NCT\d{8}$")
 MAX_STUDY = 16 * 1024 * 1024  # bytes of one study's JSON; the largest real ones, results and all, are a few MB

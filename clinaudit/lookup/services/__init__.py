@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeGuard
 
-from clinaudit.models import CitationKind, Resolution, Status
+from clinaudit.core.models import CitationKind, Resolution, Status
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Http

@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
+from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, conform
-from clinaudit.models import CitationKind, Record, Resolution, Status
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Http

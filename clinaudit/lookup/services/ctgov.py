@@ -14,9 +14,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
+from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
-from clinaudit.models import CitationKind, Record, Resolution, Status
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Http

@@ -22,8 +22,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
-from clinaudit.models import CitationKind, Record, Resolution, Status
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Http
@@ -76,7 +76,7 @@ class PmcConverter:
         return out
 
     def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
-        from clinaudit.ids import valid_pmcid
+        from clinaudit.core.ids import valid_pmcid
         from clinaudit.lookup.faults import Fault
 
         values = {cid: cid.split(":", 1)[1] for cid in ids}

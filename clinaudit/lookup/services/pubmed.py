@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
+from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, Shape, chunks, conform, unverifiable
-from clinaudit.models import CitationKind, Record, Resolution, Status
 
 if TYPE_CHECKING:  # parsed only when PubMed answers: an offline run reads the registry, not XML
     import xml.etree.ElementTree as ET

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from clinaudit.core.models import CitationKind
 from clinaudit.lookup.services import Caller, Mapping, Service
 from clinaudit.lookup.services.crossref import Crossref
 from clinaudit.lookup.services.ctgov import ClinicalTrials
 from clinaudit.lookup.services.pmc import PmcConverter
 from clinaudit.lookup.services.pubmed import PubMed
-from clinaudit.models import CitationKind
 
 SERVICES: tuple[type[Service], ...] = (  # the type checker holds each class to the protocol here
     PubMed,

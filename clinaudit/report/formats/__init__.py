@@ -12,7 +12,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, NamedTuple, TextIO
 
 if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: the records load only when a format runs
-    from clinaudit.models import AuditResult
+    from clinaudit.core.models import AuditResult
 
 
 class View(NamedTuple):

@@ -6,9 +6,9 @@ import os
 from functools import cache
 from pathlib import Path
 
-from clinaudit.catalogue import UNCITED_CLAIM
-from clinaudit.models import Finding
-from clinaudit.text import printable, shown
+from clinaudit.core.catalogue import UNCITED_CLAIM
+from clinaudit.core.models import Finding
+from clinaudit.core.text import printable, shown
 
 __all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
 

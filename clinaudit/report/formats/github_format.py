@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from clinaudit.models import AuditResult, Finding
+from clinaudit.core.models import AuditResult, Finding
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, printable, shown_path
 

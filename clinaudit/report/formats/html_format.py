@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from clinaudit.models import (
+from clinaudit.core.models import (
     AuditResult,
     CitationKind,
     CitationResult,
@@ -39,10 +39,10 @@ from clinaudit.models import (
     Status,
     distinct_works,
 )
+from clinaudit.core.text import counted, printable, shown
 from clinaudit.read.inputs import lines_ended
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import shown_path
-from clinaudit.text import counted, printable, shown
 
 MAX_SOURCE_BYTES = 8 << 20  # a larger report is listed, not shown: a page of millions of lines helps no one
 

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from typing import Any, TextIO
 
-from clinaudit.models import (
+from clinaudit.core.models import (
     AuditResult,
     CitationResult,
     CitationUse,
@@ -17,9 +17,9 @@ from clinaudit.models import (
     Suppressed,
     distinct_works,
 )
+from clinaudit.core.text import json_text
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
-from clinaudit.text import json_text
 
 SCHEMA_VERSION = 1
 

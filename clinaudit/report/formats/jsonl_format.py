@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any, TextIO
 
-from clinaudit.models import AuditResult, FileReport, Finding
+from clinaudit.core.models import AuditResult, FileReport, Finding
+from clinaudit.core.text import json_text
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
 from clinaudit.report.formats.json_format import finding_dict
-from clinaudit.text import json_text
 
 
 def line(path: str, finding: Finding, suppressed: str | None = None, reason: str = "") -> dict[str, Any]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from clinaudit.catalogue import UNCITED_CLAIM
-from clinaudit.models import AuditResult, Finding, Severity, distinct_works
+from clinaudit.core.catalogue import UNCITED_CLAIM
+from clinaudit.core.models import AuditResult, Finding, Severity, distinct_works
+from clinaudit.core.text import counted
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown_path
-from clinaudit.text import counted
 
 MAX_ROWS = 100
 MAX_IDS = 8

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
-from clinaudit import catalogue
-from clinaudit.models import AuditResult, FileReport, Finding, Span, Suppressed, coverage
+from clinaudit.core import catalogue
+from clinaudit.core.models import AuditResult, FileReport, Finding, Span, Suppressed, coverage
+from clinaudit.core.text import json_text
+from clinaudit.core.version import __version__
 from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, relative, repo_root
 from clinaudit.report.formats.json_format import judge_dict
-from clinaudit.text import json_text
-from clinaudit.version import __version__
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}

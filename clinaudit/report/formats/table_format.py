@@ -27,8 +27,8 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from clinaudit.catalogue import LOW_CREDIBILITY_SOURCE, UNCITED_CLAIM
-from clinaudit.models import (
+from clinaudit.core.catalogue import LOW_CREDIBILITY_SOURCE, UNCITED_CLAIM
+from clinaudit.core.models import (
     AuditResult,
     CitationKind,
     CitationResult,
@@ -39,9 +39,9 @@ from clinaudit.models import (
     Status,
     distinct_works,
 )
+from clinaudit.core.text import counted, encodable
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown
-from clinaudit.text import counted, encodable
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}

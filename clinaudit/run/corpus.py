@@ -11,8 +11,8 @@ FIELD --format jsonl` writes for it, in input order. So
 is byte-identical to a single-process run. Dask is imported only here.
 
     from dask.distributed import Client
-    from clinaudit.corpus import audit_jsonl
-    from clinaudit.models import Options
+    from clinaudit.run.corpus import audit_jsonl
+    from clinaudit.core.models import Options
 
     client = Client("tcp://scheduler:8786")
     options = Options(mirror="/shared/clinaudit/mirror.sqlite", offline=True)
@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from clinaudit.models import Options
+from clinaudit.core.models import Options
 
 LINES_PER_PARTITION = 2000
 
@@ -46,7 +46,7 @@ def audit_jsonl(
     import dask.bag as db
 
     options = options or Options()
-    from clinaudit.errors import InputError
+    from clinaudit.core.errors import InputError
     from clinaudit.read.inputs import check_fields, line_ranges
 
     check_fields(text_field, id_field, sources_field)
@@ -105,9 +105,9 @@ def audit_lines(
     import json
     from dataclasses import replace
 
-    from clinaudit.pipeline import audit_records
     from clinaudit.read.inputs import parse_line
     from clinaudit.report.formats.jsonl_format import record_line
+    from clinaudit.run.pipeline import audit_records
 
     options = replace(options, jobs=1, progress=False)  # a worker is the parallelism: no pool inside it
     records = []

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
-from clinaudit import catalogue
+from clinaudit.core import catalogue
+from clinaudit.core.ids import describe
+from clinaudit.core.models import CitationResult, FileReport, Finding, Options, Status
 from clinaudit.guard.events import GuardResult, Stop
-from clinaudit.ids import describe
-from clinaudit.models import CitationResult, FileReport, Finding, Options, Status
 from clinaudit.report import verdict
 
 
@@ -32,7 +32,7 @@ class Verified:
 
 def verify(text: str, path: str, options: Options, limit: float, markdown: bool = True) -> Verified:
     """audit_text in a background thread, answered within `limit` seconds whatever happens."""
-    from clinaudit.pipeline import audit_text
+    from clinaudit.run.pipeline import audit_text
 
     # the resolution step gives up on its own just after this limit, so the limit, not a race, decides;
     # the model judge finishes inside the same limit

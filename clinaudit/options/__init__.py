@@ -7,7 +7,7 @@ works as it always has and a stage can be handed an `Options` wherever it asks f
 own slice. The rest is generated from these declarations:
 
 - the command line's flags (clinaudit/cli/options.py builds the Typer parameters);
-- the config file's keys, their validation and their merge under the flags (clinaudit/config.py);
+- the config file's keys, their validation and their merge under the flags (clinaudit/run/config.py);
 - the stage a value belongs to: a stage's functions take its settings class, so the
   type checker holds each stage to its own slice.
 

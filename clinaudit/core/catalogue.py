@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from clinaudit.models import CitationMention, Finding, Severity, Span
+from clinaudit.core.models import CitationMention, Finding, Severity, Span
 
 LEVELS = ("high", "medium", "low", "info")
 
@@ -72,9 +72,9 @@ class Rule(NamedTuple):  # a NamedTuple: defined at every start, where a datacla
 
 @cache
 def rules() -> tuple[Rule, ...]:
-    from clinaudit import yamlfiles
+    from clinaudit.store import yamlfiles
 
-    text = (Path(__file__).resolve().parent / "rules" / "catalogue.yaml").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parent.parent / "rules" / "catalogue.yaml").read_text(encoding="utf-8")
     data = yamlfiles.load(text) or {}
     out = []
     for rule_id, entry in (data.get("rules") or {}).items():

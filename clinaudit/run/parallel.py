@@ -24,8 +24,8 @@ import os
 from collections.abc import Callable
 from typing import NamedTuple
 
-from clinaudit import collector
-from clinaudit.models import CorpusRecord, Document, FileReport, Options
+from clinaudit.core import collector
+from clinaudit.core.models import CorpusRecord, Document, FileReport, Options
 from clinaudit.read.inputs import Source
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from clinaudit.models import CitationKind
+from clinaudit.core.models import CitationKind
 
 PMID_MAX_DIGITS = 8
 PMCID_MAX_DIGITS = 9

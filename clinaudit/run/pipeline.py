@@ -20,10 +20,8 @@ from os import PathLike
 from pathlib import Path
 
 from clinaudit.check import corrections
-from clinaudit.errors import InputError
-from clinaudit.lookup import resolve
-from clinaudit.lookup.cache import ResolutionCache
-from clinaudit.models import (
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import (
     AuditResult,
     CorpusRecord,
     Document,
@@ -33,6 +31,8 @@ from clinaudit.models import (
     Severity,
     Status,
 )
+from clinaudit.lookup import resolve
+from clinaudit.lookup.cache import ResolutionCache
 from clinaudit.read import inputs, kept
 from clinaudit.read.document import read_document
 from clinaudit.read.knowledge import KnowledgeBase
@@ -55,7 +55,7 @@ def audit_paths(paths: Iterable[str] | str | PathLike[str], options: Options | N
     sources = inputs.collect([str(p) for p in given], options.exclude, options.plain)
     corrections.check_options(options)  # a broken --corrections file stops the run, not one report
     if options.jobs != 1 and len(sources) > 1:
-        from clinaudit import parallel
+        from clinaudit.run import parallel
 
         documents = parallel.read_sources(sources, options, readers())
         cache = None  # opened after the workers are forked, never beside them
@@ -85,8 +85,8 @@ def read_source(source: inputs.Source, options: Options) -> Document | FileRepor
 
 
 def readers():
-    """How --jobs workers read a file and a corpus record: as this process does (clinaudit/parallel.py)."""
-    from clinaudit import parallel
+    """How --jobs workers read a file and a corpus record: as this process does (clinaudit/run/parallel.py)."""
+    from clinaudit.run import parallel
 
     return parallel.Readers(read_source, read_record)
 
@@ -114,7 +114,7 @@ def audit_corpus(
     inputs.check_fields(text_field, id_field, sources_field)
     sources = _corpus_sources(paths, options)
     if options.jobs != 1:
-        from clinaudit import parallel
+        from clinaudit.run import parallel
 
         if parallel.workers(options) > 1:
             read, kept = parallel.read_corpus(sources, text_field, id_field, options, readers(), sources_field)
@@ -290,8 +290,8 @@ def _paper_meant(
     Only for high mismatched-reference findings on reference-list entries, in one batched search
     per report, through the run's cache; offline, only what the cache already holds.
     """
-    from clinaudit import catalogue
     from clinaudit.check import metadata
+    from clinaudit.core import catalogue
     from clinaudit.lookup import refsearch
 
     by_span = {entry.span: entry.text for entry in document.entries}

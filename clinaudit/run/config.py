@@ -25,9 +25,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clinaudit.errors import InputError
+from clinaudit.core.errors import InputError
 from clinaudit.options import Options, Spec, specs
-from clinaudit.paths import is_project_root
+from clinaudit.store.paths import is_project_root
 
 log = logging.getLogger("clinaudit")
 
@@ -43,7 +43,7 @@ class ConfigError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class Key:
-    """One config key, made from its option's declaration (clinaudit/options.py) or a service API's."""
+    """One config key, made from its option's declaration (clinaudit/options/__init__.py) or a service API's."""
 
     kind: str  # bool | choice | number | int | url | email | path | paths | globs | rules | severities | hosts | levels
     field: str  # the Options field it sets
@@ -414,7 +414,7 @@ class _Checker:
         return list(value)
 
     def _rule(self, at: tuple[str, ...], name: str) -> None:
-        from clinaudit import catalogue
+        from clinaudit.core import catalogue
 
         if not catalogue.known(name):
             raise self.error(at, f"unknown rule '{name}'{catalogue.suggest(name)} (clinaudit rules lists them)")
@@ -448,7 +448,7 @@ def check_numbers(ctx: Any) -> None:
 
 def check_rules(names: Iterable[str], flag: str) -> None:
     """The same check for `--enable`/`--disable` on the command line."""
-    from clinaudit import catalogue
+    from clinaudit.core import catalogue
 
     for name in names:
         if not catalogue.known(name):

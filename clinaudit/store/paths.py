@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/yamlfiles.py)
+PARSED = "parsed"  # JSON copies of parsed YAML rules (clinaudit/store/yamlfiles.py)
 READS = "reads"  # JSON copies of reports as read, and their claims' topic terms (clinaudit/read/kept.py)
 PROJECT_MARKERS = (".git", "pyproject.toml", ".clinaudit.toml")  # a folder holding one is a project's root
 

@@ -79,7 +79,7 @@ def load(text: str, parse: Callable[[str], Any] = safe_load, kind: str = "yaml")
 
 def _folder() -> Path | None:
     try:
-        from clinaudit.paths import PARSED, cache_dir
+        from clinaudit.store.paths import PARSED, cache_dir
 
         return cache_dir() / PARSED
     except Exception:  # no usable cache directory: parse every time
