@@ -19,6 +19,11 @@ def isolated_env(tmp_path_factory, monkeypatch):
         monkeypatch.setenv(name, CLOSED)
     monkeypatch.setenv("CLINAUDIT_IDCONV_URL", CLOSED)  # the PMC ID Converter
     monkeypatch.setenv("CLINAUDIT_CACHE_DIR", str(cache))
+    # where a default cache directory would be (an Options made by hand names none): never the user's own
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+    from clinaudit.store import yamlfiles
+
+    yamlfiles.keep_copies_in(cache)  # what a run does when it starts, for tests that parse rules without one
     monkeypatch.delenv("NCBI_API_KEY", raising=False)
     for name in ("CLINAUDIT_JUDGE_URL", "CLINAUDIT_JUDGE_MODEL", "CLINAUDIT_JUDGE_API_KEY", "CLINAUDIT_JUDGE_BUDGET"):
         monkeypatch.delenv(name, raising=False)  # no test reaches a user's model judge by accident

@@ -6,10 +6,13 @@ import gc
 import itertools
 import json
 
+from clinaudit.check import Hooks
 from clinaudit.core.models import Options
-from clinaudit.read.inputs import Source, line_ranges, read_jsonl
-from clinaudit.run import parallel, pipeline
-from clinaudit.run.pipeline import read_record
+from clinaudit.read.inputs import JsonlCorpus, Source, line_ranges, read_jsonl
+from clinaudit.read.sources import read_record
+from clinaudit.run import parallel
+
+CORPUS = JsonlCorpus("answer", "id")
 
 ANSWER = "Metformin lowers hepatic glucose production (PMID: 12345678). The usual adult dose is 500 mg twice daily."
 
@@ -18,11 +21,9 @@ def test_the_parent_receives_documents_with_the_collector_paused_and_the_same_re
     corpus = tmp_path / "answers.jsonl"
     corpus.write_text("".join(json.dumps({"id": f"a{k}", "answer": ANSWER}) + "\n" for k in range(600)))
     source = Source(str(corpus), corpus, True)
-    options = Options(jobs=2, offline=True)
+    options = Options.from_environment(jobs=2, offline=True)
     monkeypatch.setattr(parallel, "BATCH", 50)  # 12 tasks: results arrive while others are read
-    parallel.read_corpus(
-        [source], "answer", "id", options, pipeline.readers()
-    )  # imports and rules: their collections are not ours
+    parallel.read_corpus([source], CORPUS, options, Hooks(options))  # imports and rules: their collections are not ours
     collections = []
 
     def count(phase, info):
@@ -33,13 +34,13 @@ def test_the_parent_receives_documents_with_the_collector_paused_and_the_same_re
     gc.set_threshold(100)  # without the pause the parent collects hundreds of times as it unpickles
     gc.callbacks.append(count)
     try:
-        documents, kept = parallel.read_corpus([source], "answer", "id", options, pipeline.readers())
+        documents, kept = parallel.read_corpus([source], CORPUS, options, Hooks(options))
     finally:
         gc.callbacks.remove(count)
         gc.set_threshold(*old)
     assert len(collections) < 10  # starting and stopping the pool: a few; receiving unpaused: about 60
     assert gc.isenabled()
-    one = [read_record(r, options) for r in read_jsonl(source, "answer", "id", options.max_bytes)]
+    one = [read_record(r, options, Hooks(options)) for r in read_jsonl(source, CORPUS, options.max_bytes)]
     assert documents == one and [k[2] for k in kept] == [f"a{k}" for k in range(600)]
 
 
@@ -48,9 +49,8 @@ def test_a_collector_turned_off_stays_off(tmp_path):
     corpus.write_text(json.dumps({"id": "a", "answer": ANSWER}) + "\n")
     gc.disable()
     try:
-        documents, _ = parallel.read_corpus(
-            [Source(str(corpus), corpus, True)], "answer", "id", Options(jobs=2), pipeline.readers()
-        )
+        options = Options.from_environment(jobs=2)
+        documents, _ = parallel.read_corpus([Source(str(corpus), corpus, True)], CORPUS, options, Hooks(options))
         assert not gc.isenabled() and len(documents) == 1
     finally:
         gc.enable()
@@ -68,6 +68,7 @@ def test_a_corpus_is_cut_into_a_few_tasks_per_worker_that_cover_it_in_order(tmp_
     assert len(joined) == 20 and joined[0][0] == 0 and joined[-1][1] == corpus.stat().st_size
     assert all(a[1] == b[0] for a, b in itertools.pairwise(joined))  # contiguous
     assert [j[2] for j in joined] == [1 + 30 * k for k in range(20)]  # each task's first line
-    documents, kept = parallel.read_corpus([source], "answer", "id", Options(jobs=2, offline=True), pipeline.readers())
+    options = Options.from_environment(jobs=2, offline=True)
+    documents, kept = parallel.read_corpus([source], CORPUS, options, Hooks(options))
     assert [k[2] for k in kept] == [f"a{k}" for k in range(599)] and [k[1] for k in kept] == list(range(1, 600))
     assert [d.path for d in documents] == [f"{corpus}:{k}" for k in range(1, 600)]

@@ -69,7 +69,7 @@ def test_a_value_json_cannot_hold_exactly_is_never_kept():
 def test_an_unwritable_cache_directory_only_means_parsing_every_time(monkeypatch, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    monkeypatch.setenv("CLINAUDIT_CACHE_DIR", str(blocker))
+    yamlfiles.keep_copies_in(blocker)
     calls, parse = _counting()
     assert yamlfiles.load(TEXT, parse)["version"] == 1
     assert yamlfiles.load(TEXT, parse)["version"] == 1
@@ -82,7 +82,7 @@ def test_a_second_run_does_not_import_pyyaml_and_reports_the_same():
         "import json, sys\n"
         "from clinaudit import audit_paths\n"
         "from clinaudit.core.models import Options\n"
-        f"result = audit_paths([{str(SAMPLES)!r}], Options(offline=True))\n"
+        f"result = audit_paths([{str(SAMPLES)!r}], Options.from_environment(offline=True))\n"
         "print(json.dumps([[f.path, f.verdict, len(f.findings)] for f in result.files]))\n"
         "print('yaml' in sys.modules)\n"
     )

@@ -49,7 +49,7 @@ class Figure:
     """
 
     text: str
-    kind: str
+    kind: str  # one of KINDS, or "number" for a bare number
     value: float
     places: int
     name: str = ""

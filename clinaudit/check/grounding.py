@@ -28,16 +28,33 @@ from dataclasses import replace
 from functools import cache
 from importlib import resources
 from itertools import combinations
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple, cast
 
 from clinaudit.check import figures as fig
-from clinaudit.core.models import CitationMention, CitationResult, EffectCheck, FigureCheck, Finding, Grounding, Record
+from clinaudit.check.context import ReportContext
+from clinaudit.check.interface import Citation, Verdict
+from clinaudit.core import catalogue
+from clinaudit.core.ids import describe
+from clinaudit.core.models import (
+    CitationMention,
+    CitationResult,
+    EffectCheck,
+    EffectClaim,
+    EffectVerdict,
+    FigureCheck,
+    FigureKind,
+    Finding,
+    Grounding,
+    Record,
+    Status,
+)
+from clinaudit.core.stash import StashKey
 
 NO_ABSTRACT = "figures not checked: no abstract"
-CONTRADICTED = "contradicted"
-CONSISTENT = "consistent"
-UNCLEAR = "unclear"
-UNCHECKED = "unchecked"
+CONTRADICTED: EffectVerdict = "contradicted"
+CONSISTENT: EffectVerdict = "consistent"
+UNCLEAR: EffectVerdict = "unclear"
+UNCHECKED: EffectVerdict = "unchecked"
 NEAREST = 3
 EVIDENCE_CHARS = 240
 # how a figure is looked for: among the abstract's figures of its kind (the default), or among any numbers
@@ -55,7 +72,7 @@ MIN_SHARED = 2  # content words a claim and an abstract sentence share to be abo
 
 
 class EffectRules(NamedTuple):
-    claims: tuple[tuple[str, re.Pattern[str]], ...]
+    claims: tuple[tuple[EffectClaim, re.Pattern[str]], ...]
     negated: re.Pattern[str]
     null: re.Pattern[str]
     positive: re.Pattern[str]
@@ -80,7 +97,7 @@ def effect_rules() -> EffectRules:
         resources.files("clinaudit").joinpath("rules/effects.yaml").read_text("utf-8")
     )
     return EffectRules(
-        claims=tuple((kind, _any(patterns)) for kind, patterns in data["claims"].items()),
+        claims=tuple((cast(EffectClaim, kind), _any(patterns)) for kind, patterns in data["claims"].items()),
         negated=re.compile("|".join(f"(?:{p})" for p in data["claim_negated"]), re.IGNORECASE),
         null=_any(data["no_effect"]),
         positive=_any(data["positive"]),
@@ -248,7 +265,7 @@ def ground(sentence: str, line: int, abstract: Source | None, strategy: str = ST
     text = _CITATION.sub(" ", sentence)
     found = fig.read(text) if _DIGIT_OR_WORD.search(text) else ()
     if abstract is None:
-        checks = tuple(FigureCheck(f.text, f.kind, None) for f in found)
+        checks = tuple(FigureCheck(f.text, _kind(f), None) for f in found)
         return Grounding(sentence, line, checks, None, NO_ABSTRACT)
     checks = tuple(check_figure(f, abstract, strategy) for f in found)
     claimed = effect(text, abstract)
@@ -274,12 +291,17 @@ def _significant(found: tuple[fig.Figure, ...], checks: tuple[FigureCheck, ...])
 def check_figure(figure: fig.Figure, abstract: Source, strategy: str = STRICT) -> FigureCheck:
     pool = _pool(figure, abstract, strategy)
     if not pool:
-        return FigureCheck(figure.text, figure.kind, None)
+        return FigureCheck(figure.text, _kind(figure), None)
     if any(_same(figure, other) for other in pool):
-        return FigureCheck(figure.text, figure.kind, True)
+        return FigureCheck(figure.text, _kind(figure), True)
     nearest = sorted(pool, key=lambda o: _distance(figure, o))
     quoted = tuple(dict.fromkeys(o.text for o in nearest if o.places < 9 or "(" in o.text))[:NEAREST]
-    return FigureCheck(figure.text, figure.kind, False, quoted)
+    return FigureCheck(figure.text, _kind(figure), False, quoted)
+
+
+def _kind(figure: fig.Figure) -> FigureKind:
+    """A figure's kind, as a check reports it (a sentence's figures are never bare numbers)."""
+    return cast(FigureKind, figure.kind)
 
 
 def _distance(figure: fig.Figure, other: fig.Figure) -> float:
@@ -359,7 +381,7 @@ def _same_p(figure: fig.Figure, other: fig.Figure) -> bool:
 # ---------------------------------------------------------------- effects
 
 
-def claimed_effect(sentence: str) -> str | None:
+def claimed_effect(sentence: str) -> EffectClaim | None:
     """The effect a sentence attributes to its source, or None when it attributes none."""
     for kind, pattern in effect_rules().claims:
         if pattern.search(sentence):
@@ -477,7 +499,6 @@ def _quote(text: str) -> str:
 # ---------------------------------------------------------------- one citation's uses, and their findings
 
 _KEPT_TYPE = dict[tuple[str, str, bool], Grounding]
-_abstracts: dict[str, Source | None] = {}  # one report cites a record from many places: read its abstract once
 _KEEP_ABSTRACTS = 2048
 _KIND_WORDS = {
     "percent": "percentages",
@@ -500,11 +521,12 @@ _CLAIMED_WORDS = {
     "significance": "found a significant effect",
     "superiority": "was superior",
 }
+# one report cites a record from many places, and many reports cite one: its abstract is read once a run
+ABSTRACTS: StashKey[dict[str, Source | None]] = StashKey("grounding.abstracts")
+GROUNDED = frozenset({Status.VERIFIED, Status.CONCERN})  # a retracted work's figures are moot
 
 
 CODE_VERSION = "1"  # bumped when what a Grounding holds changes; the rule files' own text is hashed too
-_kept: dict[str, dict[tuple[str, str, bool], Grounding]] = {}  # per report: (text, abstract, several) → use
-_fresh: set[str] = set()  # reports with uses worked out in this run, to keep at its end
 
 
 @cache
@@ -515,52 +537,63 @@ def version() -> str:
     return CODE_VERSION + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
-def _kept_uses(digest: str) -> dict[tuple[str, str, bool], Grounding]:
-    """The uses an earlier run of this very report worked out (clinaudit/read/kept.py), else none."""
-    found = _kept.get(digest)
-    if found is None:
-        from clinaudit.read import kept
-
-        stored = kept.load_aside(kept.folder(), digest, f"grounding {version()}", _KEPT_TYPE)
-        found = _kept[digest] = stored if stored is not None else {}
-    return found
-
-
-def keep(digest: str) -> None:
-    """Keep this report's uses beside its kept reading, so its next warm run does not read an abstract again."""
-    uses = _kept.pop(digest, {})  # a corpus checks many reports in one process: each is kept once, then let go
-    if digest in _fresh:
-        from clinaudit.read import kept
-
-        _fresh.discard(digest)
-        kept.keep_aside(kept.folder(), digest, f"grounding {version()}", uses)
-
-
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest() if text else ""
 
 
-def abstract_of(record: Record) -> Source | None:
+def abstract_of(record: Record, memo: dict[str, Source | None] | None = None) -> Source | None:
+    """The record's abstract read for checking, once per `memo` (a run's: see ABSTRACTS)."""
+    if memo is None:
+        return source(record.abstract)
     text = record.abstract
-    if text not in _abstracts:
-        if len(_abstracts) >= _KEEP_ABSTRACTS:
-            _abstracts.clear()
-        _abstracts[text] = source(text)
-    return _abstracts[text]
+    if text not in memo:
+        if len(memo) >= _KEEP_ABSTRACTS:
+            memo.clear()
+        memo[text] = source(text)
+    return memo[text]
+
+
+class Grounded:
+    """The check: each citing use of a record that exists, against its abstract (not of a paper off its topic)."""
+
+    name: ClassVar[str] = "grounding"
+    field: ClassVar[str] = "grounding"
+
+    def citation(self, report: ReportContext, citation: Citation) -> Verdict | None:
+        record = citation.checked
+        topic = citation.part("topic")
+        if record is None or citation.result.status not in GROUNDED or (topic is not None and topic.verdict == "no"):
+            return None
+        part = f"grounding {version()}"
+        known = report.kept.get(part)
+        if known is None:
+            known = report.kept[part] = report.load_kept(part, _KEPT_TYPE) or {}
+        abstracts = report.run.stash.get(ABSTRACTS, dict)
+        uses, findings, fresh = check_uses(
+            citation.result, record, report.mentions.get(citation.result.id, []), report.shared, known, abstracts
+        )
+        if fresh:
+            report.keep(part, known)
+        return Verdict(uses, tuple(findings))
 
 
 def check_uses(
-    result: CitationResult, record: Record, mentions: list[CitationMention], shared: set[str], digest: str = ""
-) -> tuple[tuple[Grounding, ...], list[Finding]]:
+    result: CitationResult,
+    record: Record,
+    mentions: list[CitationMention],
+    shared: set[str],
+    known: dict[tuple[str, str, bool], Grounding] | None = None,
+    abstracts: dict[str, Source | None] | None = None,
+) -> tuple[tuple[Grounding, ...], list[Finding], bool]:
     """Each citing use of one record checked against its abstract, and the findings they raise.
 
     A sentence citing several works may take a figure or an effect from any of them: it is
-    shown, never flagged. A record without an abstract is never flagged.
+    shown, never flagged. A record without an abstract is never flagged. `known`: the uses an
+    earlier run of this very report worked out (and where new ones go); the last of the three
+    says whether any was new.
     """
-    from clinaudit.core import catalogue
-    from clinaudit.core.ids import describe
-
-    known = _kept_uses(digest) if digest else {}
+    known = {} if known is None else known
+    fresh = False
     uses: list[Grounding] = []
     findings: list[Finding] = []
     seen: set[str] = set()
@@ -578,12 +611,11 @@ def check_uses(
         key = (text, _digest(record.abstract), several)
         use = known.get(key)
         if use is None:
-            use = ground(text, mention.span.line, abstract_of(record))
+            use = ground(text, mention.span.line, abstract_of(record, abstracts))
             if several and record.abstract.strip():
                 use = replace(use, note="not flagged: the sentence cites several works")
             known[key] = use
-            if digest:
-                _fresh.add(digest)
+            fresh = True
         elif use.line != mention.span.line:
             use = replace(use, line=mention.span.line)
         uses.append(use)
@@ -613,4 +645,4 @@ def check_uses(
                     **catalogue.citing(mention, result.id),
                 )
             )
-    return tuple(uses), findings
+    return tuple(uses), findings, fresh

@@ -21,7 +21,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from clinaudit.core.models import FieldVerdict, Record, Severity
+from clinaudit.core.models import FieldMatchVerdict, FieldVerdict, Record, Severity
 from clinaudit.read.entries import EntryFields, parse
 
 TITLE_SAME = 80.0  # token ratio from which a searched title is taken for the entry's paper
@@ -29,7 +29,10 @@ TITLE_OTHER = 60.0  # below this the entry names another paper (high); in betwee
 MIN_TITLE_WORDS = 4  # a shorter "title" is too little to call another paper
 
 _INITIALS = re.compile(r"(?:[A-Z]{1,3}|(?:[A-Z]\.){1,3})")  # the last word of 'O'Byrne PM', 'Smith J.K.'
-MATCH, TOLERATED, MINOR, MISMATCH = "match", "tolerated", "minor", "mismatch"
+MATCH: FieldMatchVerdict = "match"
+TOLERATED: FieldMatchVerdict = "tolerated"  # an epub year, a reordered author, an abridged title
+MINOR: FieldMatchVerdict = "minor"  # a slip: the reference still describes the record
+MISMATCH: FieldMatchVerdict = "mismatch"
 MAX_DRIFT_WORDS = 2  # new words in a title that otherwise agrees: a drift (low); more is a reworded title
 _TITLE_TOKEN = re.compile(r"[a-z0-9]+")
 _SUFFIXES = ("ies", "es", "s", "ed", "ing")

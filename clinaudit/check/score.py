@@ -16,18 +16,11 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from clinaudit.core.models import CitationKind, Record, Status
+from clinaudit.core.models import CitationKind, Credibility, EvidenceLevel, Record, Status
 
-LEVELS = ("I", "II", "III", "IV", "V")
+LEVELS: tuple[EvidenceLevel, ...] = ("I", "II", "III", "IV", "V")
 _PAREN = re.compile(r"\([^)]*\)")
 _PUNCT = re.compile(r"[^\w\s]+")
-
-
-@dataclass(frozen=True, slots=True)
-class Credibility:
-    score: int
-    source: str  # the row of data/credibility.yaml: tier1_journal, pubmed, preprint, …
-    label: str  # what the row means, for people
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -57,9 +50,9 @@ class Tables:
     preprint_crossref_types: frozenset[str]
     domain_order: tuple[str, ...]
     domains: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]  # category → (hosts, suffixes)
-    evidence_types: dict[str, str]  # lower-cased publication type → level
-    evidence_mesh: dict[str, str]
-    phase_one_cap: str
+    evidence_types: dict[str, EvidenceLevel]  # lower-cased publication type → level
+    evidence_mesh: dict[str, EvidenceLevel]
+    phase_one_cap: EvidenceLevel
     phase_one_types: frozenset[str]
     later_phase_types: frozenset[str]
 
@@ -87,12 +80,22 @@ def tables() -> Tables:
             c: (tuple(domains[c].get("hosts", ()) or ()), tuple(domains[c].get("suffixes", ()) or ()))
             for c in domains["order"]
         },
-        evidence_types={t.lower(): level for level, types in evidence["publication_types"].items() for t in types},
-        evidence_mesh={t.lower(): level for level, types in evidence["mesh"].items() for t in types},
-        phase_one_cap=evidence["phase_one_cap"],
+        evidence_types={
+            t.lower(): _level(level) for level, types in evidence["publication_types"].items() for t in types
+        },
+        evidence_mesh={t.lower(): _level(level) for level, types in evidence["mesh"].items() for t in types},
+        phase_one_cap=_level(evidence["phase_one_cap"]),
         phase_one_types=frozenset(t.lower() for t in evidence["phase_one_types"]),
         later_phase_types=frozenset(t.lower() for t in evidence["later_phase_types"]),
     )
+
+
+def _level(value: object) -> EvidenceLevel:
+    """A level as data/evidence.yaml writes it: I to V, nothing else."""
+    for level in LEVELS:
+        if value == level:
+            return level
+    raise ValueError(f"data/evidence.yaml: {value!r} is not an evidence level ({', '.join(LEVELS)})")
 
 
 def same_journal(a: str, b: str) -> bool:
@@ -198,7 +201,7 @@ def domain_category(url: str) -> str:
     return "unknown_web"
 
 
-def evidence_level(record: Record | None) -> str | None:
+def evidence_level(record: Record | None) -> EvidenceLevel | None:
     """I–V from publication types, design MeSH headings or a trial's registered design; None when unknown."""
     if record is None or not record.exists:
         return None
@@ -209,14 +212,14 @@ def evidence_level(record: Record | None) -> str | None:
     levels = [t.evidence_types[p] for p in types if p in t.evidence_types]
     if "II" in levels and types & t.phase_one_types and not types & t.later_phase_types:
         levels = [t.phase_one_cap if lv == "II" else lv for lv in levels]
-    design = [lv for lv in levels if lv != "V"]
+    design: list[EvidenceLevel] = [lv for lv in levels if lv != "V"]
     if not design:  # no design type: a design MeSH heading says more than "Review" or nothing
         design = [t.evidence_mesh[m.lower()] for m in record.mesh if m.lower() in t.evidence_mesh]
     found = design or levels
     return min(found, key=LEVELS.index) if found else None
 
 
-def _trial_level(record: Record) -> str | None:
+def _trial_level(record: Record) -> EvidenceLevel | None:
     extra = dict(record.extra)
     study_type = str(extra.get("study_type", "")).upper()
     allocation = str(extra.get("allocation", "")).upper()

@@ -15,7 +15,6 @@ With the `semantic` extra installed an embedding cosine is mixed in
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -23,14 +22,17 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from clinaudit.core.models import Record
+from clinaudit.core.models import Record, TopicVerdict
 from clinaudit.core.text import LazyRegex, fold, topic_stem
 from clinaudit.options import CheckSettings
 
 if TYPE_CHECKING:
     from clinaudit.check.synonyms import Table
 
-YES, BORDERLINE, NO, UNCHECKED = "yes", "borderline", "no", "unchecked"
+YES: TopicVerdict = "yes"
+BORDERLINE: TopicVerdict = "borderline"
+NO: TopicVerdict = "no"
+UNCHECKED: TopicVerdict = "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
 TERMS_VERSION = 2  # of term extraction; part of Matcher.version, which keys the terms cached with a record
 TOPICAL = frozenset({"entity", "word"})  # what "shares a topic term" counts: not generic words, not numbers
@@ -61,7 +63,7 @@ class Term:
 
 @dataclass(frozen=True, slots=True)
 class TopicMatch:
-    verdict: str  # yes | borderline | no | unchecked
+    verdict: TopicVerdict
     score: float | None  # 0–1; None when unchecked
     matched: tuple[str, ...] = ()  # the sentence's key terms the record contains
     missing: tuple[str, ...] = ()  # the sentence's key terms the record lacks
@@ -134,17 +136,11 @@ def _common_terms() -> frozenset[str]:
     return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
-def _token_key(token: str) -> str:
+def token_key(token: str) -> str:
     """A token's MeSH lookup key: its parts lower-cased and stemmed ("Non-ST-Elevation" → "non st elev")."""
-    key = _TOKEN_KEYS.get(token)
-    if key is None:
-        key = " ".join(topic_stem(p) for p in _NOT_ALNUM.split(token.lower()) if p)
-        if len(_TOKEN_KEYS) < 100_000:
-            _TOKEN_KEYS[token] = key
-    return key
+    return " ".join(topic_stem(p) for p in _NOT_ALNUM.split(token.lower()) if p)
 
 
-_TOKEN_KEYS: dict[str, str] = {}
 _WORDS = re.compile(r"[A-Za-z]+")
 
 
@@ -178,8 +174,10 @@ class Matcher:
     also says "statin" (its pharmacological action).
     """
 
-    def __init__(self, synonym_groups: Iterable[Sequence[str]] = (), mesh: bool = True):
+    def __init__(self, synonym_groups: Iterable[Sequence[str]] = (), mesh: bool = True, semantic: bool = True):
         self.settings = settings()
+        self._semantic = semantic  # sentence embeddings, when the [semantic] extra is installed
+        self._token_keys: dict[str, str] = {}  # each token's MeSH key, worked out once
         self._canonical: dict[str, str] = {}
         self._mesh_enabled = mesh
         self._mesh_table: Table | None = None
@@ -233,6 +231,14 @@ class Matcher:
         self._first_words: dict[str, tuple[tuple[str, ...], bool]] = {}
         self._synonyms_seen: dict[str, bool] = {}
 
+    def _token_key(self, token: str) -> str:
+        key = self._token_keys.get(token)
+        if key is None:
+            key = token_key(token)
+            if len(self._token_keys) < 100_000:
+                self._token_keys[token] = key
+        return key
+
     @property
     def mesh(self) -> Table:
         """The MeSH table, loaded on the first term that needs it (never at start-up)."""
@@ -285,7 +291,7 @@ class Matcher:
                 size, ids = self._mesh_name(tokens, k)
                 if size:
                     words = tokens[k : k + size]
-                    joined = " ".join(_token_key(t) for t in words)
+                    joined = " ".join(self._token_key(t) for t in words)
                     keys = (*dict.fromkeys("mesh:" + u for u in ids), joined)
                     add(Term(" ".join(words), keys, "entity", w["entity"]))
                     k += size
@@ -331,7 +337,7 @@ class Matcher:
         table = self.mesh
         if not len(table):
             return 0, ()
-        key = _token_key(first)
+        key = self._token_key(first)
         known = self._first_words.get(key)
         if known is None:  # (its ids, whether a longer name starts with it): most words are neither
             known = (table.lookup(key), table.starts(key))
@@ -345,7 +351,7 @@ class Matcher:
             return best
         size = 1
         while k + size < len(tokens) and size < _MAX_NAME and table.starts(key):
-            key = key + " " + _token_key(tokens[k + size])
+            key = key + " " + self._token_key(tokens[k + size])
             size += 1
             ids = table.lookup(key)
             if ids:
@@ -418,7 +424,7 @@ class Matcher:
                     continue
                 if term.keys[0].startswith("mesh:"):
                     mesh.update(k[5:] for k in term.keys if k.startswith("mesh:"))
-                    out.update(_token_key(t) for t in term.text.split())  # its words as well
+                    out.update(self._token_key(t) for t in term.text.split())  # its words as well
                 else:
                     out.add(topic_stem(term.text.lower()))
         if mesh:
@@ -490,7 +496,7 @@ class Matcher:
         if score is None:
             return TopicMatch(UNCHECKED, None, basis=basis)
         method = "lexical"
-        embedder = _embedder()
+        embedder = _embedder() if self._semantic else None
         if embedder is not None:
             cosine = embedder.similarity(_claim(sentence), record_summary(record))
             if cosine is not None:
@@ -562,7 +568,7 @@ def mix(lexical: float, cosine: float, params: dict[str, float]) -> float:
     return params["mix"] * lexical + (1 - params["mix"]) * scaled
 
 
-def decide(score: float, thresholds: dict[str, float], thin: bool = False) -> str:
+def decide(score: float, thresholds: dict[str, float], thin: bool = False) -> TopicVerdict:
     """yes / borderline / no; a thin record (a title alone) needs a far lower score for `no`."""
     limit = thresholds["no_below"] / 2 if thin else thresholds["no_below"]
     if score < limit:
@@ -620,10 +626,10 @@ def has_text(record: Record | None) -> bool:
     return bool(record.title or record.abstract or record.mesh or record.conditions)
 
 
-def term_adder(report: str | None, options: CheckSettings | None = None) -> Callable[[Record], Record]:
+def term_adder(make: Callable[[], Matcher]) -> Callable[[Record], Record]:
     """What the lookup stage does to each record it fetches before caching it: add its topic terms.
 
-    The matcher is made on the first record that has text, never for a run that fetches none.
+    The matcher (`make`) is made on the first record that has text, never for a run that fetches none.
     """
     made: list[Matcher] = []
 
@@ -631,22 +637,20 @@ def term_adder(report: str | None, options: CheckSettings | None = None) -> Call
         if not has_text(record):
             return record
         if not made:
-            made.append(matcher_for(report, options))
+            made.append(make())
         return made[0].with_terms(record)
 
     return add
 
 
-def matcher_for(report: str | None, options: CheckSettings | None = None) -> Matcher:
-    """The matcher of one report: its corrections' synonyms with MeSH's."""
-    from clinaudit.check import corrections
-
-    return matcher(synonym_groups(corrections.for_report(report, options)))
-
-
 @lru_cache(maxsize=8)
-def matcher(synonym_groups: tuple[tuple[str, ...], ...] = ()) -> Matcher:
-    return Matcher(synonym_groups)
+def matcher(synonym_groups: tuple[tuple[str, ...], ...] = (), semantic: bool = True) -> Matcher:
+    return Matcher(synonym_groups, semantic=semantic)
+
+
+def embedded(options: CheckSettings | None) -> bool:
+    """Whether the topic check may use sentence embeddings: `topic-method` is not `lexical`."""
+    return options is None or options.topic_method != "lexical"
 
 
 def synonym_groups(corrections: Any) -> tuple[tuple[str, ...], ...]:
@@ -664,9 +668,7 @@ def synonym_groups(corrections: Any) -> tuple[tuple[str, ...], ...]:
 
 
 def _embedder():
-    """The semantic extra when installed and not switched off (CLINAUDIT_TOPIC=lexical)."""
-    if os.environ.get("CLINAUDIT_TOPIC", "").strip().lower() == "lexical":
-        return None
+    """The semantic extra, when installed (a matcher asks only when `topic-method` is not `lexical`)."""
     from clinaudit.check import semantic
 
     return semantic.embedder()

@@ -16,10 +16,10 @@ app.add_typer(cache_app, name="cache")
 @cache_app.command("info", cls=Command)
 def cache_info() -> None:
     """Where the cache is, how many lookups it holds and how big it is."""
-    from clinaudit.lookup.cache import ResolutionCache, default_dir
+    from clinaudit.lookup.cache import ResolutionCache
 
     warnings_to_stderr()
-    directory = default_dir()
+    directory = _directory()
     if not directory.exists():
         print(f"directory: {shown(directory)}\nentries: 0 (no cache yet)")
         return
@@ -31,9 +31,9 @@ def cache_info() -> None:
 @cache_app.command("check", cls=Command)
 def cache_check() -> None:
     """Whether the cache is healthy; exit 0 if it is (or does not exist yet), 1 if not."""
-    from clinaudit.lookup.cache import check_store, default_dir
+    from clinaudit.lookup.cache import check_store
 
-    health = check_store(default_dir())
+    health = check_store(_directory())
     print(f"directory: {shown(health.directory)}\nstate: {health.state}\nentries: {health.entries}")
     for problem in health.problems:
         print(f"problem: {problem}")
@@ -46,10 +46,10 @@ def cache_check() -> None:
 @cache_app.command("clear", cls=Command)
 def cache_clear() -> None:
     """Delete every cached lookup; a cache that cannot be used is rebuilt empty (only its own files go)."""
-    from clinaudit.lookup.cache import ResolutionCache, check_store, clear_parsed, default_dir, repair_store
+    from clinaudit.lookup.cache import ResolutionCache, check_store, clear_parsed, repair_store
 
     warnings_to_stderr()
-    directory = default_dir()
+    directory = _directory()
     if not directory.exists():
         print(f"cleared 0 entries ({shown(directory)} does not exist)")
         return
@@ -78,3 +78,17 @@ def cache_clear() -> None:
     print(
         f"repaired the cache at {shown(directory)}: {health.problems[0]}; removed {files}{left}; it is empty and usable"
     )
+
+
+def _directory():
+    """The cache directory this run's settings name ($CLINAUDIT_CACHE_DIR), else the user cache directory."""
+    from clinaudit.core.errors import InputError
+    from clinaudit.options import Options
+    from clinaudit.store.paths import cache_dir
+
+    try:
+        return cache_dir(Options.from_environment().cache_dir)
+    except InputError as exc:
+        from clinaudit.cli.common import fail
+
+        fail(str(exc))

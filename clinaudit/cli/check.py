@@ -20,15 +20,15 @@ from clinaudit.cli.common import (
     error as say_error,
 )
 from clinaudit.cli.options import with_options
+from clinaudit.report.formats import View
 
 if TYPE_CHECKING:
-    from clinaudit.options import Options
+    from clinaudit.run.settings import CommandLine
 
 
 @app.command(cls=Command)
 @with_options("check")
 def check(
-    ctx: typer.Context,
     paths: Annotated[list[str], typer.Argument(help="Reports, directories (recursed) or - for stdin.", metavar="PATH")],
     format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format("table"),
     output: Annotated[
@@ -77,87 +77,88 @@ def check(
         ),
     ] = None,
     *,
-    options: Options,  # every flag declared in clinaudit/options/__init__.py, made into one (cli/options.py)
+    command_line: CommandLine,  # every flag declared in clinaudit/options/stages.py (cli/options.py)
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
-    from dataclasses import replace
-
     from clinaudit.core.errors import InputError
-    from clinaudit.report.formats import View, render
-    from clinaudit.run.pipeline import audit_paths
+    from clinaudit.run.app import CheckRequest, CheckRun
 
-    # run-time state, not settings: a progress bar for a terminal; --isolated reads no file it was not named
-    options = replace(options, progress=sys.stderr.isatty(), corrections_search=not isolated)
     warnings_to_stderr()
     if output is None and sys.stdout is None:  # started with `>&-`: the report would be lost
         fail("stdout is closed; write the report to a file with -o FILE")
     _refuse_overwriting(output, paths)  # before the audit, for a report named on the command line
+    request = CheckRequest(
+        tuple(paths), command_line, config, isolated, write_baseline, jsonl_text, jsonl_id, jsonl_sources
+    )
     try:
-        from clinaudit.run.config import configure
-
-        enable, disable = tuple(sorted(options.enable)), tuple(sorted(options.disable))
-        options = configure(ctx, paths, options, config, isolated, enable, disable)
-        if write_baseline and options.baseline and not Path(options.baseline).exists():
-            options = replace(options, baseline=None)  # the first --write-baseline creates it
-        if jsonl_text is not None and format.value in STREAMED and _streamable(options, write_baseline):
-            _stream_corpus(paths, jsonl_text, jsonl_id, options, output, format.value, jsonl_sources)  # exits
-        if jsonl_text is not None:
-            from clinaudit.run.pipeline import audit_corpus
-
-            result = audit_corpus(paths, jsonl_text, jsonl_id, options, jsonl_sources)
-        elif jsonl_id is not None or jsonl_sources is not None:
-            flag = "--jsonl-id" if jsonl_id is not None else "--jsonl-sources"
-            raise InputError(f"{flag} needs --jsonl-text FIELD (the field holding each record's text)")
-        elif corpus := next((p for p in paths if p.lower().endswith((".jsonl", ".ndjson"))), None):
-            from clinaudit.core.text import shown
-
-            raise InputError(
-                f"{shown(corpus)}: a JSONL corpus; name the field holding each record's text with --jsonl-text FIELD"
-            )
-        else:
-            result = audit_paths(paths, options)
+        run = CheckRun(request, _meter())
+        if run.streams(format.value):
+            _stream_corpus(run, output, format.value)  # exits
+        result = run.audit()
     except InputError as exc:
         fail(str(exc))
     _refuse_overwriting(output, [report.path for report in result.files])  # one found in a folder
-    errors = [report.error for report in result.files if report.error]
-    view = View(show_suppressed, show_all, options.quiet, options.hide)
-    try:
-        if output is None and write_baseline is not None:
-            pass  # --write-baseline records the findings; it says what it wrote, not a verdict
-        elif output is None:
-            render(format.value, result, sys.stdout, view)
-            sys.stdout.flush()
-        else:
-            from clinaudit.store import atomic
-
-            with atomic.replacing(output) as out:  # the old file stays whole until the new one is
-                render(format.value, result, out, view)
-    except BrokenPipeError:
-        quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
-    except OSError as exc:
-        fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
+    options = run.options
+    _render(result, format.value, output, write_baseline, View(show_suppressed, show_all, options.quiet, options.hide))
     if options.suggest_corrections:
         from clinaudit.cli.corrections import print_suggestions
 
         print_suggestions(result, options, to_stdout=output is not None or format.value == "table")
     if write_baseline is not None:
         _write_baseline(write_baseline, result)
-    quiet = write_baseline is not None or (output is None and format.value == "table" and _one_terminal())
+    _finish(
+        result, quiet=write_baseline is not None or (output is None and format.value == "table" and _one_terminal())
+    )
+    raise typer.Exit(_exit_code(result, write_baseline))
+
+
+def _meter():
+    """A progress bar for a terminal; nothing for a pipe or a CI log."""
+    if sys.stderr is not None and sys.stderr.isatty():
+        from clinaudit.cli.progress import bar
+
+        return bar
+    from clinaudit.lookup import no_meter
+
+    return no_meter
+
+
+def _render(result, format: str, output: Path | None, write_baseline: str | None, view) -> None:
+    """The report on stdout or in FILE (written whole, or not at all); --write-baseline prints none."""
+    from clinaudit.report.formats import render
+
+    try:
+        if output is None and write_baseline is not None:
+            pass  # --write-baseline records the findings; it says what it wrote, not a verdict
+        elif output is None:
+            render(format, result, sys.stdout, view)
+            sys.stdout.flush()
+        else:
+            from clinaudit.store import atomic
+
+            with atomic.replacing(output) as out:  # the old file stays whole until the new one is
+                render(format, result, out, view)
+    except BrokenPipeError:
+        quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
+    except OSError as exc:
+        fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
+
+
+def _finish(result, quiet: bool) -> None:
+    """The summary line (unless this terminal's table said it), then each report's error, last."""
+    errors = [report.error for report in result.files if report.error]
     if len(errors) < len(result.files) and not quiet:
         print(_summary_line(result), file=sys.stderr)  # the table's last line already says it on this terminal
     for error in errors:  # last, so that a run ending in exit 2 ends with its reason
         say_error(error)
-    if errors:
-        raise typer.Exit(2)
-    raise typer.Exit(1 if result.verdict == "fail" and write_baseline is None else 0)
 
 
-STREAMED = ("jsonl", "sarif")  # the formats with a Stream: a corpus written record by record
+def _exit_code(result, write_baseline: str | None) -> int:
+    from clinaudit.report import verdict
 
-
-def _streamable(options: Options, write_baseline: str | None) -> bool:
-    """A corpus whose JSONL results can go out as each batch finishes: nothing needs them all at the end."""
-    return options.jobs == 1 and write_baseline is None and not options.suggest_corrections
+    if any(report.error for report in result.files):
+        return 2
+    return 1 if verdict.failed(result) and write_baseline is None else 0
 
 
 class _Tally:
@@ -176,35 +177,29 @@ class _Tally:
 
     def add(self, report) -> None:
         from clinaudit.core.models import distinct_works
+        from clinaudit.report import verdict
 
         self.files += 1
         self.findings += len(report.findings)
         self.severities.update(f.severity.value for f in report.findings)
         self.suppressed += len(report.suppressed)
         self.citations += len(distinct_works(report.citations))
-        self.failed = self.failed or report.verdict == "fail"
+        self.failed = self.failed or verdict.failed(report)
         if report.error:
             self.errors.append(report.error)
 
     @property
     def verdict(self) -> str:
-        return "fail" if self.failed else "error" if self.errors else "pass"
+        from clinaudit.report import verdict
+
+        return verdict.FAIL if self.failed else verdict.ERROR if self.errors else verdict.PASS
 
 
-def _stream_corpus(
-    paths: list[str],
-    text_field: str,
-    id_field: str | None,
-    options: Options,
-    output,
-    format: str,
-    sources_field: str | None = None,
-) -> None:
+def _stream_corpus(run, output, format: str) -> None:
     """Each record's result written as its batch finishes (JSONL or SARIF); memory stays flat in the number of records."""
     import contextlib
 
     from clinaudit.core.errors import InputError
-    from clinaudit.run.pipeline import corpus_reports
     from clinaudit.store import atomic
 
     tally = _Tally()
@@ -216,9 +211,9 @@ def _stream_corpus(
             from clinaudit.report.formats import FORMATS
 
             stream = import_module(f"clinaudit.report.formats.{FORMATS[format].module}").Stream(
-                out, with_baseline=options.baseline is not None
+                out, with_baseline=run.options.baseline is not None
             )
-            for report in corpus_reports(paths, text_field, id_field, options, sources_field):
+            for report in run.stream():
                 stream.add(report)
                 tally.add(report)
             stream.close()

@@ -10,7 +10,8 @@ from clinaudit.cli.common import Command, app, fail, raise_on_signals
 from clinaudit.cli.options import with_options
 
 if TYPE_CHECKING:
-    from clinaudit.options import Options
+    from clinaudit.options import Options, Secrets
+    from clinaudit.run.settings import CommandLine
 
 
 @app.command(cls=Command)
@@ -33,16 +34,22 @@ def guard(
         ),
     ] = None,
     *,
-    options: Options,  # the flags clinaudit/options/__init__.py declares for guard
+    command_line: CommandLine,  # the flags clinaudit/options/stages.py declares for guard
 ) -> None:
     """Guard a model's answer streamed on stdin: safe text out as it arrives; exit 0 pass, 1 fail, 2 input error."""
+    from clinaudit.core.errors import InputError
     from clinaudit.guard.stdio import run as run_guard
+    from clinaudit.run.settings import resolve
 
-    _check_judge(options)  # checked now, not after the stream
+    try:  # the flags over the environment; a guard reads no config file
+        options, secrets = resolve(command_line, config_files=False)
+    except InputError as exc:
+        fail(str(exc))
+    _check_judge(options, secrets)  # checked now, not after the stream
     _check_sources(options)
     stops = None if stop_on is None else [t for t in stop_on if t != "none"]
     try:
-        code = run_guard(options, events, verify_timeout, stops, on_start=raise_on_signals)
+        code = run_guard(options, events, verify_timeout, stops, on_start=raise_on_signals, secrets=secrets)
     except ValueError as exc:  # an unknown --stop-on type
         fail(str(exc))
     raise typer.Exit(code)
@@ -61,12 +68,12 @@ def _check_sources(options) -> None:
         fail(str(exc))
 
 
-def _check_judge(options: Options) -> None:
+def _check_judge(options: Options, secrets: Secrets) -> None:
     """The guard's judge settings, validated before the stream starts (the judge runs within --verify-timeout)."""
     from clinaudit.core.errors import InputError
     from clinaudit.judge.review import reviewer
 
     try:
-        reviewer(options)  # a missing model or an unwritable log is an error now, not a silent fallback
+        reviewer(options, secrets)  # a missing model or an unwritable log is an error now, not a silent fallback
     except InputError as exc:
         fail(str(exc))

@@ -24,12 +24,17 @@ MirrorOption = Annotated[
 
 
 def _path(mirror: str | None) -> str:
-    from clinaudit.lookup.mirror.store import mirror_path
+    """--mirror, else $CLINAUDIT_MIRROR (the settings read it)."""
+    from clinaudit.core.errors import InputError
+    from clinaudit.options import Options
 
-    path = mirror_path(mirror)
-    if path is None:
+    try:
+        path = mirror or Options.from_environment().mirror
+    except InputError as exc:
+        fail(str(exc))
+    if not path:
         fail("name the mirror with --mirror PATH or CLINAUDIT_MIRROR")
-    return path
+    return str(Path(path).expanduser())
 
 
 def _count(n: int, noun: str) -> str:

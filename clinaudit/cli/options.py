@@ -1,23 +1,24 @@
-"""The command line's flags for the options, made from their one declaration (clinaudit/options/__init__.py).
+"""The command line's flags for the options, made from their one declaration (clinaudit/options/stages.py).
 
 `@with_options("check")` appends a Typer parameter for every option whose declaration
 gives it a flag on that command, named as the Options field it sets, and hands the
-command one `options: Options` built from them (in the units the options hold: MB
-given, bytes kept). The config file merges under these by the same names
-(clinaudit/run/config.py `given_params`), so a flag, its config key and its field are one
-thing spelled three ways.
+command one `command_line: CommandLine`: each flag's value in the units the options hold
+(MB given, bytes kept; a repeatable flag a tuple or a set), and the flags the user typed.
+clinaudit/run/settings.py merges it over the environment and the config file, so a flag,
+its config key and its variable are one thing spelled three ways.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, get_type_hints
 
 import typer
 
 if TYPE_CHECKING:  # loaded when a command's flags are first built, not at start-up
-    from clinaudit.options import Options, Spec
+    from clinaudit.options import Spec
+    from clinaudit.run.settings import CommandLine
 
 
 def flags(command: str) -> dict[str, Spec]:
@@ -35,63 +36,48 @@ def _parameter(name: str, spec: Spec, hint: Any, default: Any) -> inspect.Parame
     extra: dict[str, Any] = {"help": spec.help}
     if spec.metavar:
         extra["metavar"] = spec.metavar
-    if spec.low is not None:
-        extra["min"] = spec.low
-    if spec.high is not None:
-        extra["max"] = spec.high
-    cli_type, cli_default = _cli_type(hint, spec), default
-    if spec.scale != 1 and isinstance(default, int):
-        cli_default = default // spec.scale
-    if isinstance(default, tuple | frozenset):
-        cli_default = None
+    for bound, word in (("low", "min"), ("high", "max")):
+        value = getattr(spec.kind, bound, None)
+        if value is not None:
+            extra[word] = value
     # a type made at run time for Typer to read, not one a checker can see
-    annotation = Annotated[cli_type, typer.Option(*declared, **extra)]  # type: ignore[valid-type]
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=cli_default, annotation=annotation)
+    annotation = Annotated[spec.kind.cli_type(hint), typer.Option(*declared, **extra)]  # type: ignore[valid-type]
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, default=spec.kind.cli_default(default), annotation=annotation
+    )
 
 
-def _cli_type(hint: Any, spec: Spec) -> Any:
-    origin = get_origin(hint)
-    if origin in (tuple, frozenset):
-        return Optional[list[str]]  # repeatable; Typer reads Optional here (choices checked by `_choices`)
-    if spec.choices:
-        return Literal[spec.choices]
-    if hint in (int, float, bool, str):
-        return hint
-    args = [a for a in get_args(hint) if a is not type(None)]
-    if len(args) == 1:  # `str | None`, `float | None`
-        return Optional[args[0]]
-    raise TypeError(f"no command-line form for {hint!r}")
-
-
-def from_flags(values: dict[str, Any], command: str) -> Options:
-    """An Options from the parsed flags (the rest at their defaults), converted to the units it holds."""
-    from clinaudit.options import Options, defaults
+def command_line(values: dict[str, Any], command: str, typed: set[str]) -> CommandLine:
+    """The parsed flags as the options hold them; an untyped flag keeps the option's default."""
+    from clinaudit.cli.common import fail
+    from clinaudit.options import defaults
+    from clinaudit.options.kinds import Problem
+    from clinaudit.run.settings import CommandLine
 
     table = flags(command)
-    changes: dict[str, Any] = {}
     base = defaults()
+    out: dict[str, Any] = {}
     for name, value in values.items():
-        spec = table[name]
-        if value is None and isinstance(base[name], tuple | frozenset):
-            value = base[name]
-        elif isinstance(base[name], frozenset):
-            value = frozenset(_choices(value, spec) if spec.choices else value)
-        elif isinstance(base[name], tuple):
-            value = tuple(value)
-        elif spec.scale != 1 and isinstance(value, int):
-            value = value * spec.scale
-        changes[name] = value
-    return Options(**changes)
+        try:
+            converted = table[name].kind.from_cli(value, table[name].flag)
+        except Problem as problem:
+            fail(str(problem))
+        out[name] = base[name] if converted is None and base[name] is not None else converted
+    return CommandLine(out, frozenset(name for name in typed if name in out))
 
 
-def _choices(values: list[str], spec: Spec) -> list[str]:
-    """A repeatable flag of choices, each given alone or as a comma list (`--hide low,medium`), each one checked."""
-    from clinaudit.cli.common import fail
+def _typed() -> set[str]:
+    """The parameters the user typed on the command line (or set through their envvar)."""
+    from typer._click.globals import get_current_context
 
-    out = [item.strip() for value in values for item in value.split(",") if item.strip()]
-    for item in out:
-        if item not in spec.choices:
-            fail(f"{spec.flag}: {item!r} is not one of {', '.join(spec.choices)}")
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return set()
+    out = set()
+    for name in ctx.params:
+        source = ctx.get_parameter_source(name)
+        if source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT"):
+            out.add(name)
     return out
 
 
@@ -124,7 +110,7 @@ class _WithOptions:
             kept = [
                 p.replace(annotation=eval(p.annotation, names) if isinstance(p.annotation, str) else p.annotation)
                 for p in own.parameters.values()
-                if p.name != "options"  # given by __call__, never a flag
+                if p.name != "command_line"  # given by __call__, never a flag
             ]
             added = [_parameter(name, spec, hints[name], base[name]) for name, spec in table.items()]
             annotations = {p.name: p.annotation for p in [*kept, *added] if p.annotation is not inspect.Parameter.empty}
@@ -142,11 +128,12 @@ class _WithOptions:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         table = flags(self._command)
         given = {name: kwargs.pop(name) for name in table if name in kwargs}
-        return self._func(*args, options=from_flags(given, self._command), **kwargs)
+        made = command_line(given, self._command, _typed())
+        return self._func(*args, command_line=made, **kwargs)
 
 
 def with_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a command every option declared for it as a flag, and call it with `options=` made from them."""
+    """Give a command every option declared for it as a flag, and call it with `command_line=` made from them."""
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         return _WithOptions(func, command)

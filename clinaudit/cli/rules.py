@@ -36,7 +36,7 @@ def explain(
     from clinaudit.core import catalogue
 
     if rule.startswith("correction/"):  # one corrections.yaml entry: its own message and source
-        from clinaudit.cli.corrections import explain_entry
+        from clinaudit.check.corrections.library import explain_entry
 
         text = explain_entry(rule.removeprefix("correction/"))
         if text:

@@ -9,9 +9,26 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from clinaudit.options import Options as Options  # the public name: every stage's settings at once
+
+# Closed sets of words the records carry (a StrEnum where code branches on them at every turn: Severity, Status)
+Verdict = Literal["pass", "fail", "error"]
+TopicVerdict = Literal["yes", "borderline", "no", "unchecked"]
+FieldMatchVerdict = Literal["match", "tolerated", "minor", "mismatch"]
+EffectVerdict = Literal["contradicted", "consistent", "unclear", "unchecked"]
+EffectClaim = Literal["decrease", "increase", "benefit", "association", "significance", "superiority"]
+FigureKind = Literal[
+    "percent", "points", "ratio", "ci", "p", "count", "fraction", "rate", "duration", "dose", "measure"
+]
+JudgeVerdict = Literal["supports", "partial", "contradicts", "unrelated", "unchecked"]
+SuppressionKind = Literal["inline", "baseline"]
+DirectiveAction = Literal["disable-next-line", "disable", "enable", "disable-file"]
+UnitKind = Literal["paragraph", "heading", "table_row", "table_header", "html", "text"]
+# what cites a claim, as a reader reads it; "" uncited
+CitationScope = Literal["", "sentence", "row", "lead-in", "caption", "paragraph", "source-line", "record"]
+EvidenceLevel = Literal["I", "II", "III", "IV", "V"]
 
 
 class Severity(StrEnum):
@@ -85,7 +102,7 @@ class Unit:
     `line_starts` maps each line of `text` back to its offset in the document.
     """
 
-    kind: str  # paragraph | heading | table_row | table_header | html | text
+    kind: UnitKind
     text: str
     line_starts: tuple[tuple[int, int], ...]  # (offset in text, offset in document)
     links: tuple[Link, ...] = ()
@@ -101,7 +118,7 @@ class Sentence:
     text: str
     span: Span
     unit_index: int
-    kind: str = "paragraph"  # the kind of unit it came from
+    kind: UnitKind = "paragraph"  # the kind of unit it came from
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +138,7 @@ class CitationMention:
 
 @dataclass(frozen=True, slots=True)
 class Context:
-    """Where a citation stands, for the checks of what it is cited for (clinaudit/check/verify.py).
+    """Where a citation stands, for the checks of what it is cited for (clinaudit/check/context.py).
 
     `text` is the citing sentence (or list item) untrimmed; a table row gives its cells
     instead; `headings` is the heading path above it, outermost first.
@@ -149,9 +166,8 @@ class Claim:
     why: str = ""  # what made it a claim: the pattern matched, or the medical terms found
     section: str = ""  # the heading above it
     in_cited_item: bool = False  # its list item carries a citation elsewhere (grounded, not cited)
-    # what cites it, as a reader reads it: sentence | row | lead-in | caption | paragraph | source-line | record
-    # (the sources beside a corpus record's text); "" uncited
-    scope: str = ""
+    # what cites it, as a reader reads it ("record": the sources beside a corpus record's text)
+    scope: CitationScope = ""
 
     @property
     def grounded(self) -> bool:
@@ -173,6 +189,10 @@ class Finding:
     why: str = ""  # for a claim: the pattern matched, or the medical terms found
     section: str = ""  # the heading above it, for grouping
 
+    def order(self) -> tuple[int, int, int, str]:
+        """The one order of findings: where they are, the most severe first at one place, then by rule."""
+        return self.span.line, self.span.column, -self.severity.rank, self.rule
+
 
 @dataclass(frozen=True, slots=True)
 class FieldVerdict:
@@ -186,7 +206,7 @@ class FieldVerdict:
     field: str  # title | author | authors | journal | year | volume | page
     given: str
     record: str
-    verdict: str
+    verdict: FieldMatchVerdict
     note: str = ""
 
 
@@ -235,8 +255,46 @@ class Resolution:
 
 
 @dataclass(frozen=True, slots=True)
+class MetadataResult:
+    """Does the reference the report gives for a citation describe its record? (clinaudit/check/describes.py)"""
+
+    match: bool
+    mismatches: tuple[str, ...] = ()  # title | author | year | journal
+    fields: tuple[FieldVerdict, ...] = ()  # its worst reference, field by field
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    """Is the record about what the citing sentences say? Its worst use's verdict, and every use.
+
+    (clinaudit/check/on_topic.py; the matcher is clinaudit/check/topic.py)
+    """
+
+    verdict: TopicVerdict = "unchecked"
+    score: float | None = None
+    matched: tuple[str, ...] = ()  # the sentence's key terms the record shares
+    missing: tuple[str, ...] = ()  # … and those it lacks
+    basis: str | None = None  # abstract | title: what the record gave the check
+    level: str | None = None  # sentence | section | document: where the topic matched
+    uses: tuple[CitationUse, ...] = ()  # each citing sentence (or row) with its own verdicts
+
+
+@dataclass(frozen=True, slots=True)
+class Credibility:
+    """How much weight a source can bear, 0–100, and the row of data/credibility.yaml that says so."""
+
+    score: int
+    source: str  # tier1_journal, pubmed, preprint, …
+    label: str = ""  # what the row means, for people
+
+
+@dataclass(frozen=True, slots=True)
 class CitationResult:
-    """One cited id in one file, with everything learned about it."""
+    """One cited id in one file: what identifies it, and what each check found (None: that check did not run).
+
+    `status` is the lookup's, moved by a check where the record exists but is not what is
+    cited (`mismatched`, `off_topic`) or the judge found no support (`ungrounded`).
+    """
 
     id: str
     kind: CitationKind
@@ -248,22 +306,21 @@ class CitationResult:
     ref_text: str = ""
     note: str = ""
     record: Record | None = None
+    metadata: MetadataResult | None = None  # None: no reference to compare
+    topic: TopicResult | None = None  # None: no record to compare with
+    grounding: tuple[Grounding, ...] = ()  # does the abstract say it? one per citing use; () when not checked
+    credibility: Credibility | None = None
+    evidence_level: EvidenceLevel | None = None
     judge: Judgement | None = None  # the model judge's second opinion; None when no judge ran on it
-    # what it is cited for (clinaudit/check/verify.py): None / "unchecked" / () when not checked
-    topic: str = "unchecked"  # yes | borderline | no | unchecked
-    topic_score: float | None = None
-    topic_terms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (matched, missing) key terms
-    credibility: int | None = None  # 0–100
-    credibility_source: str = ""  # the row of data/credibility.yaml that gave it
-    evidence_level: str | None = None  # I–V
-    metadata_match: bool | None = None  # does the reference entry describe the record? None: not compared
-    metadata_mismatches: tuple[str, ...] = ()  # title | author | year | journal
-    metadata_fields: tuple[FieldVerdict, ...] = ()  # its worst reference, field by field; () when not compared
-    topic_basis: str | None = None  # abstract | title: what the record gave the topic check; None when not checked
-    topic_level: str | None = None  # sentence | section | document: where the topic matched; None when nowhere
-    uses: tuple[CitationUse, ...] = ()  # each citing sentence (or row) with its own verdicts; () when not checked
-    # does the abstract say it? one entry per citing use (clinaudit/check/grounding.py); () when not checked
-    grounding: tuple[Grounding, ...] = ()
+
+    @property
+    def uses(self) -> tuple[CitationUse, ...]:
+        """Each citing sentence (or row) with its own verdicts; () when not checked."""
+        return self.topic.uses if self.topic is not None else ()
+
+    @property
+    def topic_verdict(self) -> TopicVerdict:
+        return self.topic.verdict if self.topic is not None else "unchecked"
 
     @property
     def work(self) -> str:
@@ -299,7 +356,7 @@ class Judgement:
     malformed reply, the judge unsure): that is never evidence against the source.
     """
 
-    verdict: str  # supports | partial | contradicts | unrelated | unchecked
+    verdict: JudgeVerdict
     supported: bool | None  # None when unchecked
     reason: str = ""
 
@@ -319,7 +376,7 @@ class MarkerUse:
 class Directive:
     """An in-file `<!-- clinaudit-disable… -->` comment, read before any finding exists."""
 
-    action: str  # disable-next-line | disable | enable | disable-file
+    action: DirectiveAction
     line: int  # the line the comment ends on
     rules: tuple[str, ...]  # () means every rule
     reason: str = ""  # the text after ` -- `, kept as the suppression's justification
@@ -330,7 +387,7 @@ class Suppressed:
     """A finding that does not count towards the verdict, and why: it never just disappears."""
 
     finding: Finding
-    kind: str  # inline (a comment in the report) | baseline (recorded by --write-baseline)
+    kind: SuppressionKind  # inline (a comment in the report) | baseline (recorded by --write-baseline)
     reason: str = ""
 
 
@@ -356,7 +413,7 @@ class Document:
 @dataclass(frozen=True, slots=True)
 class FileReport:
     path: str
-    verdict: str  # pass | fail
+    verdict: Verdict  # error: it could not be read
     findings: tuple[Finding, ...]
     citations: tuple[CitationResult, ...]
     sentences: int
@@ -398,7 +455,7 @@ class CorpusRecord:
 
 @dataclass(frozen=True, slots=True)
 class AuditResult:
-    verdict: str
+    verdict: Verdict
     files: tuple[FileReport, ...]
 
     @property
@@ -420,12 +477,12 @@ class CitationUse:
     """One use of a cited id: the sentence (or table row) that cites it, with the verdicts of that use alone.
 
     A paper cited rightly once and for an unrelated claim elsewhere is two uses: the
-    right one never hides the wrong one (clinaudit/check/verify.py).
+    right one never hides the wrong one (clinaudit/check/on_topic.py).
     """
 
     span: Span
     sentence: str
-    topic: str = "unchecked"  # yes | borderline | no | unchecked
+    topic: TopicVerdict = "unchecked"
     topic_score: float | None = None
     topic_terms: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # (matched, missing)
     topic_level: str | None = None
@@ -445,7 +502,7 @@ class FigureCheck:
     """
 
     text: str
-    kind: str  # percent | points | ratio | ci | p | count | fraction | rate | duration | dose | measure
+    kind: FigureKind
     found: bool | None
     nearest: tuple[str, ...] = ()
 
@@ -454,9 +511,9 @@ class FigureCheck:
 class EffectCheck:
     """The effect a citing sentence attributes to its source against what the abstract reports."""
 
-    claimed: str  # decrease | increase | benefit | association | significance | superiority
+    claimed: EffectClaim
     reported: str  # the abstract's words that decide it; "" when it says nothing clear
-    verdict: str  # contradicted | consistent | unclear | unchecked
+    verdict: EffectVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,6 +525,15 @@ class Grounding:
     figures: tuple[FigureCheck, ...] = ()
     effect: EffectCheck | None = None  # None when the sentence claims no effect
     note: str = ""  # "figures not checked: no abstract"
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """One report after the check stage: what was read, every citation checked, every finding made."""
+
+    document: Document
+    citations: tuple[CitationResult, ...]
+    findings: tuple[Finding, ...]
 
 
 # ---------------------------------------------------------------- pickling (--jobs, Dask)

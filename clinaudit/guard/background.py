@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from clinaudit.core import catalogue
+from clinaudit.core.deadline import Deadline
 from clinaudit.core.ids import describe
 from clinaudit.core.models import CitationResult, FileReport, Finding, Options, Status
 from clinaudit.guard.events import GuardResult, Stop
+from clinaudit.options import Secrets
 from clinaudit.report import verdict
 
 
@@ -30,22 +32,22 @@ class Verified:
     fallback: bool = False  # the audit did not finish: this is the quick, cache-only answer
 
 
-def verify(text: str, path: str, options: Options, limit: float, markdown: bool = True) -> Verified:
+def verify(
+    text: str, path: str, options: Options, limit: float, markdown: bool = True, secrets: Secrets | None = None
+) -> Verified:
     """audit_text in a background thread, answered within `limit` seconds whatever happens."""
     from clinaudit.run.pipeline import audit_text
 
-    # the resolution step gives up on its own just after this limit, so the limit, not a race, decides;
+    # the lookups give up on their own just after this limit, so the limit, not a race, decides;
     # the model judge finishes inside the same limit
-    options = replace(
-        options,
-        timeout=min(options.timeout, limit + 0.5),
-        judge_deadline=time.monotonic() + limit - min(0.5, limit / 4),
-    )
+    options = replace(options, timeout=min(options.timeout, limit + 0.5))
+    judged_by = Deadline(limit - min(0.5, limit / 4), "--verify-timeout")
+    secrets = secrets if secrets is not None else Secrets()
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["report"] = audit_text(text, path, options, markdown)
+            box["report"] = audit_text(text, path, options, markdown, secrets=secrets, limit=judged_by)
         except Exception as exc:  # reported, never raised: the stream has already been shown
             box["error"] = f"{type(exc).__name__}: {exc}"
 
@@ -59,7 +61,7 @@ def verify(text: str, path: str, options: Options, limit: float, markdown: bool 
     timed_out = "error" not in box
     reason = f"not checked within {limit:g} s" if timed_out else f"check failed ({box['error']})"
     quick = replace(options, offline=True)
-    return Verified(audit_text(text, path, quick, markdown), timed_out, seconds, reason, fallback=True)
+    return Verified(audit_text(text, path, quick, markdown, secrets=secrets), timed_out, seconds, reason, fallback=True)
 
 
 def unverifiable(report: FileReport, reason: str, fallback: bool) -> tuple[tuple[CitationResult, ...], list[Finding]]:
@@ -94,6 +96,7 @@ def finish(
     shown: str | None = None,
     path: str,
     options: Options,
+    secrets: Secrets | None = None,
     limit: float,
     markdown: bool,
     stop: Stop | None,
@@ -105,15 +108,15 @@ def finish(
     `shown` is that text as the reader has it (CRLF kept), when it differs from the `text` checked.
     A stopped stream fails whatever --fail-on says: a claim was taken from the reader.
     """
-    checked = verify(text, path, options, limit, markdown)
+    checked = verify(text, path, options, limit, markdown, secrets)
     cited, findings = unverifiable(checked.report, checked.reason, checked.fallback)
     if stop is not None:
         findings.append(stop.finding)
-    findings.sort(key=lambda f: (f.span.line, f.span.column, -f.severity.rank, f.rule))
+    findings.sort(key=Finding.order)
     final = tuple(findings)
     return GuardResult(
         text=text if shown is None else shown,
-        verdict="fail" if stop is not None else verdict.file_verdict(final, cited, options),
+        verdict=verdict.FAIL if stop is not None else verdict.file_verdict(final, options),
         citations=tuple(c for c in cited if c.status is Status.VERIFIED),
         flagged=tuple(c for c in cited if c.status is not Status.VERIFIED),
         findings=final,

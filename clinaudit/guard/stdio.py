@@ -20,6 +20,7 @@ from clinaudit.core.errors import InputError, Interrupted, OutputError
 from clinaudit.core.models import Options
 from clinaudit.guard.events import Event, GuardResult
 from clinaudit.guard.stream import StreamGuard, warm_up
+from clinaudit.options import Secrets
 
 READ_SIZE = 64 * 1024
 
@@ -89,6 +90,7 @@ def run(
     verify_timeout: float,
     stop_on: Iterable[str] | None,
     on_start: Callable[[], None] | None = None,
+    secrets: Secrets | None = None,
 ) -> int:
     """Guard stdin to stdout; the exit status as in `check`: 0 pass, 1 fail, 2 input error, 130/143 a signal.
 
@@ -108,6 +110,7 @@ def run(
         verify_timeout=verify_timeout,
         path="<stdin>",
         markdown=not options.plain,
+        secrets=secrets,
     )
     stream = read_stream(sys.stdin.fileno(), options.max_bytes)
     try:

@@ -41,6 +41,7 @@ from clinaudit.core import catalogue
 from clinaudit.core.models import Finding, Options
 from clinaudit.guard import background, boundaries, holdback
 from clinaudit.guard.events import Event, GuardResult, Stop
+from clinaudit.options import Secrets
 from clinaudit.read import citations, claims
 
 DEFAULT_VERIFY_TIMEOUT = 12.0
@@ -108,13 +109,20 @@ class StreamGuard:
         verify_timeout: float = DEFAULT_VERIFY_TIMEOUT,
         path: str = "<stream>",
         markdown: bool = True,
+        secrets: Secrets | None = None,
     ) -> None:
         known = {t.name for t in claims.rules().types}
         self.stop_on = default_stop_types() if stop_on is None else frozenset(stop_on)
         unknown = self.stop_on - known
         if unknown:
             raise ValueError(f"unknown claim type(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}")
-        self.options = options or Options()
+        if options is None:  # a library caller's guard: the environment's options and keys, as audit_text's
+            options, secrets = (
+                Options.from_environment(),
+                secrets if secrets is not None else Secrets.from_environment(),
+            )
+        self.options = options
+        self.secrets = secrets if secrets is not None else Secrets()
         self.verify_timeout = verify_timeout
         self.path = path
         self.markdown = markdown
@@ -231,6 +239,7 @@ class StreamGuard:
             shown=self.released,
             path=self.path,
             options=self.options,
+            secrets=self.secrets,
             limit=self.verify_timeout,
             markdown=self.markdown,
             stop=self.stopped,

@@ -17,13 +17,14 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from clinaudit.core.models import Judgement
+from clinaudit.core.models import Judgement, JudgeVerdict
+from clinaudit.options.stages import JUDGE_BUDGET
 
 PROMPT_VERSION = "judge-v1"
 VERDICTS = ("supports", "partial", "contradicts", "unrelated", "unsure")
-UNCHECKED = "unchecked"
+UNCHECKED: JudgeVerdict = "unchecked"
 CHARS_PER_TOKEN = 4  # a rough, model-independent estimate: good enough to stay under a budget
-DEFAULT_BUDGET = 6000  # tokens per call, prompt and reply together; fits an 8k-context model
+DEFAULT_BUDGET = JUDGE_BUDGET  # tokens per call (the option judge-budget: clinaudit/options/stages.py)
 EXCERPT_CHARS = 4000  # a longer abstract is cut: one source never fills a call on its own
 SENTENCES_PER_SOURCE = 12  # the first citing sentences; they are already cut to 200 characters each
 REPLY_TOKENS_PER_SOURCE = 60  # one result object with a one-line reason

@@ -2,7 +2,7 @@
 
 Term overlap catches a wrong-topic citation; it cannot see a real, on-topic paper
 cited for the wrong number, the wrong direction or an overstated conclusion. With
-a judge configured (`--judge URL` or $CLINAUDIT_JUDGE_URL, any OpenAI-compatible
+a judge configured (`--judge URL`, `judge-url` or $CLINAUDIT_JUDGE_URL, any OpenAI-compatible
 chat-completions endpoint), every source that exists is sent with its excerpt and
 the sentences citing it, in as few calls per report as the token budget allows,
 all within `--judge-timeout` for the whole report.
@@ -17,7 +17,6 @@ or a source missing from it leaves the citation's status as it was, with
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Sequence
@@ -27,22 +26,18 @@ from urllib.parse import urlsplit
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CitationKind, CitationResult, Judgement, Status
-from clinaudit.judge.prompt import DEFAULT_BUDGET, Source, batches, source, unchecked
-from clinaudit.options import JudgeSettings
+from clinaudit.judge.prompt import Source, batches, source, unchecked
+from clinaudit.options import JudgeSettings, Secrets
 
 log = logging.getLogger("clinaudit")
 
 if TYPE_CHECKING:
+    from clinaudit.core.deadline import Deadline
     from clinaudit.judge.client import Caller, JudgeLog, Outcome
     from clinaudit.read.knowledge import KnowledgeBase
 
-ENV_URL = "CLINAUDIT_JUDGE_URL"
-ENV_MODEL = "CLINAUDIT_JUDGE_MODEL"
-ENV_KEY = "CLINAUDIT_JUDGE_API_KEY"
-ENV_BUDGET = "CLINAUDIT_JUDGE_BUDGET"
 CONCURRENCY = 4  # batches of one report in flight at once
 FAILED_REPORTS_LIMIT = 3  # reports in a row with no answer at all before the judge is given up for the run
-MIN_BUDGET = 1000  # below this the prompt itself leaves no room for a source
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,25 +53,31 @@ class Connection:
     deadline: float | None = None  # a time.monotonic() set by the guard
 
     @classmethod
-    def from_env(cls, options: JudgeSettings) -> Connection | None:
-        """None when no judge is configured: then nothing is sent and nothing changes."""
-        raw = options.judge_url if options.judge_url is not None else os.environ.get(ENV_URL, "")
+    def of(
+        cls, options: JudgeSettings, secrets: Secrets | None = None, limit: Deadline | None = None
+    ) -> Connection | None:
+        """None when no judge is configured: then nothing is sent and nothing changes.
+
+        `limit`: when every call must be over, whatever --judge-timeout allows (the guard's verify limit).
+        """
+        raw = options.judge_url or ""
         if not raw.strip():
             return None
-        model = os.environ.get(ENV_MODEL, "").strip()
+        model = (options.judge_model or "").strip()
         if not model:
-            raise InputError(f"a judge needs a model: set {ENV_MODEL} (for Ollama, e.g. llama3.1:8b)")
+            raise InputError(
+                "a judge needs a model: set CLINAUDIT_JUDGE_MODEL or judge-model (for Ollama, e.g. llama3.1:8b)"
+            )
         if options.judge_timeout <= 0:
             raise InputError("--judge-timeout must be more than 0 seconds")
         return cls(
             url=endpoint(raw.strip()),
             model=model,
-            # a judge URL a found config file chose gets no key: the folder audited never picks where it goes
-            api_key=None if options.judge_keyless else os.environ.get(ENV_KEY, "").strip() or None,
+            api_key=secrets.judge_api_key if secrets is not None else None,
             timeout=options.judge_timeout,
-            budget=_budget(),
+            budget=options.judge_budget,
             log=options.judge_log,
-            deadline=options.judge_deadline,
+            deadline=limit.end if limit is not None else None,
         )
 
 
@@ -97,22 +98,14 @@ def _shown(url: str) -> str:
     return safe_url(url) if "@" in url else url
 
 
-def _budget() -> int:
-    raw = os.environ.get(ENV_BUDGET, "").strip()
-    if not raw:
-        return DEFAULT_BUDGET
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InputError(f"{ENV_BUDGET} must be a whole number of tokens, not {raw!r}") from None
-    if value < MIN_BUDGET:
-        raise InputError(f"{ENV_BUDGET} must be at least {MIN_BUDGET} tokens")
-    return value
-
-
-def reviewer(options: JudgeSettings, knowledge: KnowledgeBase | None = None) -> Judge | None:
+def reviewer(
+    options: JudgeSettings,
+    secrets: Secrets | None = None,
+    knowledge: KnowledgeBase | None = None,
+    limit: Deadline | None = None,
+) -> Judge | None:
     """The run's judge, or None when none is configured."""
-    settings = Connection.from_env(options)
+    settings = Connection.of(options, secrets, limit)
     return None if settings is None else Judge(settings, knowledge)
 
 

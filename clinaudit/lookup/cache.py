@@ -22,7 +22,7 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,9 +56,6 @@ _ABSENT = object()  # no row: apart from a row whose JSON is null
 
 class RefusedEntry(Exception):
     """A row that is not ours: pickled, naming a file outside the cache, or not a resolution clinaudit wrote."""
-
-
-default_dir = cache_dir  # the directory a cache opens in when none is given
 
 
 def _json_disk():
@@ -120,7 +117,7 @@ class ResolutionCache:
     """Keys are (service, id). Every method swallows cache failures after one warning."""
 
     def __init__(self, directory: Path | None = None):
-        self.directory = directory or default_dir()
+        self.directory = directory or cache_dir()
         self._cache = None
         self._broken = False
         self.refused = 0  # entries ignored as not ours, over this cache's life
@@ -319,17 +316,6 @@ def read_entry(raw: Any, cid: str) -> Cached:
     return Cached(raw, fetched, resolution)
 
 
-@contextlib.contextmanager
-def borrowed(shared: ResolutionCache | None) -> Iterator[ResolutionCache]:
-    """The run's cache when there is one (its owner closes it), else one opened and closed here."""
-    cache = shared or ResolutionCache()
-    try:
-        yield cache
-    finally:
-        if cache is not shared:
-            cache.close()
-
-
 def _repair_hint(directory: Path) -> str:
     """What to do about a cache that cannot be used: `cache clear` only where it can rebuild one."""
     if directory.exists() and not directory.is_dir():
@@ -382,7 +368,7 @@ def check_store(directory: Path | None = None) -> Health:
     """
     import sqlite3
 
-    directory = directory or default_dir()
+    directory = directory or cache_dir()
     if not directory.exists():
         return Health(directory, "no cache yet")
     if not directory.is_dir():
@@ -489,7 +475,7 @@ def repair_store(directory: Path | None = None) -> Repair:
 
     Raises OSError when the files cannot be removed or the new store cannot be opened.
     """
-    directory = directory or default_dir()
+    directory = directory or cache_dir()
     if directory.exists() and not directory.is_dir():
         raise NotADirectoryError(f"{directory} is not a directory")
     removed = 0

@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from clinaudit.core.deadline import Deadline
 from clinaudit.core.version import __version__
 from clinaudit.lookup.faults import Fault, Malformed
 
@@ -94,22 +95,6 @@ class Endpoint:
         """Host and port only: never a path, query or credentials, so it is safe in messages."""
         parts = urlsplit(self.base_url)
         return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else self.name
-
-
-class Deadline:
-    """The `--timeout` for the whole resolution, shared by every request."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self._end = time.monotonic() + seconds
-
-    @property
-    def end(self) -> float:
-        """When it passes, on the `time.monotonic()` clock."""
-        return self._end
-
-    def remaining(self) -> float:
-        return self._end - time.monotonic()
 
 
 class Pacer:

@@ -1,21 +1,20 @@
 """Where each service's APIs are and who is asking, for one run: from the lookup settings and the registry.
 
-A base URL comes from the settings (`service_urls`: the command line or a config file
-put it there), else the API's environment variable, else its default; it must be a
-bare http(s) base URL. The email goes to NCBI and Crossref; NCBI_API_KEY only to the
+A base URL comes from the settings (`service_urls`: a config file's `<api>-url` or the
+`CLINAUDIT_<API>_URL` variable put it there, clinaudit/run/settings.py), else its default;
+it must be a bare http(s) base URL. The email goes to NCBI and Crossref; NCBI_API_KEY only to the
 E-utilities, in a POST body (the HTTP client masks it in every message).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from clinaudit.core.errors import InputError
-from clinaudit.lookup.services import Api, Caller, Mapping, Service, is_mapping
-from clinaudit.options import LookupSettings
+from clinaudit.lookup.services import Api, Caller, Mapper, Service, is_mapping
+from clinaudit.options import LookupSettings, Secrets
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Endpoint
@@ -37,20 +36,22 @@ class Network:
         self._made: dict[str, Service] = {}
 
     @classmethod
-    def of(cls, options: LookupSettings, services: tuple[type[Service], ...] | None = None) -> Network:
-        """From the lookup settings' `service_urls` and `email`, the environment and the services' defaults."""
+    def of(
+        cls, options: LookupSettings, secrets: Secrets | None = None, services: tuple[type[Service], ...] | None = None
+    ) -> Network:
+        """From the lookup settings' `service_urls` and `email`, the run's NCBI key and the services' defaults.
+
+        The settings hold every URL the command line, the environment and a config file gave
+        (clinaudit/run/settings.py); an API none of them moved keeps its default.
+        """
         services = services if services is not None else _services()
         given = dict(options.service_urls or ())
         urls = {}
         for api in apis(services):
-            url = (given.get(api.name) or os.environ.get(api.env, "")).strip() or api.default_url
-            urls[api.name] = checked_url(url, api.env if api.name not in given else api.key)
-        email = options.email or os.environ.get("CLINAUDIT_EMAIL", "").strip() or None
-        key = os.environ.get("NCBI_API_KEY", "").strip() or None
-        keyed = {api.name for api in apis(services) if api.keyed_rate}  # the APIs a key is sent to
-        if key and keyed & set(options.keyless_urls):
-            key = None  # a found config file chose where those requests go: they go without the key
-        return cls(urls, Caller(email, key), services)
+            url = given.get(api.name, "").strip() or api.default_url
+            urls[api.name] = checked_url(url, api.key if api.name in given else api.name)
+        key = secrets.ncbi_api_key if secrets is not None else None
+        return cls(urls, Caller(options.email, key), services)
 
     def service(self, name: str) -> Service:
         """The service of that name, made once with the caller."""
@@ -59,7 +60,7 @@ class Network:
             made = self._made[name] = next(s for s in self.services if s.name == name)(self.caller)
         return made
 
-    def mapping(self, name: str) -> Mapping | None:
+    def mapping(self, name: str) -> Mapper | None:
         """The service of that name when it is a mapping service (its answers name another id), else None."""
         service = self.service(name)
         return service if is_mapping(service) else None

@@ -7,32 +7,27 @@ with it, as the caller's `SamePaper` judges (the pipeline passes the check stage
 metadata comparison): ECitMatch weighs journal, volume and page and can return a
 paper whose authors or title differ. A match suggests its PMID; no
 match is `unresolved`; a request that failed is `unverifiable`, never
-`unresolved`. The run's HTTP client settings, pacing and cache are reused: the
-answers are cached per entry text, and the records under PubMed's own namespace.
+`unresolved`. The run's one HTTP client (and so its pace), deadline and cache are
+used: the answers are kept per entry text by the lookup policy (the service is
+clinaudit/lookup/services/references.py), the records under PubMed's own namespace.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clinaudit.core.models import CitationKind, Document, Record, Resolution, Status
+from clinaudit.core.models import Record, Resolution, Status
 from clinaudit.lookup.services import Caller
-from clinaudit.options import LookupSettings
 from clinaudit.read.entries import EntryFields, parse
 
 if TYPE_CHECKING:
     from clinaudit.lookup.cache import ResolutionCache
     from clinaudit.lookup.http import Http
 
-log = logging.getLogger("clinaudit")
-
-NAMESPACE = "refmatch"  # cache: entry text → the match (or its absence)
 ECITMATCH_BATCH = 50
 SEARCH_WORDS = 10  # title words AND-ed in one esearch
 CANDIDATES = 3
@@ -77,139 +72,50 @@ class Query:
 SamePaper = Callable[[str, Record, bool], float | None]
 
 
-def lookup(
-    documents: list[Document],
-    options: LookupSettings,
-    same_paper: SamePaper,
-    seconds: float | None = None,
-    cache: ResolutionCache | None = None,
-) -> dict[str, dict[str, Resolution]]:
-    """Per report path, a Resolution for each `ref:<n>` citation (an entry with text and no id), within `seconds`."""
-    wanted: dict[str, dict[str, Query]] = {}  # path → ref id → query
-    queries: dict[str, Query] = {}
-    for document in documents:
-        for mention in document.mentions:
-            if mention.kind is not CitationKind.REFERENCE or not mention.ref_text:
-                continue
-            query = _query(mention.ref_text)
-            wanted.setdefault(document.path, {})[mention.id] = query
-            queries[query.key] = query
-    if not queries:
-        return {}
-    found = _resolve(
-        list(queries.values()), options, same_paper, options.timeout if seconds is None else seconds, cache
-    )
-    return {
-        path: {rid: _as(rid, found[q.key]) for rid, q in refs.items() if q.key in found}
-        for path, refs in wanted.items()
-    }
+def query(text: str) -> Query:
+    """The query for an entry's text; its key is the id the lookup asks it under."""
+    return Query(query_id(text), text, parse(text))
+
+
+def query_id(text: str) -> str:
+    """`ref:` and a digest of the text, spaces and case aside: one query per entry text, in any report."""
+    digest = hashlib.sha256(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:24]
+    return f"ref:{digest}"
 
 
 def search(
-    texts: list[str],
-    options: LookupSettings,
-    same_paper: SamePaper,
-    seconds: float,
-    cache: ResolutionCache | None = None,
+    queries: list[Query], http: Http, caller: Caller, same_paper: SamePaper, cache: ResolutionCache
 ) -> dict[str, Resolution]:
-    """Entry text → the record it describes, for entries whose id points at another paper (the paper meant)."""
-    queries = {text: _query(text) for text in dict.fromkeys(texts)}
-    if not queries:
-        return {}
-    found = _resolve(list({q.key: q for q in queries.values()}.values()), options, same_paper, seconds, cache)
-    return {text: found[q.key] for text, q in queries.items() if q.key in found}
+    """ECitMatch, then esearch, then the candidates' records, through the run's one client; by query key."""
+    from clinaudit.lookup.http import Fault
 
-
-def _query(text: str) -> Query:
-    digest = hashlib.sha256(" ".join(text.split()).lower().encode("utf-8")).hexdigest()[:24]
-    return Query(f"ref:{digest}", text, parse(text))
-
-
-def _as(rid: str, resolution: Resolution) -> Resolution:
-    return Resolution(rid, resolution.status, resolution.record, resolution.reason)
-
-
-def _resolve(
-    queries: list[Query],
-    options: LookupSettings,
-    same_paper: SamePaper,
-    seconds: float,
-    shared: ResolutionCache | None = None,
-) -> dict[str, Resolution]:
-    from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, borrowed, stored
-
-    out: dict[str, Resolution] = {}
-    for query in queries:
-        if not query.searchable:
-            out[query.key] = Resolution(
-                query.key, Status.UNRESOLVED, reason="the entry gives no title or journal details to look up"
-            )
-    pending = [q for q in queries if q.key not in out]
-    if not pending:
-        return out
-    with borrowed(shared) as cache:
-        entries = {} if options.refresh else cache.get_many(NAMESPACE, [q.key for q in pending])
-        missing = []
-        for query in pending:
-            entry = entries.get(query.key)
-            cached = entry.resolution if entry else None
-            if cached is not None:
-                out[query.key] = cached
-            elif options.offline:
-                out[query.key] = Resolution(query.key, Status.UNVERIFIABLE, reason="not in the cache (--offline)")
-            else:
-                missing.append(query)
-        if missing:
-            fresh = _search(missing, options, same_paper, cache, seconds)
-            out.update(fresh)
-            store = {}
-            for key, resolution in fresh.items():
-                if resolution.status is Status.VERIFIED:
-                    store[key] = (stored(resolution), FOUND_TTL)
-                elif resolution.status is Status.UNRESOLVED:
-                    store[key] = (stored(resolution), MISSING_TTL)
-            cache.put_many(NAMESPACE, store)
-    return out
-
-
-def _search(
-    queries: list[Query], options: LookupSettings, same_paper: SamePaper, cache: ResolutionCache, seconds: float
-) -> dict[str, Resolution]:
-    """ECitMatch, then esearch, then the candidates' records; one shared client, paced."""
-    from clinaudit.lookup.http import Deadline, Fault, Http
-    from clinaudit.lookup.network import Network
-
-    network = Network.of(options)
-    pause = min(network.interval("eutils"), seconds)
-    time.sleep(pause)  # resolution's own client may have just asked NCBI: keep the pace across both
     faults: dict[str, str] = {}
     candidates: dict[str, list[str]] = {q.key: [] for q in queries}
-    with Http(network.endpoints(), Deadline(max(0.0, seconds - pause)), secrets=network.secrets) as http:
-        ask = _asker(http, network.caller)
-        lines = [q for q in queries if q.citmatch]
-        for start in range(0, len(lines), ECITMATCH_BATCH):
-            batch = lines[start : start + ECITMATCH_BATCH]
-            try:
-                for key, pmids in citmatch(ask, [q.citmatch for q in batch]).items():
-                    if key in candidates:
-                        candidates[key] += pmids
-            except Fault as fault:
-                for q in batch:
-                    faults[q.key] = fault.reason
-        for query in queries:
-            if not query.term or candidates[query.key]:  # ECitMatch named it: no title search needed
-                continue
-            try:
-                candidates[query.key] += [p for p in esearch(ask, query.term) if p not in candidates[query.key]]
-            except Fault as fault:
-                faults.setdefault(query.key, fault.reason)
-        pmids = sorted({p for ids in candidates.values() for p in ids[:CANDIDATES]})
-        records, unfetched = _records(http, network.caller, cache, pmids) if pmids else ({}, {})
+    ask = _asker(http, caller)
+    lines = [q for q in queries if q.citmatch]
+    for start in range(0, len(lines), ECITMATCH_BATCH):
+        batch = lines[start : start + ECITMATCH_BATCH]
+        try:
+            for key, pmids in citmatch(ask, [q.citmatch for q in batch]).items():
+                if key in candidates:
+                    candidates[key] += pmids
+        except Fault as fault:
+            for q in batch:
+                faults[q.key] = fault.reason
+    for q in queries:
+        if not q.term or candidates[q.key]:  # ECitMatch named it: no title search needed
+            continue
+        try:
+            candidates[q.key] += [p for p in esearch(ask, q.term) if p not in candidates[q.key]]
+        except Fault as fault:
+            faults.setdefault(q.key, fault.reason)
+    pmids = sorted({p for ids in candidates.values() for p in ids[:CANDIDATES]})
+    records, unfetched = _records(http, caller, cache, pmids) if pmids else ({}, {})
     out = {}
-    for query in queries:
-        found = candidates[query.key][:CANDIDATES]
-        why = faults.get(query.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
-        out[query.key] = _best_match(query, found, records, why, same_paper)
+    for q in queries:
+        found = candidates[q.key][:CANDIDATES]
+        why = faults.get(q.key) or next((unfetched[f"pmid:{p}"] for p in found if f"pmid:{p}" in unfetched), None)
+        out[q.key] = _best_match(q, found, records, why, same_paper)
     return out
 
 

@@ -1,282 +1,331 @@
-"""Resolve every cited id of every report at once: cache first, then shared batches.
+"""The lookup stage: every cited id of every report, resolved once, in shared batches, within one deadline.
 
-Offline checks come first (a malformed id is never sent anywhere; knowledge-base
-sources are looked up locally). The remaining PMIDs, NCT ids and DOIs of all
-documents are split per service (the registry, lookup/services/registry.py, says
-which service answers for each kind) into cached and missing ids, and only the
-missing ones are asked, all services in parallel. Ids a mapping service answers
-(PMC ids, mapped to PMIDs by the PMC ID Converter) go first, and the ids they map
-to then ride in the same batches as the others (the same efetch as other PMIDs). URLs stay `unchecked` unless the user asks for `--check-urls`
-(clinaudit/lookup/urlcheck.py): nothing in a report alone can make clinaudit
-fetch an arbitrary address.
+    lookup(documents, settings, run) → Lookups
+
+1. Ids the reports' corrections already condemn are settled offline (the check stage says
+   which, `Hooks.known`) and never sent anywhere; a malformed id is `invalid` and never sent.
+2. Every other id goes to the service that answers for its kind (the registry,
+   lookup/services/registry.py): the databases, the knowledge base, the reference search
+   (an entry with text and no id), the link check (only with `--check-urls`). Each service's
+   ids go through the one policy (lookup/policy.py: mirror, cache, --offline, ask, store), all
+   services asked at once. Ids a mapping service answers (PMC ids, mapped to PMIDs) go first,
+   and the ids they map to ride in the next round with the others.
+3. A reference entry whose id names another paper than it describes (the check stage says
+   which, `Hooks.names_another_paper`) is searched for by its text: the paper it means.
+
+One HTTP client, one cache and one `Deadline` serve the whole stage; the progress meter is
+handed in by the caller (the command line draws a bar on a terminal).
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import time
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
 
-from clinaudit.core.models import CitationKind, Document, Record, Resolution, Status
+from clinaudit.core.ids import describe, is_valid
+from clinaudit.core.models import CitationKind, CitationMention, Document, Record, Resolution, Status
 from clinaudit.lookup.network import Network
-from clinaudit.lookup.services import Mapping, Progress, Service
-from clinaudit.options import LookupSettings
-from clinaudit.read.knowledge import KnowledgeBase
+from clinaudit.lookup.policy import Plan, Policy
+from clinaudit.lookup.services import FOUND, Asking, Mapper, Progress, Service, is_mapping
 
 if TYPE_CHECKING:
-    from rich.progress import Progress as Bar
-
+    from clinaudit.core.deadline import Deadline
     from clinaudit.lookup.cache import ResolutionCache
     from clinaudit.lookup.http import Http
     from clinaudit.lookup.mirror import Mirror
+    from clinaudit.options import LookupSettings, Secrets
+    from clinaudit.read.knowledge import KnowledgeBase
 
 log = logging.getLogger("clinaudit")
 
-FOUND = frozenset({Status.VERIFIED, Status.RETRACTED, Status.CONCERN, Status.WITHDRAWN})
 Enrich = Callable[[Record], Record]
 
 
-def resolve_all(
-    documents: list[Document],
-    knowledge: KnowledgeBase | None,
-    options: LookupSettings,
-    cache: ResolutionCache | None = None,
-    enrich: Enrich | None = None,
-    services: tuple[type[Service], ...] | None = None,
-) -> dict[str, Resolution]:
-    """One Resolution for every cited id in `documents`; none is ever dropped.
+class Meter(Protocol):
+    """Shows progress: entered with how many ids are about to be asked, it gives the callback that counts them."""
 
-    `cache` is the run's own, shared with the reference search; without one, one is opened here.
-    `enrich` is applied to each record fetched from a service before it is cached. `services`:
-    the registry's, unless a caller (a test) hands in its own.
-    """
-    from clinaudit.lookup import offline
-    from clinaudit.lookup.services.registry import SERVICES, service_of
-
-    services = SERVICES if services is None else services
-    service_for = service_of(services)
-    found: dict[str, Resolution] = {}
-    pending: dict[str, list[str]] = {s.name: [] for s in services}
-    links: list[str] = []  # web pages, checked only with --check-urls
-    for document in documents:
-        for mention in document.mentions:
-            if mention.id in found:
-                continue
-            resolution = offline.lookup(mention, knowledge)
-            found[mention.id] = resolution
-            if resolution.status is Status.UNCHECKED and mention.kind in service_for:
-                pending[service_for[mention.kind]].append(mention.id)
-            elif resolution.status is Status.UNCHECKED and mention.kind is CitationKind.URL and options.check_urls:
-                links.append(mention.id)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="links") as pool:
-        checking = pool.submit(_check_links, links, options, cache) if links else None  # beside the services, not after
-        if any(pending.values()):
-            found.update(Resolver(options, cache, enrich, services).resolve(pending))
-        if checking is not None:
-            found.update(checking.result())
-    return found
+    def __call__(self, total: int) -> AbstractContextManager[Progress]: ...
 
 
-def _check_links(cids: list[str], options: LookupSettings, cache: ResolutionCache | None) -> dict[str, Resolution]:
-    from clinaudit.lookup import urlcheck
-
-    try:
-        return urlcheck.check_all(cids, options, shared=cache)
-    except Exception as exc:  # a bug must not drop citations: report it, keep them
-        log.warning("link check failed (%s)", type(exc).__name__)
-        return {cid: Resolution(cid, Status.UNVERIFIABLE, reason="link check failed") for cid in cids}
+@contextmanager
+def no_meter(total: int) -> Iterator[Progress]:
+    """No progress shown (a library call, a pipe, a CI log)."""
+    yield lambda n: None
 
 
-class Resolver:
-    """One run's resolution: cache, shared HTTP client, services, progress."""
+class Hooks(Protocol):
+    """What the lookup stage asks of the check stage, handed in by the pipeline (the two never import each other)."""
 
-    def __init__(
-        self,
-        options: LookupSettings,
-        cache: ResolutionCache | None = None,
-        enrich: Enrich | None = None,
-        services: tuple[type[Service], ...] | None = None,
-    ):
-        self.options = options
-        self.cache = cache  # the run's, closed by the run; None: this resolution opens and closes its own
-        self.enrich = enrich  # what a fetched record gains before it is cached (the check stage's topic terms)
-        self.services = services  # None: the registry's
+    def known(self, document: Document) -> Mapping[str, Resolution]:
+        """The report's cited ids its corrections already condemn, settled offline: never sent anywhere."""
+        ...
 
-    def resolve(self, pending: dict[str, list[str]]) -> dict[str, Resolution]:
-        """Mirror first (when one is configured), then the cache, then the network."""
-        from clinaudit.lookup.cache import borrowed
+    def enricher(self, documents: Sequence[Document]) -> Enrich | None:
+        """What a fetched record gains before it is cached (its topic terms), for these reports."""
+        ...
 
-        session = _Session(self.options, Network.of(self.options, self.services))
-        mirror = _open_mirror(self.options)
-        try:
-            with borrowed(self.cache) as cache:  # opened on its first use: ids the mirror answers never touch it
-                out = self._resolve(pending, cache, session, mirror)
-            return mirror.overlay(out) if mirror is not None else out
-        finally:
-            session.close()
-            if mirror is not None:
-                mirror.close()
+    def same_paper(self, text: str, record: Record, citmatched: bool) -> float | None:
+        """How well an entry's text describes a candidate record; None when it is another paper."""
+        ...
 
-    def _resolve(
-        self, pending: dict[str, list[str]], cache: ResolutionCache, session: _Session, mirror: Mirror | None = None
-    ) -> dict[str, Resolution]:
-        """The ids of mapping services first (PMC ids → PMIDs); then every service at once, the mapped ids
-        among the others, each mapped id with the service that answers for its kind."""
-        network = session.network
-        mappers: dict[str, Mapping] = {}
-        for name, ids in pending.items():
-            if ids and (mapper := network.mapping(name)) is not None:
-                mappers[name] = mapper
-        mapping = {name: pending[name] for name in mappers}
-        links = self._round(mapping, cache, session, mirror) if mapping else {}
-        rest = {name: list(ids) for name, ids in pending.items() if name not in mapping}
-        owner = _owner(network)
-        for name, ids in mapping.items():
-            for cid in ids:
-                target = mappers[name].target(links.get(cid) or _NO_ANSWER)
-                answers = owner(target) if target else None
-                if target and answers is not None and target not in rest.setdefault(answers, []):
-                    rest[answers].append(target)
-        out = self._round(rest, cache, session, mirror)
-        for name, ids in mapping.items():
-            service = mappers[name]
-            for cid in ids:
-                link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
-                target = service.target(link)
-                out[cid] = service.combine(cid, link, out.get(target) if target else None)
-        return {cid: out[cid] for ids in pending.values() for cid in ids}
+    def names_another_paper(self, text: str, record: Record) -> bool:
+        """Whether a reference entry describes another paper than the record its id resolved to."""
+        ...
 
-    def _round(
-        self, pending: dict[str, list[str]], cache: ResolutionCache, session: _Session, mirror: Mirror | None = None
-    ) -> dict[str, Resolution]:
-        """Mirror first, then the cache, then the network for what is left, in shared batches."""
-        from clinaudit.lookup.cache import RETRACTION_TTL
 
-        out: dict[str, Resolution] = mirror.resolve(pending) if mirror is not None else {}
-        missing: dict[str, list[str]] = {}
-        stale: dict[str, Resolution] = {}
-        for service, ids in pending.items():
-            ids = [cid for cid in ids if cid not in out]
-            if not ids:
-                continue
-            entries = {} if self.options.refresh else cache.get_many(service, ids)
-            for cid in ids:
-                entry = entries.get(cid)
-                # checked by the cache: a wrong-typed entry is a miss
-                cached, age = (entry.resolution, entry.age) if entry is not None else (None, 0.0)
-                if cached is not None and (self.options.offline or age < RETRACTION_TTL):
-                    out[cid] = cached
-                elif self.options.offline:
-                    where = "the mirror or the cache" if mirror is not None else "the cache"
-                    out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=f"not in {where} (--offline)")
-                else:
-                    missing.setdefault(service, []).append(cid)
-                    if cached is not None and cached.status in FOUND:
-                        stale[cid] = _aged(cached, age)
-        if missing:
-            fresh = _enriched(self._ask(missing, session), self.enrich)
-            self._store(cache, missing, fresh)
-            for cid, resolution in fresh.items():
-                out[cid] = _fall_back(resolution, stale.get(cid))
-        for ids in pending.values():  # belt and braces: every id leaves with an answer
-            for cid in ids:
-                out.setdefault(cid, Resolution(cid, Status.UNVERIFIABLE, reason="no answer"))
-        return out
+class LookupRun(Protocol):
+    """What the lookup stage uses of the run: made once by the pipeline, handed to every stage."""
 
-    def _ask(self, missing: dict[str, list[str]], session: _Session) -> dict[str, Resolution]:
-        network = session.network
-        total = sum(len(ids) for ids in missing.values())
-        out: dict[str, Resolution] = {}
-        http = session.http()
-        with (
-            _progress(self.options.progress, total) as advance,
-            ThreadPoolExecutor(max_workers=len(missing), thread_name_prefix="resolve") as pool,
-        ):
-            futures = {
-                name: pool.submit(network.service(name).resolve, http, ids, advance) for name, ids in missing.items()
-            }
-            for name, future in futures.items():
-                try:
-                    out.update(future.result())
-                except Exception as exc:  # a bug must not drop citations: report it, keep them
-                    log.warning("%s lookup failed (%s)", name, type(exc).__name__)
-                    for cid in missing[name]:
-                        out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=f"{name} lookup failed")
-        return out
+    @property
+    def cache(self) -> ResolutionCache: ...
+    @property
+    def deadline(self) -> Deadline: ...
+    @property
+    def secrets(self) -> Secrets: ...
+    @property
+    def knowledge(self) -> KnowledgeBase | None: ...
+    @property
+    def meter(self) -> Meter: ...
+    @property
+    def services(self) -> tuple[type[Service], ...]: ...
+    @property
+    def hooks(self) -> Hooks: ...
 
-    @staticmethod
-    def _store(cache: ResolutionCache, missing: dict[str, list[str]], fresh: dict[str, Resolution]) -> None:
-        from clinaudit.lookup.cache import FOUND_TTL, MISSING_TTL, stored
 
-        for service, ids in missing.items():
-            values: dict[str, tuple[dict[str, Any], float]] = {}
-            for cid in ids:
-                resolution = fresh.get(cid)
-                if resolution is None:
-                    continue
-                if resolution.status in FOUND:
-                    values[cid] = (stored(resolution), FOUND_TTL)
-                elif resolution.status is Status.NOT_FOUND:
-                    values[cid] = (stored(resolution), MISSING_TTL)
-                # faults (unverifiable) are never cached
-            cache.put_many(service, values)
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """Every answer of the stage: by id, the reports' known failures and reference entries by report, and the
+    paper each entry naming another paper describes, by the entry's text."""
+
+    resolutions: Mapping[str, Resolution] = field(default_factory=dict)
+    known: Mapping[str, Mapping[str, Resolution]] = field(default_factory=dict)
+    references: Mapping[str, Mapping[str, Resolution]] = field(default_factory=dict)
+    meant: Mapping[str, Resolution] = field(default_factory=dict)
+
+    def of(self, path: str) -> Mapping[str, Resolution]:
+        """One report's answers: its known failures first, then its reference entries, then every id's."""
+        return ChainMap(dict(self.known.get(path, {})), dict(self.references.get(path, {})), dict(self.resolutions))
+
+
+def lookup(documents: Sequence[Document], settings: LookupSettings, run: LookupRun) -> Lookups:
+    """One Resolution for every cited id of `documents` (none is ever dropped), and the papers entries mean."""
+    known = {d.path: dict(found) for d in documents if (found := run.hooks.known(d))}
+    asked = [_without(d, known[d.path]) if d.path in known else d for d in documents]
+    with _Session(settings, run, asked) as session:
+        resolutions, references = session.first_round(asked)
+        meant = session.papers_meant(asked, resolutions)
+    return Lookups(resolutions, known, references, meant)
+
+
+def _without(document: Document, condemned: Mapping[str, Resolution]) -> Document:
+    return replace(document, mentions=tuple(m for m in document.mentions if m.id not in condemned))
 
 
 class _Session:
-    """One HTTP client and one `--timeout` for every round of a run, opened only when a round must ask."""
+    """The stage's services, made once with the run's caller, and its one HTTP client, opened when first asked."""
 
-    def __init__(self, options: LookupSettings, network: Network):
-        self.options = options
-        self.network = network
-        self._started = time.monotonic()
+    def __init__(self, settings: LookupSettings, run: LookupRun, documents: Sequence[Document]) -> None:
+        self.settings = settings
+        self.run = run
+        self.network = Network.of(settings, run.secrets, run.services)
+        self.texts: dict[str, str] = {}  # a reference query's id → its entry's text
+        self.asking = Asking(
+            self.network.caller, settings, run.cache, run.deadline, run.knowledge, self.texts, run.hooks.same_paper
+        )
+        self.made: dict[str, Service | None] = {}
+        self.owner = {kind: s.name for s in reversed(run.services) for kind in s.kinds}  # the first claims a kind
+        self.mirror: Mirror | None = _open_mirror(settings)
+        self.policy = Policy(settings, run.cache, self.mirror)
+        self.enrich = run.hooks.enricher(documents)
         self._http: Http | None = None
+
+    def __enter__(self) -> _Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._http is not None:
+            self._http.close()
+        if self.mirror is not None:
+            self.mirror.close()
+
+    def service(self, name: str) -> Service | None:
+        """The service of that name for this run; None when it does not answer in this run (no --check-urls)."""
+        if name not in self.made:
+            cls = next(s for s in self.run.services if s.name == name)
+            for_run = getattr(cls, "for_run", None)
+            self.made[name] = for_run(self.network.caller, self.asking) if for_run else self.network.service(name)
+        return self.made[name]
 
     def http(self) -> Http:
         if self._http is None:
-            from clinaudit.lookup.http import Deadline, Http
+            from clinaudit.lookup.http import Http
 
-            left = max(0.0, self.options.timeout - (time.monotonic() - self._started))
-            self._http = Http(self.network.endpoints(), Deadline(left), secrets=self.network.secrets)
+            self._http = Http(self.network.endpoints(), self.run.deadline, secrets=self.network.secrets)
         return self._http
 
-    def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
+    # ------------------------------------------------------------ the ids of the reports
 
+    def first_round(
+        self, documents: Sequence[Document]
+    ) -> tuple[dict[str, Resolution], dict[str, dict[str, Resolution]]]:
+        """Every id cited, by id; and each report's reference entries (asked by their text), by report."""
+        found: dict[str, Resolution] = {}
+        pending: dict[str, list[str]] = {}
+        entries: dict[str, dict[str, str]] = {}  # report → its `ref:<n>` → the query asked for it
+        for document in documents:
+            for mention in document.mentions:
+                asked = self._pending(mention, found, pending)
+                if asked is not None and mention.kind is CitationKind.REFERENCE:
+                    entries.setdefault(document.path, {})[mention.id] = asked
+        answered = self.resolve(pending)
+        found.update({cid: r for cid, r in answered.items() if cid in found})  # a reference query is by report
+        references = {
+            path: {rid: _named(rid, answered[query]) for rid, query in refs.items() if query in answered}
+            for path, refs in entries.items()
+        }
+        return found, references
 
-def _open_mirror(options: LookupSettings) -> Mirror | None:
-    """The read-only mirror named by --mirror, $CLINAUDIT_MIRROR or the config; None when there is none."""
-    if not (options.mirror or os.environ.get("CLINAUDIT_MIRROR", "").strip()):
-        return None  # no mirror: nothing of it is even imported
-    from clinaudit.lookup.mirror import Mirror
-    from clinaudit.lookup.mirror.store import mirror_path
+    def _pending(
+        self, mention: CitationMention, found: dict[str, Resolution], pending: dict[str, list[str]]
+    ) -> str | None:
+        """Put the mention's id with its service (or settle it here); the id it is asked under, when asked."""
+        name = self.owner.get(mention.kind)
+        service = self.service(name) if name is not None else None
+        ask_id = getattr(service, "ask_id", None)
+        asked = ask_id(mention) if ask_id is not None else mention.id
+        if mention.id in found and asked == mention.id:
+            return asked
+        if not is_valid(mention.kind, mention.value):
+            found[mention.id] = Resolution(
+                mention.id, Status.INVALID, reason=f"malformed {describe(mention.kind, mention.value)}"
+            )
+            return None
+        if service is None or asked is None or name is None:
+            found.setdefault(mention.id, Resolution(mention.id, Status.UNCHECKED))
+            return None
+        if asked != mention.id:
+            self.texts.setdefault(asked, mention.ref_text)
+        else:
+            found[mention.id] = Resolution(mention.id, Status.UNCHECKED)  # replaced by its answer below
+        ids = pending.setdefault(name, [])
+        if asked not in ids:
+            ids.append(asked)
+        return asked
 
-    return Mirror.open(mirror_path(options.mirror) or "")
+    def papers_meant(
+        self, documents: Sequence[Document], resolutions: Mapping[str, Resolution]
+    ) -> dict[str, Resolution]:
+        """Entry text → the record it describes, for reference entries whose id resolved to another paper."""
+        name = self.owner.get(CitationKind.REFERENCE)
+        if name is None or self.service(name) is None or self.run.deadline.remaining() <= 0:
+            return {}
+        from clinaudit.lookup import refsearch
+
+        wanted: dict[str, str] = {}  # query id → entry text
+        for document in documents:
+            entries = {entry.text for entry in document.entries}
+            for mention in document.mentions:
+                found = resolutions.get(mention.id)
+                record = found.record if found is not None else None
+                if mention.ref_text not in entries or record is None or found is None or found.status not in FOUND:
+                    continue
+                if mention.ref_text not in wanted.values() and self.run.hooks.names_another_paper(
+                    mention.ref_text, record
+                ):
+                    wanted[refsearch.query_id(mention.ref_text)] = mention.ref_text
+        if not wanted:
+            return {}
+        self.texts.update(wanted)
+        answered = self.resolve({name: list(wanted)})
+        return {text: answered[qid] for qid, text in wanted.items() if qid in answered}
+
+    # ------------------------------------------------------------ the rounds
+
+    def resolve(self, pending: Mapping[str, list[str]]) -> dict[str, Resolution]:
+        """The ids of mapping services first (PMC ids → PMIDs); then every service at once, the mapped ids among
+        the others, each with the service that answers for its kind; the mirror's retraction notices over all."""
+        pending = {name: ids for name, ids in pending.items() if ids}
+        mappers: dict[str, Mapper] = {}
+        for name in pending:
+            made = self.service(name)
+            if made is not None and is_mapping(made):
+                mappers[name] = made
+        links = self._round({name: pending[name] for name in mappers}) if mappers else {}
+        rest = {name: list(ids) for name, ids in pending.items() if name not in mappers}
+        for name, mapper in mappers.items():
+            for cid in pending[name]:
+                target = mapper.target(links.get(cid) or _NO_ANSWER)
+                answers = self._owner_of(target) if target else None
+                if target and answers is not None and target not in rest.setdefault(answers, []):
+                    rest[answers].append(target)
+        out = self._round(rest) if rest else {}
+        for name, mapper in mappers.items():
+            for cid in pending[name]:
+                link = links.get(cid) or Resolution(cid, Status.UNVERIFIABLE, reason="no answer")
+                target = mapper.target(link)
+                out[cid] = mapper.combine(cid, link, out.get(target) if target else None)
+        answered = {cid: out[cid] for ids in pending.values() for cid in ids}
+        return self.mirror.overlay(answered) if self.mirror is not None else answered
+
+    def _owner_of(self, cid: str) -> str | None:
+        """The service that answers for a canonical id ('pmid:123' → pubmed), or None."""
+        try:
+            return self.owner.get(CitationKind(cid.split(":", 1)[0]))
+        except ValueError:
+            return None
+
+    def _round(self, pending: Mapping[str, list[str]]) -> dict[str, Resolution]:
+        """Each service's ids through the policy, what is missing asked of every service at once."""
+        services = {name: service for name in pending if (service := self.service(name)) is not None}
+        plans = self.policy.plan(services, {name: pending[name] for name in services})
+        fresh = self._ask({name: plan for name, plan in plans.items() if plan.missing}, services)
+        out: dict[str, Resolution] = {}
+        for name, plan in plans.items():
+            out.update(self.policy.keep(name, services[name], plan, _enriched(fresh.get(name, {}), self.enrich)))
+        for ids in pending.values():  # belt and braces: every id leaves with an answer
+            for cid in ids:
+                out.setdefault(cid, Resolution(cid, Status.UNCHECKED))
+        return out
+
+    def _ask(self, plans: Mapping[str, Plan], services: Mapping[str, Service]) -> dict[str, dict[str, Resolution]]:
+        if not plans:
+            return {}
+        total = sum(len(plan.missing) for plan in plans.values())
+        http = self.http()
+        out: dict[str, dict[str, Resolution]] = {}
+        with (
+            self.run.meter(total) as advance,
+            ThreadPoolExecutor(max_workers=len(plans), thread_name_prefix="resolve") as pool,
+        ):
+            futures = {
+                name: pool.submit(services[name].resolve, http, plan.missing, advance) for name, plan in plans.items()
+            }
+            for name, future in futures.items():
+                try:
+                    out[name] = future.result()
+                except Exception as exc:  # a bug must not drop citations: report it, keep them
+                    log.warning("%s lookup failed (%s)", name, type(exc).__name__)
+                    out[name] = {
+                        cid: Resolution(cid, Status.UNVERIFIABLE, reason=f"{name} lookup failed")
+                        for cid in plans[name].missing
+                    }
+        return out
 
 
 _NO_ANSWER = Resolution("", Status.UNVERIFIABLE, reason="no answer")
 
 
-def _owner(network: Network) -> Callable[[str], str | None]:
-    """The name of the service that answers for a canonical id ('pmid:123' → pubmed), or None."""
-    from clinaudit.lookup.services.registry import service_of
-
-    kinds = service_of(network.services)
-
-    def owner(cid: str) -> str | None:
-        try:
-            return kinds.get(CitationKind(cid.split(":", 1)[0]))
-        except ValueError:
-            return None
-
-    return owner
+def _named(cid: str, resolution: Resolution) -> Resolution:
+    return Resolution(cid, resolution.status, resolution.record, resolution.reason)
 
 
 def _enriched(fresh: dict[str, Resolution], enrich: Enrich | None) -> dict[str, Resolution]:
-    """Each found record as `enrich` makes it (the caller's topic terms), so the cache keeps them with it."""
+    """Each found record as `enrich` makes it (the check stage's topic terms), so the cache keeps them with it."""
     if enrich is None or not any(r.status in FOUND and r.record is not None for r in fresh.values()):
         return fresh
     out = {}
@@ -288,47 +337,12 @@ def _enriched(fresh: dict[str, Resolution], enrich: Enrich | None) -> dict[str, 
     return out
 
 
-def _fall_back(fresh: Resolution, stale: Resolution | None) -> Resolution:
-    """A failed refresh of a week-old record keeps the old answer, saying so, rather than losing it."""
-    if fresh.status is Status.UNVERIFIABLE and stale is not None:
-        return Resolution(stale.id, stale.status, stale.record, f"{stale.reason}; refresh failed: {fresh.reason}")
-    return fresh
+def _open_mirror(settings: LookupSettings) -> Mirror | None:
+    """The read-only mirror the settings name (--mirror, $CLINAUDIT_MIRROR or the config); None when there is none."""
+    if not settings.mirror:
+        return None  # no mirror: nothing of it is even imported
+    from pathlib import Path
 
+    from clinaudit.lookup.mirror import Mirror
 
-def _aged(resolution: Resolution, age: float) -> Resolution:
-    days = int(age // 86400)
-    note = f"as cached {days} day{'s' if days != 1 else ''} ago"
-    reason = f"{resolution.reason}; {note}" if resolution.reason else note
-    return Resolution(resolution.id, resolution.status, resolution.record, reason)
-
-
-class _progress:
-    """A Rich progress bar on stderr, only when asked (the CLI asks when stderr is a TTY)."""
-
-    def __init__(self, enabled: bool, total: int):
-        self.enabled = enabled
-        self.total = total
-        self._bar: Bar | None = None
-
-    def __enter__(self) -> Progress:
-        if not self.enabled:
-            return lambda n: None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._bar = Progress(
-            TextColumn("resolving citations"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self._bar.start()
-        task = self._bar.add_task("resolve", total=self.total)
-        bar = self._bar
-        return lambda n: bar.advance(task, n)
-
-    def __exit__(self, *exc) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+    return Mirror.open(str(Path(settings.mirror).expanduser()))

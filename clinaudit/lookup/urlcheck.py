@@ -35,11 +35,11 @@ not allow without replacing its transport.
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import http.client
 import ipaddress
 import logging
-import os
 import queue
 import re
 import socket
@@ -51,12 +51,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, urljoin, urlsplit
 
-from clinaudit.core.errors import InputError
 from clinaudit.core.models import Record, Resolution, Status
-from clinaudit.options import LookupSettings
 
 if TYPE_CHECKING:
-    from clinaudit.lookup.cache import ResolutionCache
+    from clinaudit.lookup.http import Http
 
 log = logging.getLogger("clinaudit")
 
@@ -65,10 +63,6 @@ MAX_REDIRECTS = 3
 MAX_BODY = 256 * 1024  # bytes of body read from a GET; the rest is never read
 IN_FLIGHT = 8
 PER_HOST = 2
-DAY = 86400.0
-FOUND_TTL = 7 * DAY
-DEAD_TTL = 1 * DAY
-NAMESPACE = "url"  # the cache's service name for link checks
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 DEAD = frozenset({404, 410})
 BLOCKED = frozenset({401, 403, 429})
@@ -130,49 +124,13 @@ class Stats:
             self.body_bytes += body
 
 
-def check_all(
-    cids: list[str], options: LookupSettings, resolver: Resolver | None = None, shared: ResolutionCache | None = None
-) -> dict[str, Resolution]:
-    """A Resolution for every `url:` id: from the cache (the run's, when given), else checked; found kept 7 days,
-    dead 1 day."""
-    from clinaudit.lookup.cache import borrowed, stored
-
-    with borrowed(shared) as cache:
-        entries = {} if options.refresh else cache.get_many(NAMESPACE, cids)
-        out: dict[str, Resolution] = {}
-        todo: list[str] = []
-        for cid in cids:
-            cached = entries[cid].resolution if cid in entries else None
-            if cached is not None:
-                out[cid] = cached
-            elif options.offline:
-                out[cid] = Resolution(cid, Status.UNVERIFIABLE, reason="not in the cache (--offline)")
-            else:
-                todo.append(cid)
-        if todo:
-            checker = LinkChecker(options.url_allow_hosts, resolver=resolver, canary=_canary(options))
-            fresh = checker.check_many([cid.split(":", 1)[1] for cid in todo], options.timeout)
-            values = {}
-            for cid in todo:
-                resolution = fresh[cid.split(":", 1)[1]]
-                record = replace(resolution.record, id=cid) if resolution.record is not None else None
-                resolution = Resolution(cid, resolution.status, record, resolution.reason)
-                out[cid] = resolution
-                if resolution.status is Status.VERIFIED:
-                    values[cid] = (stored(resolution), FOUND_TTL)
-                elif resolution.status is Status.NOT_FOUND:
-                    values[cid] = (stored(resolution), DEAD_TTL)
-            cache.put_many(NAMESPACE, values)  # failures (unverifiable) are never cached
-        return out
-
-
-def _canary(options: LookupSettings) -> str:
-    """A name that certainly exists: the E-utilities host clinaudit depends on anyway."""
-    from clinaudit.lookup.network import Network
-
+def canary(http: Http | None) -> str:
+    """A name that certainly exists: the E-utilities host clinaudit depends on anyway ("" when the run has none)."""
+    if http is None:
+        return ""
     try:
-        return urlsplit(Network.of(options).urls["eutils"]).hostname or ""
-    except (ValueError, InputError):
+        return urlsplit(http.endpoint("eutils").base_url).hostname or ""
+    except (KeyError, ValueError):
         return ""
 
 
@@ -186,7 +144,9 @@ class LinkChecker:
         timeout: float = TIMEOUT,
         resolver: Resolver | None = None,
         canary: str = "",
+        system_certificates: bool = False,
     ):
+        self.system_certificates = system_certificates  # SSL_CERT_FILE or SSL_CERT_DIR names them (read at the edge)
         self.allow = frozenset(h.strip().lower().strip("[]").rstrip(".") for h in allow_hosts if h.strip())
         self.timeout = timeout
         self.stats = Stats()
@@ -322,8 +282,11 @@ class LinkChecker:
             return self._send(scheme, host, port, addresses, method, target, budget)
 
     def _send(self, scheme, host, port, addresses, method, target, budget) -> _Answer:
-        connection = _HTTPSConnection if scheme == "https" else _HTTPConnection
-        conn = connection(host, port, addresses, budget)
+        conn: _HTTPConnection
+        if scheme == "https":
+            conn = _HTTPSConnection(host, port, addresses, budget, _tls(self.system_certificates))
+        else:
+            conn = _HTTPConnection(host, port, addresses, budget)
         watchdog = threading.Timer(budget, conn.abort)  # the whole request, however slowly a server drips
         watchdog.daemon = True
         watchdog.start()
@@ -465,28 +428,30 @@ class _HTTPConnection(http.client.HTTPConnection):
 class _HTTPSConnection(_HTTPConnection):
     default_port = 443
 
+    def __init__(
+        self, host: str, port: int, addresses: list[tuple[int, tuple]], timeout: float, tls: ssl.SSLContext
+    ) -> None:
+        super().__init__(host, port, addresses, timeout)
+        self._tls = tls
+
     def connect(self) -> None:
         super().connect()
-        self.sock = _tls().wrap_socket(self.sock, server_hostname=self.host)
+        self.sock = self._tls.wrap_socket(self.sock, server_hostname=self.host)
 
 
-_TLS: ssl.SSLContext | None = None
+@functools.cache
+def _tls(system: bool) -> ssl.SSLContext:
+    """Certificates checked as httpx checks them: certifi's bundle, unless SSL_CERT_FILE/DIR name others (`system`:
+    then the system's defaults, which read them)."""
+    cafile = None
+    if not system:
+        try:
+            import certifi
 
-
-def _tls() -> ssl.SSLContext:
-    """Certificates checked as httpx checks them: certifi's bundle, unless SSL_CERT_FILE/DIR say otherwise."""
-    global _TLS
-    if _TLS is None:
-        cafile = None
-        if not (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")):
-            try:
-                import certifi
-
-                cafile = certifi.where()
-            except ImportError:
-                cafile = None
-        _TLS = ssl.create_default_context(cafile=cafile)
-    return _TLS
+            cafile = certifi.where()
+        except ImportError:
+            cafile = None
+    return ssl.create_default_context(cafile=cafile)
 
 
 # ---------------------------------------------------------------- helpers

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import cast
 
-from clinaudit.core.models import Directive
+from clinaudit.core.models import Directive, DirectiveAction
 
 _DIRECTIVE = re.compile(r"^\s*clinaudit-(disable-next-line|disable-file|disable|enable)(?![\w-])(.*)$", re.DOTALL)
 _RULE_SPLIT = re.compile(r"[\s,]+")
@@ -24,5 +25,5 @@ def directives(comments: Iterable[tuple[int, str]]) -> list[Directive]:
             continue
         rest, _, reason = m.group(2).partition(" -- ")
         rules = tuple(r for r in _RULE_SPLIT.split(rest.strip()) if r)
-        out.append(Directive(m.group(1), line, rules, reason.strip()))
+        out.append(Directive(cast(DirectiveAction, m.group(1)), line, rules, reason.strip()))  # the regex's four words
     return out

@@ -22,6 +22,7 @@ from clinaudit.core import catalogue, collector
 from clinaudit.core.models import (
     CitationKind,
     CitationMention,
+    CitationScope,
     Claim,
     Context,
     Directive,
@@ -129,7 +130,7 @@ class _Reading:
     layouts: dict[tuple[str, tuple[Link, ...]], _Layout] = field(default_factory=dict)
     # A cited lead-in ("Doses, per the guideline [3]:") or table caption cites the list or table below it:
     # "lead-in" or "caption" while that list or table is read, else "".
-    above: str = ""
+    above: CitationScope = ""  # "lead-in" or "caption": what above the list or table cites it
 
 
 def read_document(
@@ -293,7 +294,7 @@ def _cite_record(reading: _Reading) -> None:
     """Sources beside a text with no `[n]` marker cite the answer as a whole: each claim, at scope "record".
 
     As a closing group cites its paragraph: a reader takes them for the answer's sources;
-    citation-scope = "sentence" takes it back (report/findings.py).
+    citation-scope = "sentence" takes it back (clinaudit/check/uncited.py).
     """
     if not any(entry.ids for entry in reading.entries):
         return  # sources that name no checkable work cite nothing a reader could follow
@@ -509,7 +510,7 @@ def _read_prose(
         if found is not None:
             sentence = Sentence(display, unit_span(unit, index, a, b), 0, unit.kind)
             cited = bool(per_sentence[k] or (row and cites))
-            scope = ("row" if row and not per_sentence[k] else "sentence") if cited else reading.above
+            scope: CitationScope = ("row" if row and not per_sentence[k] else "sentence") if cited else reading.above
             claim_at[k] = len(reading.claims)
             reading.claims.append(
                 Claim(

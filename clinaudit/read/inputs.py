@@ -419,9 +419,23 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
 # ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
 
 
-def read_jsonl(
-    source: Source, text_field: str, id_field: str | None, max_bytes: int, sources_field: str | None = None
-) -> Iterator[CorpusRecord]:
+@dataclass(frozen=True, slots=True)
+class JsonlCorpus:
+    """How the records of a JSONL corpus are read: the field of each line holding its text, the one naming it
+    (--jsonl-id; None: its line), and the one holding its sources beside the text (--jsonl-sources)."""
+
+    text: str
+    id: str | None = None
+    sources: str | None = None
+
+    def check(self) -> None:
+        """Each field path well formed, before a record is read: a bad one is the run's input error."""
+        for spec, flag in ((self.text, "--jsonl-text"), (self.id, "--jsonl-id"), (self.sources, "--jsonl-sources")):
+            if spec is not None:
+                _parsed(spec, flag)
+
+
+def read_jsonl(source: Source, corpus: JsonlCorpus, max_bytes: int) -> Iterator[CorpusRecord]:
     """One CorpusRecord per non-blank line, in order; a bad line is a record with an error, never dropped.
 
     `max_bytes` bounds one record's line, not the corpus: a million answers are
@@ -441,7 +455,7 @@ def read_jsonl(
                         raise InputError(f"{shown(source.name)}: binary data (NUL byte on line {number})")
                     raw = stream.readline(1 << 20)
                 raw = b"x" * (max_bytes + 1)  # what parse_line needs to know: it is too long
-            record = parse_line(source.name, number, raw, text_field, id_field, max_bytes, sources_field)
+            record = parse_line(source.name, number, raw, corpus, max_bytes)
             if record is not None:
                 yield record
     finally:
@@ -449,15 +463,7 @@ def read_jsonl(
             stream.close()
 
 
-def parse_line(
-    name: str,
-    number: int,
-    raw: bytes | str,
-    text_field: str,
-    id_field: str | None,
-    max_bytes: int,
-    sources_field: str | None = None,
-) -> CorpusRecord | None:
+def parse_line(name: str, number: int, raw: bytes | str, corpus: JsonlCorpus, max_bytes: int) -> CorpusRecord | None:
     """One line of a corpus (`name`, 1-based `number`) → its record; None for a blank line.
 
     Shared by the CLI and the Dask partitions (clinaudit/run/corpus.py), so a record
@@ -479,7 +485,7 @@ def parse_line(
         return _bad(name, number, "not JSON (nested too deeply)")
     except ValueError as exc:
         return _bad(name, number, f"not JSON ({exc.args[0].split(':')[0]})")
-    return _record(name, number, data, text_field, id_field, sources_field)
+    return _record(name, number, data, corpus)
 
 
 def _bad(name: str, line: int, problem: str) -> CorpusRecord:
@@ -599,9 +605,8 @@ def _sources(data: Any, path: FieldPath) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _record(
-    name: str, line: int, data, text_field: str, id_field: str | None, sources_field: str | None = None
-) -> CorpusRecord:
+def _record(name: str, line: int, data, corpus: JsonlCorpus) -> CorpusRecord:
+    text_field, id_field, sources_field = corpus.text, corpus.id, corpus.sources
     if not isinstance(data, dict):
         return _bad(name, line, f"not a JSON object (a {type(data).__name__})")
     text_path = _parsed(text_field, "--jsonl-text")
@@ -649,13 +654,6 @@ def _parsed(spec: str, flag: str) -> FieldPath:
     return found
 
 
-def check_fields(text_field: str, id_field: str | None = None, sources_field: str | None = None) -> None:
-    """Each field path well formed, before a record is read: a bad one is the run's input error."""
-    for spec, flag in ((text_field, "--jsonl-text"), (id_field, "--jsonl-id"), (sources_field, "--jsonl-sources")):
-        if spec is not None:
-            _parsed(spec, flag)
-
-
 def _no_surrogates(text: str) -> str:
     """A lone surrogate from a JSON escape (`\\ud800`) → U+FFFD, one for one so columns stay right.
 
@@ -685,22 +683,11 @@ def line_ranges(path: Path, lines_per_range: int) -> list[tuple[int, int, int]]:
 
 
 def read_range(
-    path: Path,
-    name: str,
-    start: int,
-    end: int,
-    first_line: int,
-    text_field: str,
-    id_field: str | None,
-    max_bytes: int,
-    sources_field: str | None = None,
+    path: Path, name: str, start: int, end: int, first_line: int, corpus: JsonlCorpus, max_bytes: int
 ) -> list[CorpusRecord]:
     """The records of one byte range from `line_ranges`, numbered as in the whole file."""
     with open(path, "rb") as handle:
         handle.seek(start)
         lines = handle.read(end - start).splitlines(keepends=True)
-    records = (
-        parse_line(name, first_line + k, line, text_field, id_field, max_bytes, sources_field)
-        for k, line in enumerate(lines)
-    )
+    records = (parse_line(name, first_line + k, line, corpus, max_bytes) for k, line in enumerate(lines))
     return [r for r in records if r is not None]

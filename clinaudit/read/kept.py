@@ -142,11 +142,12 @@ def _write(folder: Path | None, name: str, value: Any) -> None:
         pass
 
 
-def folder() -> Path | None:
+def folder(cache: str | None) -> Path | None:
+    """The folder of kept readings under the cache directory the options name (`cache_dir`)."""
     try:
         from clinaudit.store.paths import READS, cache_dir
 
-        return cache_dir() / READS
+        return cache_dir(cache) / READS
     except Exception:  # no usable cache directory: read every time
         return None
 

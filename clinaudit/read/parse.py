@@ -14,7 +14,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from clinaudit.core.models import Link, Span, Unit
+from clinaudit.core.models import Link, Span, Unit, UnitKind
 from clinaudit.read.citations import ASCII_PUNCTUATION, is_marker_label, next_number, reference_key
 from clinaudit.read.inputs import lines_ended
 
@@ -379,7 +379,7 @@ def _block_unit(
     index: LineIndex,
     content: str,
     map_: list[int] | None,
-    kind: str,
+    kind: UnitKind,
     section: str,
     label: str = "",
     level: int = 0,
@@ -413,7 +413,7 @@ def _block_unit(
 
 
 def _table_row_unit(
-    text: str, index: LineIndex, map_: list[int] | None, cells: list[str], kind: str, section: str
+    text: str, index: LineIndex, map_: list[int] | None, cells: list[str], kind: UnitKind, section: str
 ) -> Unit:
     """A whole table row is one unit: its pipes become spaces, its cells stay in place.
 

@@ -2,30 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from clinaudit.core import catalogue
-from clinaudit.core.models import CitationResult, FileReport, Finding, Severity
+from clinaudit.core.models import FileReport, Finding, Severity, Verdict
 from clinaudit.options import ReportSettings
 
 FAIL_THRESHOLD = {"high": Severity.HIGH.rank, "medium": Severity.MEDIUM.rank, "low": Severity.LOW.rank, "never": 99}
+PASS: Verdict = "pass"
+FAIL: Verdict = "fail"
+ERROR: Verdict = "error"
 
 
-def file_verdict(found: tuple[Finding, ...], cited: tuple[CitationResult, ...], options: ReportSettings) -> str:
+def file_verdict(found: tuple[Finding, ...], options: ReportSettings) -> Verdict:
     """Pass or fail from the findings shown, and only those: what fails the run is what the reader sees.
 
     `--strict` fails on a shown `unverifiable-citation` finding, so a rule switched off, or a
-    finding suppressed, never fails a run that reports nothing. `cited` is not consulted.
+    finding suppressed, never fails a run that reports nothing.
     """
     threshold = FAIL_THRESHOLD[options.fail_on]
     if any(f.severity.rank >= threshold for f in found):
-        return "fail"
+        return FAIL
     if options.strict and any(f.rule == catalogue.UNVERIFIABLE_CITATION for f in found):
-        return "fail"
-    return "pass"
+        return FAIL
+    return PASS
 
 
-def overall(reports: list[FileReport]) -> str:
-    if any(r.verdict == "fail" for r in reports):
-        return "fail"
+def overall(reports: Iterable[FileReport]) -> Verdict:
+    """Fail when any report fails; else error when any could not be read; else pass."""
+    reports = list(reports)
+    if any(failed(r) for r in reports):
+        return FAIL
     if any(r.error for r in reports):
-        return "error"
-    return "pass"
+        return ERROR
+    return PASS
+
+
+def failed(report: FileReport | object) -> bool:
+    """Whether a report (or a run's result) failed: its verdict says so."""
+    return getattr(report, "verdict", None) is FAIL or getattr(report, "verdict", None) == FAIL

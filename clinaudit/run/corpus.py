@@ -45,11 +45,11 @@ def audit_jsonl(
     """
     import dask.bag as db
 
-    options = options or Options()
+    options = options or Options.from_environment()
     from clinaudit.core.errors import InputError
-    from clinaudit.read.inputs import check_fields, line_ranges
+    from clinaudit.read.inputs import JsonlCorpus, line_ranges
 
-    check_fields(text_field, id_field, sources_field)
+    JsonlCorpus(text_field, id_field, sources_field).check()
 
     pieces: list[tuple[str, int, int, int]] = []  # (path, first byte, end byte, first line number)
     for path in map(str, paths):
@@ -79,7 +79,7 @@ def audit_bag(
     import dask
     import dask.bag as db
 
-    options = options or Options()
+    options = options or Options.from_environment()
     parts = bag.to_delayed()
     lengths = dask.compute(*[dask.delayed(len)(part) for part in parts])
     starts = [1]
@@ -105,15 +105,16 @@ def audit_lines(
     import json
     from dataclasses import replace
 
-    from clinaudit.read.inputs import parse_line
+    from clinaudit.read.inputs import JsonlCorpus, parse_line
     from clinaudit.report.formats.jsonl_format import record_line
     from clinaudit.run.pipeline import audit_records
 
-    options = replace(options, jobs=1, progress=False)  # a worker is the parallelism: no pool inside it
+    options = replace(options, jobs=1)  # a worker is the parallelism: no pool inside it
+    corpus = JsonlCorpus(text_field, id_field, sources_field)
     records = []
     for offset, line in enumerate(lines):
         raw = json.dumps(line) if isinstance(line, dict) else line
-        record = parse_line(name, first_line + offset, raw, text_field, id_field, options.max_bytes, sources_field)
+        record = parse_line(name, first_line + offset, raw, corpus, options.max_bytes)
         if record is not None:
             records.append(record)
     return [record_line(report) for report in audit_records(records, options)]

@@ -13,28 +13,19 @@ shares the compiled rules; the others re-import and re-compile in every worker).
 Nothing in the parent runs threads at that point; where `fork` is unavailable
 the platform's default is used.
 
-The caller (the pipeline) hands in how one file and one corpus record are read
-(`Readers`), so this module stands below it and never imports it.
+Each worker reads as the parent would (clinaudit/read/sources.py), with the corrections the
+parent hands in (`Known`: the check stage's, through the pipeline).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Callable
-from typing import NamedTuple
 
 from clinaudit.core import collector
 from clinaudit.core.models import CorpusRecord, Document, FileReport, Options
-from clinaudit.read.inputs import Source
-
-
-class Readers(NamedTuple):
-    """How one report file and one corpus record become a Document (or an error report)."""
-
-    source: Callable[[Source, Options], Document | FileReport]
-    record: Callable[[CorpusRecord, Options], Document | FileReport]
-
+from clinaudit.read.inputs import JsonlCorpus, Source
+from clinaudit.read.sources import Known, read_record, read_source
 
 BATCH = 128  # corpus lines per task at the least: enough to amortise a task
 # A corpus file is cut into about this many tasks per worker, of BATCH lines or more: each task
@@ -44,8 +35,8 @@ BATCH = 128  # corpus lines per task at the least: enough to amortise a task
 TASKS_PER_WORKER = 8
 START_METHOD = "fork"
 _options: Options | None = None  # each worker's copy, set once by _init
-_readers: Readers | None = None  # the same
-_fields: tuple[str, str | None, str | None] = ("", None, None)  # --jsonl-text, -id and -sources, for a corpus range
+_known: Known | None = None  # the same
+_corpus: JsonlCorpus | None = None  # the same, for a corpus range
 
 
 def workers(options: Options) -> int:
@@ -53,24 +44,20 @@ def workers(options: Options) -> int:
     return options.jobs if options.jobs > 0 else (os.cpu_count() or 1)
 
 
-def read_sources(sources: list[Source], options: Options, readers: Readers) -> list[Document | FileReport]:
+def read_sources(sources: list[Source], options: Options, known: Known) -> list[Document | FileReport]:
     """Each file read in a worker; stdin is read here (a worker cannot), in its place in the order."""
-    read_source = readers.source
     files = [s for s in sources if s.path is not None]
     if workers(options) <= 1 or len(files) < 2:
-        return [read_source(s, options) for s in sources]
-    with _pool(options, readers) as pool, collector.paused():  # for the workers' Documents, as they are unpickled
+        return [read_source(s, options, known, options.cache_dir) for s in sources]
+    with _pool(options, known) as pool, collector.paused():  # for the workers' Documents, as they are unpickled
         done = iter(pool.imap(_read_source, files, chunksize=1))
-        return [next(done) if s.path is not None else read_source(s, options) for s in sources]
+        return [
+            next(done) if s.path is not None else read_source(s, options, known, options.cache_dir) for s in sources
+        ]
 
 
 def read_corpus(
-    sources: list[Source],
-    text_field: str,
-    id_field: str | None,
-    options: Options,
-    readers: Readers,
-    sources_field: str | None = None,
+    sources: list[Source], corpus: JsonlCorpus, options: Options, known: Known
 ) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
     """Corpus records read in workers, in order: the Documents and (name, line, id) of each.
 
@@ -83,7 +70,7 @@ def read_corpus(
     for source in sources:
         if source.path is None:
             batch: list[CorpusRecord] = []
-            for record in read_jsonl(source, text_field, id_field, options.max_bytes, sources_field):
+            for record in read_jsonl(source, corpus, options.max_bytes):
                 batch.append(record)
                 if len(batch) == BATCH:
                     tasks.append(("records", batch))
@@ -96,7 +83,7 @@ def read_corpus(
             tasks += [("range", source.path, source.name, *r) for r in _joined(ranges, per_task)]
     documents: list[Document | FileReport] = []
     kept: list[tuple[str, int, str | None]] = []
-    with _pool(options, readers, (text_field, id_field, sources_field)) as pool, collector.paused():
+    with _pool(options, known, corpus) as pool, collector.paused():
         for read, names in pool.imap(_read_task, tasks):
             documents += read
             kept += names
@@ -108,44 +95,41 @@ def _joined(ranges: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, 
     return [(ranges[k][0], ranges[min(k + n, len(ranges)) - 1][1], ranges[k][2]) for k in range(0, len(ranges), n)]
 
 
-def _pool(options: Options, readers: Readers, fields: tuple[str, str | None, str | None] = ("", None, None)):
-    _warm(options, readers)
+def _pool(options: Options, known: Known, corpus: JsonlCorpus | None = None):
+    _warm(options, known)
     try:
         context = multiprocessing.get_context(START_METHOD)
     except ValueError:
         context = multiprocessing.get_context()
-    return context.Pool(workers(options), initializer=_init, initargs=(options, readers, fields))
+    return context.Pool(workers(options), initializer=_init, initargs=(options, known, corpus))
 
 
 _WARM_UP = "A dose of 10 mg daily was studied (PMID: 1) [1], as Smith et al. (2019) found.\n\n## References\n\n1. X\n"
 
 
-def _warm(options: Options, readers: Readers) -> None:
+def _warm(options: Options, known: Known) -> None:
     """Read one small report before forking: every lazy parser, rule and table is then built once, here."""
-    readers.record(CorpusRecord("<warm-up>", 0, _WARM_UP, source="<warm-up>"), options)
+    read_record(CorpusRecord("<warm-up>", 0, _WARM_UP, source="<warm-up>"), options, known)
 
 
-def _init(options: Options, readers: Readers, fields: tuple[str, str | None, str | None]) -> None:
-    global _options, _readers, _fields
-    _options, _readers, _fields = options, readers, fields
+def _init(options: Options, known: Known, corpus: JsonlCorpus | None) -> None:
+    global _options, _known, _corpus
+    _options, _known, _corpus = options, known, corpus
 
 
 def _read_source(source: Source) -> Document | FileReport:
-    assert _options is not None and _readers is not None
-    return _readers.source(source, _options)
+    assert _options is not None and _known is not None
+    return read_source(source, _options, _known, _options.cache_dir)
 
 
 def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
     from clinaudit.read.inputs import read_range
 
-    assert _options is not None and _readers is not None
-    read_record = _readers.record
+    assert _options is not None and _known is not None
     if task[0] == "records":
         records = task[1]
     else:
         _, path, name, start, end, first_line = task
-        text_field, id_field, sources_field = _fields
-        records = read_range(
-            path, name, start, end, first_line, text_field, id_field, _options.max_bytes, sources_field
-        )
-    return [read_record(r, _options) for r in records], [(r.name, r.line, r.record) for r in records]
+        assert _corpus is not None
+        records = read_range(path, name, start, end, first_line, _corpus, _options.max_bytes)
+    return [read_record(r, _options, _known) for r in records], [(r.name, r.line, r.record) for r in records]

@@ -170,6 +170,16 @@ def _reader(tp: Any) -> Callable[[Any, _Copy], Any]:
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _record_reader(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is typing.Literal:  # a closed set of words (models.py): one of them, or the value is refused
+        allowed = {a: a for a in args}
+
+        def word(value: Any, copy: _Copy) -> Any:
+            text = value if type(value) is str else _string(value, copy)
+            if text not in allowed:
+                raise ValueError(f"{text!r} is not one of {', '.join(map(repr, args))}")
+            return allowed[text]
+
+        return word
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         return _many_reader(args[0])
     if origin is tuple:

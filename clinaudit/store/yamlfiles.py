@@ -2,8 +2,8 @@
 
 Every run reads the packaged rules (claims, reference headings, corrections, tiers).
 Importing PyYAML and parsing them was a tenth of a small run. The parsed value is kept
-as JSON in the cache directory (`parsed/`), named by the SHA-256 of the text, the kind
-of parse and this module's version, so an edited file is parsed afresh and a copy can
+as JSON in the run's cache directory (`parsed/`, `keep_copies_in`), named by the SHA-256
+of the text, the kind of parse and this module's version, so an edited file is parsed afresh and a copy can
 never stand for other text. JSON only, nothing is unpickled; dates are tagged; a value
 JSON cannot hold exactly is not kept, and any failure to read or write the copy only
 means parsing the YAML, as before.
@@ -77,13 +77,22 @@ def load(text: str, parse: Callable[[str], Any] = safe_load, kind: str = "yaml")
     return value
 
 
-def _folder() -> Path | None:
-    try:
-        from clinaudit.store.paths import PARSED, cache_dir
+_copies: list[Path] = []  # where copies are kept: the run's cache directory, once a run has said which
 
-        return cache_dir() / PARSED
-    except Exception:  # no usable cache directory: parse every time
-        return None
+
+def keep_copies_in(cache: Path | None) -> None:
+    """Keep parsed copies under this cache directory (a run says so when it starts); None: keep none.
+
+    A process keeps the folder of its last run: the copies are named by their content, so two
+    runs sharing one never mix, and a process that never ran an audit parses every time.
+    """
+    from clinaudit.store.paths import PARSED
+
+    _copies[:] = [cache / PARSED] if cache is not None else []
+
+
+def _folder() -> Path | None:
+    return _copies[0] if _copies else None
 
 
 def _keep(path: Path, value: Any) -> None:

@@ -3,12 +3,15 @@ document's title and abbreviations. And record terms extracted once, cached with
 
 from __future__ import annotations
 
-from clinaudit.check import topic
+from pathlib import Path
+
+from clinaudit.check import matcher_for, topic
 from clinaudit.core.models import Options, Record
-from clinaudit.lookup import resolve
 from clinaudit.lookup.cache import ResolutionCache
 from clinaudit.read.document import read_document
 from clinaudit.run.pipeline import audit_paths
+
+from helpers import stages
 
 DOC = """# Chronic Kidney Disease (CKD) plan
 
@@ -85,11 +88,11 @@ def test_terms_are_cached_with_the_resolution_and_a_warm_run_extracts_none(tmp_p
         encoding="utf-8",
     )
     document = read_document(str(report), [(report.read_text(encoding="utf-8"), 0)], True)
-    resolve.resolve_all([document], None, Options(), enrich=topic.term_adder(str(report), Options()))
-    cache = ResolutionCache()
+    stages.resolve([document])  # the lookup caches each record with its terms (check.Hooks.enricher)
+    cache = ResolutionCache(Path(stages.options().cache_dir))
     entries = cache.get_many("pubmed", ["pmid:22663011", "pmid:29768149"])
     cache.close()
-    version = topic.matcher_for(str(report), Options()).version
+    version = matcher_for(str(report), stages.options()).version
     assert len(entries) == 2
     for entry in entries.values():
         record = entry.resolution.record
@@ -105,7 +108,7 @@ def test_terms_are_cached_with_the_resolution_and_a_warm_run_extracts_none(tmp_p
 
     monkeypatch.setattr(topic.Matcher, "keys", counting)
     topic.matcher.cache_clear()
-    result = audit_paths([str(report)], Options(offline=True))
-    statuses = {c.id: (c.status.value, c.topic) for f in result.files for c in f.citations}
+    result = audit_paths([str(report)], Options.from_environment(offline=True))
+    statuses = {c.id: (c.status.value, c.topic_verdict) for f in result.files for c in f.citations}
     assert statuses == {"pmid:22663011": ("verified", "yes"), "pmid:29768149": ("verified", "yes")}
     assert calls == []  # both records' terms came from the cache

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from clinaudit import audit_text
-from clinaudit.check import corrections, corrections_schema, regex_guard
-from clinaudit.check.corrections import Corrections
-from clinaudit.check.corrections_schema import parse_text
-from clinaudit.cli.corrections import append_entries
+from clinaudit.check import corrections, regex_guard
+from clinaudit.check.corrections import Corrections, known
+from clinaudit.check.corrections import schema as corrections_schema
+from clinaudit.check.corrections.library import append_entries
+from clinaudit.check.corrections.schema import parse_text
 from clinaudit.core.models import Options, Record, Status
 from clinaudit.lookup import resolve
 
@@ -83,10 +84,7 @@ def test_packaged_regexes_do_not_backtrack():
         if entry.get(key)
     ]
     assert regexes
-    regexes += [
-        (r.pattern, r.flags)
-        for r in (corrections._APPROVAL, corrections._AVAILABLE, corrections._ACKNOWLEDGED, corrections._DENIED)
-    ]
+    regexes += [(r.pattern, r.flags) for r in (known._APPROVAL, known._AVAILABLE, known._ACKNOWLEDGED, known._DENIED)]
     verdicts = regex_guard.check_many(regexes)
     assert [v for v in verdicts if not v.ok] == []
 
@@ -232,13 +230,13 @@ def test_a_discontinued_entry_must_not_say_withdrawn_and_dates_are_dates():
 
 def test_retracted_id_resolved_offline_and_never_sent(monkeypatch):
     sent: list[str] = []
-    real = resolve.Resolver.resolve
+    real = resolve._Session.resolve
 
     def spy(self, pending):
         sent.extend(cid for ids in pending.values() for cid in ids)
         return real(self, pending)
 
-    monkeypatch.setattr(resolve.Resolver, "resolve", spy)
+    monkeypatch.setattr(resolve._Session, "resolve", spy)
     by_rule, report = run(
         """
         Measles vaccination was linked to colitis (PMID: 9500320).
@@ -354,9 +352,9 @@ def test_confusable_finding_after_resolution():
     """The hook `refine` runs once records exist: a Record built by hand stands in for a lookup."""
     from dataclasses import replace
 
+    from clinaudit.check import results as citation_results
     from clinaudit.core.models import Resolution
     from clinaudit.read.document import read_document
-    from clinaudit.report.findings import citation_results
 
     document = read_document(
         "<text>", [("Vinblastine was given weekly (PMID: 11111111).\n", 0)], True, corrections.default()
@@ -367,7 +365,7 @@ def test_confusable_finding_after_resolution():
         )
     }
     cited = citation_results(document, lookups)
-    findings = corrections.refine_findings(document, cited, (), Options())
+    findings = corrections.for_report(document.path, Options()).refine(document, cited, ())
     (finding,) = findings
     assert finding.rule == "correction/confusable-vinblastine-vincristine"
     assert finding.citation == "pmid:11111111"
@@ -375,7 +373,7 @@ def test_confusable_finding_after_resolution():
     assert finding.source.startswith("FDA Name Differentiation Project")
     unrelated = replace(lookups["pmid:11111111"], record=record("Vinblastine in Hodgkin lymphoma"))
     cited = citation_results(document, {"pmid:11111111": unrelated})
-    assert corrections.refine_findings(document, cited, (), Options()) == ()
+    assert corrections.for_report(document.path, Options()).refine(document, cited, ()) == ()
 
 
 # ---------------------------------------------------------------- pattern
@@ -688,7 +686,7 @@ def test_append_to_an_empty_file_or_a_file_without_entries():
 
 
 def test_the_grouped_names_regex_finds_a_name_where_the_plain_one_does():
-    from clinaudit.check.corrections import _any_term_regex, _terms_regex
+    from clinaudit.check.corrections.known import _any_term_regex, _terms_regex
 
     names = ("Rosiglitazone", "rosiglitazone maleate", "17-OHPC", "drotrecogin alfa", "Xigris", "x")
     grouped, plain = _any_term_regex(names), _terms_regex(names, lowered=True)

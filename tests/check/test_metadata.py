@@ -158,10 +158,10 @@ def test_citmatch_answer_lines():
 
 
 def test_query_lines_and_terms():
-    query = refsearch._query(VANCOUVER.replace(" PMID: 22663011", ""))
+    query = refsearch.query(VANCOUVER.replace(" PMID: 22663011", ""))
     assert query.citmatch.startswith("n engl j med|2012|367|107|flaherty kt|ref:")
     assert query.term.startswith("Improved[ti] AND survival[ti] AND MEK[ti]")
-    assert not refsearch._query("Smith et al.").searchable
+    assert not refsearch.query("Smith et al.").searchable
 
 
 def test_own_regexes_do_not_backtrack():

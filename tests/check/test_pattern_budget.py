@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 from clinaudit.check import corrections, regex_guard
-from clinaudit.check.corrections_schema import parse_text
+from clinaudit.check.corrections.schema import parse_text
 from clinaudit.options import Options
 
 SLOW = "(?:[b-z][b-z]?)*!"

@@ -104,7 +104,7 @@ def test_a_suggested_correction_is_scoped_to_the_sentence_it_saw(tmp_path, servi
 
 
 def test_scope_pattern_quotes_the_words_before_the_citation():
-    from clinaudit.cli.corrections import scope_pattern
+    from clinaudit.check.corrections.library import scope_pattern
 
     pattern = scope_pattern([WRONG, "Metformin lowers HbA1c (PMID: 22663011) in adults."])
     import re

@@ -6,13 +6,16 @@ import dataclasses
 import json
 import os
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from clinaudit.core.errors import InputError
 from clinaudit.core.models import Options
-from clinaudit.run.config import Config, ConfigError, keys, load
+from clinaudit.run.config import ConfigError, keys, load
 
+from helpers import CLOSED
 from helpers.cli import run_cli
 
 # One medium finding (an uncited side-effect claim) and nothing high: passes by default.
@@ -203,6 +206,9 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             plain = true
             citation-scope = "sentence"
             hide = ["low", "medium"]
+            judge-model = "llama3.1:8b"
+            judge-budget = 4000
+            topic-method = "lexical"
 
             [severity]
             weak-citation = "medium"
@@ -212,7 +218,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
     )
     loaded = load(config)
     assert set(loaded.values) == set(keys())
-    options = loaded.apply(Options())
+    options = resolved(tmp_path)
     assert options.fail_on == "low" and options.strict and options.offline and options.require_disclaimer
     assert options.sources == str(tmp_path / "kb.jsonl")
     assert options.baseline == str(tmp_path / "baseline.json")
@@ -229,10 +235,12 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
     if "min_credibility" in {f.name for f in dataclasses.fields(Options)}:  # plumbed once the credibility check exists
         assert options.min_credibility == 60
     assert options.judge_timeout == 3 and options.judge_url == "http://127.0.0.1:1/v1"
-    assert options.service_urls == ()  # the environment names every service here, and beats the file
+    assert options.judge_model == "llama3.1:8b" and options.judge_budget == 4000 and options.topic_method == "lexical"
+    # the environment names every service here, and beats the file
+    assert dict(options.service_urls) == {api: CLOSED for api in ("eutils", "ctgov", "crossref", "doi", "idconv")}
     for name in ("EUTILS", "CTGOV", "CROSSREF", "DOI", "IDCONV"):
         monkeypatch.delenv(f"CLINAUDIT_{name}_URL")
-    assert dict(loaded.apply(Options()).service_urls) == {
+    assert dict(resolved(tmp_path).service_urls) == {
         api: f"http://127.0.0.1:1/{api}" for api in ("eutils", "ctgov", "crossref", "doi", "idconv")
     }  # in the lookup settings, never through os.environ
     assert "CLINAUDIT_EUTILS_URL" not in os.environ
@@ -244,18 +252,31 @@ def test_environment_beats_the_file_for_email_and_urls(tmp_path, monkeypatch):
     config.write_text('email = "file@example.org"\neutils-url = "http://127.0.0.1:1/eutils"\n', encoding="utf-8")
     monkeypatch.delenv("CLINAUDIT_EMAIL", raising=False)
     monkeypatch.delenv("CLINAUDIT_EUTILS_URL", raising=False)
-    loaded = load(config)
-    assert loaded.apply(Options()).email == "file@example.org"
-    assert loaded.apply(Options()).service_urls == (("eutils", "http://127.0.0.1:1/eutils"),)
+    options = resolved(tmp_path)
+    assert options.email == "file@example.org"
+    assert dict(options.service_urls)["eutils"] == "http://127.0.0.1:1/eutils"
     monkeypatch.setenv("CLINAUDIT_EMAIL", "env@example.org")
     monkeypatch.setenv("CLINAUDIT_EUTILS_URL", "http://127.0.0.1:2/eutils")
-    assert loaded.apply(Options()).email is None  # the resolver reads $CLINAUDIT_EMAIL itself
-    assert loaded.apply(Options()).service_urls == ()
+    options = resolved(tmp_path)
+    assert options.email == "env@example.org"  # the environment beats the file
+    assert dict(options.service_urls)["eutils"] == "http://127.0.0.1:2/eutils"
+    assert resolved(tmp_path, {"email": "flag@example.org"}).email == "flag@example.org"  # and a flag beats both
+
+
+def resolved(folder, typed: dict | None = None) -> Options:
+    """The options `clinaudit check FOLDER` resolves: the file found from the folder, the environment, `typed`."""
+    from clinaudit.run.settings import CommandLine, resolve
+
+    typed = typed or {}
+    return resolve(CommandLine(typed, frozenset(typed)), [str(folder)])[0]
 
 
 def test_config_error_is_an_input_error():
-    assert issubclass(ConfigError, Exception)
-    assert Config().apply(Options()) == Options()
+    from clinaudit.run.settings import CommandLine, resolve
+
+    assert issubclass(ConfigError, InputError)
+    environment = Options.from_environment()
+    assert resolve(CommandLine({}), (), isolated=True)[0] == replace(environment, corrections_search=False)
 
 
 def test_a_family_name_disables_every_correction(tmp_path):

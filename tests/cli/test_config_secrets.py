@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from clinaudit.lookup.network import Network
-from clinaudit.options import Options
+from clinaudit.options import Options, Secrets
 from clinaudit.run import config
 
 from helpers.resolve import check, statuses, write
@@ -100,12 +100,14 @@ def test_the_judge_url_of_a_found_config_gets_no_key(tmp_path, monkeypatch):
     monkeypatch.setenv("CLINAUDIT_JUDGE_API_KEY", "judge-secret")
     monkeypatch.setenv("CLINAUDIT_JUDGE_MODEL", "m")
     from clinaudit.judge.review import Connection
+    from clinaudit.run.settings import CommandLine, resolve
 
-    options = config.discover([str(here / "docs" / "r.md")]).apply(Options())
-    assert options.judge_url == "http://127.0.0.1:9/v1" and options.judge_keyless
-    assert Connection.from_env(options).api_key is None
-    named = config.discover([], explicit=str(found)).apply(Options())
-    assert Connection.from_env(named).api_key == "judge-secret"
+    options, secrets = resolve(CommandLine({}), [str(here / "docs" / "r.md")])
+    assert options.judge_url == "http://127.0.0.1:9/v1" and secrets.judge_api_key is None
+    assert Connection.of(options, secrets).api_key is None
+    named, secrets = resolve(CommandLine({}), [], config=str(found))
+    assert Connection.of(named, secrets).api_key == "judge-secret"
+    assert "judge-secret" not in repr(secrets) and "judge-secret" not in repr(named)
 
 
 def test_the_project_root_and_the_key_rule(tmp_path, monkeypatch):
@@ -114,8 +116,15 @@ def test_the_project_root_and_the_key_rule(tmp_path, monkeypatch):
     monkeypatch.chdir(here / "a" / "b")
     assert config.project_root() == here.resolve()
     assert config.in_project(here / "docs" / ".clinaudit.toml") and not config.in_project(tmp_path / "x.toml")
+    from clinaudit.run.settings import CommandLine, resolve
+
     monkeypatch.setenv("NCBI_API_KEY", SECRET)
-    assert Network.of(Options()).caller.api_key == SECRET
-    assert Network.of(Options(keyless_urls=("eutils",))).caller.api_key is None
-    assert Network.of(Options(keyless_urls=("crossref",))).caller.api_key == SECRET  # no key goes there anyway
+    assert Network.of(Options(), Secrets.from_environment()).caller.api_key == SECRET
+    assert Network.of(Options()).caller.api_key is None  # no keys handed in: none read
+    (here / ".clinaudit.toml").write_text('eutils-url = "http://127.0.0.1:9/eutils"\n', encoding="utf-8")
+    assert resolve(CommandLine({}), [str(here)])[1].ncbi_api_key == SECRET  # the environment's URL stands
+    monkeypatch.delenv("CLINAUDIT_EUTILS_URL")
+    assert resolve(CommandLine({}), [str(here)])[1].ncbi_api_key is None  # a found file chose where it would go
+    (here / ".clinaudit.toml").write_text('crossref-url = "http://127.0.0.1:9/crossref"\n', encoding="utf-8")
+    assert resolve(CommandLine({}), [str(here)])[1].ncbi_api_key == SECRET  # no key goes there anyway
     assert os.environ["NCBI_API_KEY"] == SECRET

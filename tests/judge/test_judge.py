@@ -17,6 +17,7 @@ from clinaudit.core.errors import InputError
 from clinaudit.core.models import CitationKind, CitationResult, Judgement, Options, Record, Span, Status
 from clinaudit.judge import prompt as judge_prompt
 from clinaudit.judge import review as judge
+from clinaudit.options import Secrets
 
 from helpers import CLOSED
 from helpers.cli import run_cli
@@ -411,18 +412,25 @@ def test_the_endpoint_is_the_chat_completions_path(url, expected):
 
 
 def test_settings(monkeypatch):
-    assert judge.Connection.from_env(Options()) is None  # nothing configured: no judge
+    def connection(**changes):
+        return judge.Connection.of(Options.from_environment(**changes), Secrets.from_environment())
+
+    assert connection() is None  # nothing configured: no judge
     monkeypatch.setenv("CLINAUDIT_JUDGE_URL", "http://localhost:11434/v1")
     with pytest.raises(InputError, match="CLINAUDIT_JUDGE_MODEL"):
-        judge.Connection.from_env(Options())
+        connection()
     monkeypatch.setenv("CLINAUDIT_JUDGE_MODEL", "llama3.1:8b")
     monkeypatch.setenv("CLINAUDIT_JUDGE_API_KEY", KEY)
-    settings = judge.Connection.from_env(Options())
+    settings = connection()
     assert settings.api_key == KEY and KEY not in repr(settings)
-    assert judge.Connection.from_env(Options(judge_url="")) is None  # "" switches an environment judge off
+    assert judge.Connection.of(Options.from_environment()).api_key is None  # no keys handed in: none sent
+    assert connection(judge_url="") is None  # "" switches an environment judge off
     monkeypatch.setenv("CLINAUDIT_JUDGE_BUDGET", "12")
-    with pytest.raises(InputError, match="at least"):
-        judge.Connection.from_env(Options())
+    with pytest.raises(InputError, match="CLINAUDIT_JUDGE_BUDGET must be at least 1000"):
+        connection()
+    monkeypatch.setenv("CLINAUDIT_JUDGE_BUDGET", "a lot")
+    with pytest.raises(InputError, match="CLINAUDIT_JUDGE_BUDGET must be a whole number"):
+        connection()
     with pytest.raises(InputError, match="http"):
         judge.endpoint("ftp://example.org")
 

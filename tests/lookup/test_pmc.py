@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from clinaudit.core.models import CitationKind, Options, Status
-from clinaudit.lookup import resolve
+from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.services import pmc
 from clinaudit.read.document import read_document
 
-from helpers import CLOSED, FIXTURES
+from helpers import CLOSED, FIXTURES, stages
 from helpers.cli import run_cli
 from helpers.fakeserver import FakeServices
 from helpers.resolve import check, citations, findings, statuses, write
@@ -105,7 +104,7 @@ def test_150_pmc_ids_cost_one_converter_request_and_one_efetch(tmp_path, monkeyp
     with FakeServices(synthesise=True) as server:
         for name, url in server.env().items():
             monkeypatch.setenv(name, url)
-        found = resolve.resolve_all([document], None, Options())
+        found = stages.resolve([document])
     assert server.counts == {"idconv": 1, "eutils": 1}
     assert sum(1 for r in found.values() if r.status is Status.VERIFIED) == 190
     assert len(server.requests("eutils")[0]["form"]["id"].split(",")) == 190  # 150 mapped + 40 cited: one batch
@@ -114,7 +113,7 @@ def test_150_pmc_ids_cost_one_converter_request_and_one_efetch(tmp_path, monkeyp
     with FakeServices(synthesise=True) as server:
         for name, url in server.env().items():
             monkeypatch.setenv(name, url)
-        resolve.resolve_all([read_document("more.md", [(more, 0)], True)], None, Options())
+        stages.resolve([read_document("more.md", [(more, 0)], True)])
     assert server.counts == {"idconv": 2, "eutils": 2}  # 200 ids a converter request, 200 PMIDs an efetch
 
 
@@ -211,7 +210,7 @@ def test_an_answer_that_is_not_the_converters_is_malformed(body):
 
 def test_a_pmc_id_found_in_pmc_but_whose_pmid_pubmed_lacks_still_exists():
     link = pmc._link("pmcid:PMC1", {"requested-id": "PMC1", "pmid": 99999999})
-    gone = resolve.Resolution("pmid:99999999", Status.NOT_FOUND, reason="not in PubMed")
+    gone = Resolution("pmid:99999999", Status.NOT_FOUND, reason="not in PubMed")
     combined = pmc.combine("pmcid:PMC1", link, gone)
     assert combined.status is Status.VERIFIED and "in PMC only" in combined.reason
 
@@ -242,10 +241,10 @@ def test_a_reference_entry_that_names_another_paper_is_mismatched_through_the_pm
 
 def test_a_pmc_id_takes_its_pmids_retraction_and_record():
     link = pmc._link("pmcid:PMC5", {"requested-id": "PMC5", "pmid": "10066780"})
-    record = resolve.Record("pmid:10066780", "pubmed", True, title="CBP", retracted_by=("pmid:11905463",))
-    retracted = resolve.Resolution("pmid:10066780", Status.RETRACTED, record, "retraction notice PMID 11905463")
+    record = Record("pmid:10066780", "pubmed", True, title="CBP", retracted_by=("pmid:11905463",))
+    retracted = Resolution("pmid:10066780", Status.RETRACTED, record, "retraction notice PMID 11905463")
     combined = pmc.combine("pmcid:PMC5", link, retracted)
     assert combined.status is Status.RETRACTED and combined.record is record
     assert combined.reason == "PMC5 is PMID 10066780; retraction notice PMID 11905463"
-    unreachable = resolve.Resolution("pmid:10066780", Status.UNVERIFIABLE, reason="eutils unreachable")
+    unreachable = Resolution("pmid:10066780", Status.UNVERIFIABLE, reason="eutils unreachable")
     assert pmc.combine("pmcid:PMC5", link, unreachable).status is Status.UNVERIFIABLE

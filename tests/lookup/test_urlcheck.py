@@ -9,10 +9,13 @@ import time
 import diskcache
 import pytest
 
-from clinaudit.core.models import Options, Status
+from clinaudit.core.models import Status
 from clinaudit.lookup import urlcheck
 from clinaudit.lookup.cache import ResolutionCache
+from clinaudit.lookup.services.links import LinkCheck
+from clinaudit.read.document import read_document
 
+from helpers import stages
 from helpers.cli import run_cli
 from helpers.fakeweb import FakeWeb
 from helpers.resolve import check, citations, findings, statuses, write
@@ -33,7 +36,7 @@ def checker(allow=LOCAL, **kwargs) -> urlcheck.LinkChecker:
 def test_the_published_limits():
     assert (urlcheck.TIMEOUT, urlcheck.MAX_REDIRECTS, urlcheck.MAX_BODY) == (5.0, 3, 256 * 1024)
     assert (urlcheck.IN_FLIGHT, urlcheck.PER_HOST) == (8, 2)
-    assert (urlcheck.FOUND_TTL, urlcheck.DEAD_TTL) == (7 * 86400, 86400)
+    assert dict(LinkCheck.keep) == {Status.VERIFIED: 7 * 86400, Status.NOT_FOUND: 86400} and LinkCheck.recheck is None
 
 
 # ---------------------------------------------------------------- statuses
@@ -331,15 +334,17 @@ def test_what_the_time_limit_leaves_is_unverifiable(web):
 
 
 def test_results_are_cached_found_7_days_dead_1_day(web, tmp_path):
-    options = Options(check_urls=True, url_allow_hosts=LOCAL)
+    options = stages.options(check_urls=True, url_allow_hosts=LOCAL)
     ids = [f"url:{web.url('/ok')}", f"url:{web.url('/gone')}", f"url:{web.url('/forbidden')}"]
-    first = urlcheck.check_all(ids, options)
+    text = "".join(f"Cats purr at {k} Hz in this study ({cid[4:]}).\n\n" for k, cid in enumerate(ids))
+    document = read_document("cats.md", [(text, 0)], True)
+    first = stages.resolve([document], options)
     assert [first[c].status for c in ids] == [Status.VERIFIED, Status.NOT_FOUND, Status.UNVERIFIABLE]
     asked = len(web.requests())
-    again = urlcheck.check_all(ids, options)
+    again = stages.resolve([document], options)
     assert [again[c].status for c in ids] == [Status.VERIFIED, Status.NOT_FOUND, Status.UNVERIFIABLE]
     assert len(web.requests()) == asked + 2  # only the unverifiable page is asked again: failures are never cached
-    store = diskcache.Cache(str(ResolutionCache().directory))
+    store = diskcache.Cache(str(options.cache_dir))
     try:
         now = time.time()
         _, found_expires = store.get(ResolutionCache.key("url", ids[0]), expire_time=True, default=None) or (0, 0)
@@ -348,7 +353,7 @@ def test_results_are_cached_found_7_days_dead_1_day(web, tmp_path):
         store.close()
     assert abs(found_expires - now - 7 * 86400) < 120
     assert abs(dead_expires - now - 86400) < 120
-    offline = urlcheck.check_all(ids, Options(check_urls=True, offline=True))
+    offline = stages.resolve([document], stages.options(check_urls=True, offline=True))
     assert [offline[c].status for c in ids] == [Status.VERIFIED, Status.NOT_FOUND, Status.UNVERIFIABLE]
     assert "--offline" in offline[ids[2]].reason
 

@@ -198,7 +198,7 @@ def test_a_lone_surrogate_in_a_jsonl_id_is_printable_in_every_format(tmp_path, f
 
 def test_a_lone_surrogate_becomes_one_replacement_character():
     line = '{"id":"x\\udc00","answer":"A \\ud800 B \\ud83d\\ude00 C \\ude00"}'
-    record = inputs.parse_line("s.jsonl", 1, line, "answer", "id", 1 << 20)
+    record = inputs.parse_line("s.jsonl", 1, line, inputs.JsonlCorpus("answer", "id"), 1 << 20)
     assert record.text == "A \ufffd B \U0001f600 C \ufffd"  # a valid pair stays one character
     assert (record.record, record.name) == ("x\ufffd", "s.jsonl#x\ufffd")
 

@@ -14,11 +14,11 @@ import pytest
 
 from clinaudit.check import citing, grounding, topic
 from clinaudit.core.models import Options
-from clinaudit.read import entries, inputs, kept
+from clinaudit.read import entries, kept, sources
 from clinaudit.run import pipeline
 from clinaudit.store import codec
 
-from helpers import FIXTURES, SAMPLES
+from helpers import FIXTURES, SAMPLES, stages
 from helpers.cli import run_cli
 from helpers.resolve import check, write
 
@@ -34,23 +34,23 @@ REPORT = (
 
 
 def read(path: Path, options: Options | None = None):
-    return pipeline.read_source(inputs.Source(str(path), path, True), options or Options())
+    return stages.read_file(path, options)
 
 
 def counting_reads(monkeypatch) -> list[str]:
     calls: list[str] = []
-    real = pipeline.read_document
+    real = sources.read_document
 
     def spy(path, chunks, markdown, known=None):
         calls.append(path)
         return real(path, chunks, markdown, known)
 
-    monkeypatch.setattr(pipeline, "read_document", spy)
+    monkeypatch.setattr(sources, "read_document", spy)
     return calls
 
 
 def copies() -> list[Path]:
-    folder = kept.folder()
+    folder = stages.kept_folder()
     return sorted(folder.glob("*.json")) if folder and folder.is_dir() else []
 
 
@@ -125,7 +125,7 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
         "MEK inhibition prolonged survival in BRAF-mutant metastatic melanoma (PMID 22663011).\n\n"
         "Metformin 500 mg twice daily lowers HbA1c in type 2 diabetes (PMID 29768149).\n",
     )
-    options = Options(timeout=30)
+    options = Options.from_environment(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
     assert len(copies()) == 4  # the reading, its claims' terms, its citing sentences as read, their grounding
 
@@ -139,8 +139,8 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
     monkeypatch.setattr(citing, "read", reread)
     monkeypatch.setattr(grounding, "ground", lambda *args, **kwargs: reread(args[0]))
     second = pipeline.audit_paths([str(report)], options)
-    statuses = [(c.id, c.status, c.topic) for c in second.files[0].citations]
-    assert statuses == [(c.id, c.status, c.topic) for c in first.files[0].citations]
+    statuses = [(c.id, c.status, c.topic_verdict) for c in second.files[0].citations]
+    assert statuses == [(c.id, c.status, c.topic_verdict) for c in first.files[0].citations]
     assert ("pmid:29768149", "off_topic", "no") in [(i, str(s), t) for i, s, t in statuses]
 
 
@@ -162,7 +162,7 @@ def test_a_damaged_copy_of_the_checks_is_worked_out_again(tmp_path, services, da
         "| Claim | Reference | Source |\n|---|---|---|\n"
         "| MEK inhibition prolonged survival in melanoma | Flaherty KT et al. N Engl J Med 2012 | PMID 22663011 |\n",
     )
-    options = Options(timeout=30)
+    options = Options.from_environment(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
     assert len(copies()) == 4
     for path in copies():  # the reading too: read again, it has the same name, and its checks' copies are damaged
@@ -185,14 +185,14 @@ def test_cache_clear_removes_the_kept_copies_and_the_next_run_is_the_same(tmp_pa
 
 def test_kept_citing_readings_round_trip_and_anything_else_is_nothing():
     """What the checks keep beside a kept report goes through the one stored form (clinaudit/store/codec.py)."""
-    from clinaudit.check import verify
+    from clinaudit.check import context
 
     fields = entries.EntryFields(
         "Flaherty KT et al. N Engl J Med 2012", "Flaherty KT", "Flaherty", "", "N Engl J Med", 2012
     )
     reading = citing.Citing("MEK inhibition prolonged survival", (fields,))
     value = {("row text", ("a", "b")): reading}
-    decode = codec.decoder(verify._KEPT_CITING, True)
+    decode = codec.decoder(context._KEPT_CITING, True)
     stored = json.loads(json.dumps(codec.encode(value, shared=True)))
     assert decode(stored) == value
     body, table = stored

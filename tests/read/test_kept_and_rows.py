@@ -9,25 +9,25 @@ from pathlib import Path
 
 import pytest
 
-from clinaudit.core.models import Document, Options
-from clinaudit.read import inputs, kept
+from clinaudit.core.models import Document
+from clinaudit.read import kept
 from clinaudit.read.document import read_document
 from clinaudit.read.parse import parse_markdown
-from clinaudit.run import pipeline
 from clinaudit.run.pipeline import audit_text
 from clinaudit.store import codec
 
+from helpers import stages
 from helpers.resolve import check, findings, write
 
 
 def read(path: Path) -> Document:
-    document = pipeline.read_source(inputs.Source(str(path), path, True), Options())
+    document = stages.read_file(path)
     assert isinstance(document, Document)
     return document
 
 
 def copies() -> list[Path]:
-    folder = kept.folder()
+    folder = stages.kept_folder()
     return sorted(folder.glob("*.json")) if folder and folder.is_dir() else []
 
 
@@ -140,7 +140,7 @@ def test_a_copy_over_the_bound_is_not_kept_nor_read(tmp_path, monkeypatch):
 
 
 def test_an_oversized_copy_an_older_build_left_is_pruned(tmp_path, monkeypatch):
-    folder = kept.folder()
+    folder = stages.kept_folder()
     assert folder is not None
     folder.mkdir(parents=True, exist_ok=True)
     big = folder / ("0" * 64 + ".json")

@@ -270,7 +270,7 @@ def test_a_bad_byte_is_placed_on_its_line_counting_lone_crs(tmp_path):
 def test_a_corpus_record_with_lone_crs_reads_as_a_file_does(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps({"id": "q1", "text": CR_REPORT}) + "\n")
-    (record,) = inputs.read_jsonl(inputs.Source("c.jsonl", path, True), "text", "id", 1 << 20)
+    (record,) = inputs.read_jsonl(inputs.Source("c.jsonl", path, True), inputs.JsonlCorpus("text", "id"), 1 << 20)
     assert record.text == CR_REPORT.replace("\r", "\n")
 
 

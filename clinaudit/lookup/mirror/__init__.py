@@ -30,6 +30,8 @@ _PUBMED_COLUMNS = (
 class Mirror:
     """The read-only mirror of one run."""
 
+    SERVICES = ("pubmed", "ctgov")  # the services whose ids it can answer
+
     def __init__(self, store: Store):
         self.store = store
         self.dates = store.newest_dates()

@@ -97,12 +97,6 @@ def checked_date(value: object) -> str | None:
     return value
 
 
-def mirror_path(given: str | None) -> str | None:
-    """The mirror named by --mirror, else $CLINAUDIT_MIRROR; None when neither is set."""
-    path = given or os.environ.get("CLINAUDIT_MIRROR", "").strip()
-    return str(Path(path).expanduser()) if path else None
-
-
 class Store:
     """A connection to the mirror; `Store.create` writes, `Store.read_only` is what `check` uses."""
 

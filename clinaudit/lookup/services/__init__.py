@@ -1,11 +1,24 @@
-"""One module per database, behind one small interface: resolve many ids → {id: Resolution}.
+"""One module per source of answers, behind one small interface: resolve many ids → {id: Resolution}.
 
 The interface, as pip-audit's `interface.py` is: a service class declares the citation
 kinds it answers for, the HTTP APIs it calls (`Api`: default base URL, the environment
 variable and config key that move it, its pace and its body cap) and
 `resolve(http, ids, progress)`; it is made with the `Caller` (who is asking). The
-registry (registry.py) lists the classes, one line each: the resolver, the config keys,
+registry (registry.py) lists the classes, one line each: the lookup stage, the config keys,
 the environment variables and the HTTP endpoints all come from it.
+
+What the lookup policy does with a service's answers (clinaudit/lookup/policy.py: mirror,
+cache, --offline, ask, store) is the same for every service; a service may say, as class
+attributes, how long each answer is kept (`keep`) and after how long a found answer is
+asked again (`recheck`). Optional parts, looked up by name as pytest's hooks are:
+
+- `for_run(caller, asking) -> Service | None`: made with the run's settings, cache,
+  deadline and knowledge base (`Asking`) instead of the caller alone; None leaves its ids
+  unchecked (the link check without --check-urls);
+- `settle(ids) -> {id: Resolution}`: what it answers from local knowledge, before the cache
+  and offline too, never cached (the knowledge base; an entry too thin to search);
+- `ask_id(mention) -> str | None`: the id a citation is asked under, when it is not the
+  citation's own (a reference entry is asked for by its text).
 
 A service answers for every id it is given. A fault (network, rate limit, bad
 body) makes the ids it carried `unverifiable`, never `not_found`: only a
@@ -15,17 +28,27 @@ an answer is well formed only when it passes its service's `SHAPE` table.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeGuard
 
 from clinaudit.core.models import CitationKind, Resolution, Status
 
 if TYPE_CHECKING:
+    from clinaudit.core.deadline import Deadline
+    from clinaudit.lookup.cache import ResolutionCache
     from clinaudit.lookup.http import Http
+    from clinaudit.options import LookupSettings
+    from clinaudit.read.knowledge import KnowledgeBase
 
 Progress = Callable[[int], None]  # called with how many ids were just settled
 MB = 1024 * 1024
+DAY = 86400.0
+# what the policy keeps of a service's answers, unless the service says otherwise: a record that
+# exists for 30 days (asked again after 7: retractions happen), an id that does not for 1
+FOUND = (Status.VERIFIED, Status.RETRACTED, Status.CONCERN, Status.WITHDRAWN)
+KEEP: Mapping[Status, float] = {**dict.fromkeys(FOUND, 30 * DAY), Status.NOT_FOUND: 1 * DAY}
+RECHECK: float | None = 7 * DAY
 
 
 class Api(NamedTuple):
@@ -53,6 +76,18 @@ class Caller(NamedTuple):
     api_key: str | None = None  # sent in a POST body only; never in a URL, message or cache key
 
 
+class Asking(NamedTuple):
+    """What a service made `for_run` may use of the run: its settings, cache, deadline and local knowledge."""
+
+    caller: Caller
+    settings: LookupSettings
+    cache: ResolutionCache
+    deadline: Deadline
+    knowledge: KnowledgeBase | None = None
+    texts: Mapping[str, str] = {}  # a reference query's id → the entry text it asks for
+    same_paper: Callable[..., float | None] | None = None  # the check stage's test of a candidate record
+
+
 class Service(Protocol):
     """A database behind one or more APIs: canonical ids in, one Resolution per id out."""
 
@@ -65,7 +100,7 @@ class Service(Protocol):
     def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]: ...
 
 
-class Mapping(Service, Protocol):
+class Mapper(Service, Protocol):
     """A service whose answer names another id to resolve (a PMC id → its PMID), whose status it then takes."""
 
     def target(self, link: Resolution) -> str | None:
@@ -75,7 +110,7 @@ class Mapping(Service, Protocol):
     def combine(self, cid: str, link: Resolution, found: Resolution | None) -> Resolution: ...
 
 
-def is_mapping(service: Service) -> TypeGuard[Mapping]:
+def is_mapping(service: Service) -> TypeGuard[Mapper]:
     """Whether the service is a mapping one: its answers name another id to resolve (it has `target`)."""
     return hasattr(service, "target")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from clinaudit.core.catalogue import UNCITED_CLAIM
 from clinaudit.core.models import Finding
 from clinaudit.core.text import printable, shown
+from clinaudit.store.paths import root_of
 
 __all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
 
@@ -23,10 +24,7 @@ def _repo_root(workspace: str | None, cwd: str) -> Path:
     if workspace and Path(workspace).is_dir():
         return Path(workspace).resolve()
     here = Path(cwd).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists():
-            return folder
-    return here
+    return root_of(here, (".git",)) or here
 
 
 def relative(path: str) -> str | None:

@@ -534,31 +534,29 @@ class _FileView:
             rows += _record_rows(record)
         if record is not None:
             rows += _retraction_rows(record)
-        if c.metadata_mismatches:
+        meta = c.metadata
+        if meta is not None and meta.mismatches:
             rows.append(
                 (
                     "Differs from record",
-                    ", ".join(esc_line(m) for m in c.metadata_mismatches)
-                    + " (the reference text does not match the record)",
+                    ", ".join(esc_line(m) for m in meta.mismatches) + " (the reference text does not match the record)",
                 )
             )
-        elif c.metadata_match:
+        elif meta is not None and meta.match:
             rows.append(("Reference text", "matches the record"))
-        if c.topic != "unchecked":
-            score = "" if c.topic_score is None else f" ({c.topic_score:.2f})"
-            matched, missing = c.topic_terms
+        topic = c.topic
+        if topic is not None and topic.verdict != "unchecked":
+            score = "" if topic.score is None else f" ({topic.score:.2f})"
             terms = ""
-            if matched:
-                terms += f"; matched: {esc(', '.join(matched))}"
-            if missing:
-                terms += f"; missing: {esc(', '.join(missing))}"
-            rows.append(("On topic", f"{esc_line(c.topic)}{score}{terms}"))
-        if c.credibility is not None:
+            if topic.matched:
+                terms += f"; matched: {esc(', '.join(topic.matched))}"
+            if topic.missing:
+                terms += f"; missing: {esc(', '.join(topic.missing))}"
+            rows.append(("On topic", f"{esc_line(topic.verdict)}{score}{terms}"))
+        credible = c.credibility
+        if credible is not None:
             rows.append(
-                (
-                    "Credibility",
-                    f"{c.credibility}/100" + (f" ({esc(c.credibility_source)})" if c.credibility_source else ""),
-                )
+                ("Credibility", f"{credible.score}/100" + (f" ({esc(credible.source)})" if credible.source else ""))
             )
         if c.evidence_level:
             rows.append(("Evidence level", esc_line(c.evidence_level)))

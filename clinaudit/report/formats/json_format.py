@@ -121,20 +121,22 @@ def mirror_keys(citation: CitationResult) -> dict[str, Any]:
 
 
 def _check_keys(citation: CitationResult) -> dict[str, Any]:
-    """What it is cited for: topic match, credibility, evidence level, reference metadata."""
-    matched, missing = citation.topic_terms
+    """What it is cited for: topic match, credibility, evidence level, reference metadata (null: not checked)."""
+    topic, credible, meta = citation.topic, citation.credibility, citation.metadata
     return {
-        "topic": citation.topic,
-        "topic_score": citation.topic_score,
-        "topic_terms": {"matched": list(matched), "missing": list(missing)},
-        "topic_basis": citation.topic_basis,
-        "topic_level": citation.topic_level,
-        "credibility": citation.credibility,
-        "credibility_source": citation.credibility_source or None,
+        "topic": citation.topic_verdict,
+        "topic_score": topic.score if topic is not None else None,
+        "topic_terms": {"matched": list(topic.matched), "missing": list(topic.missing)}
+        if topic is not None
+        else {"matched": [], "missing": []},
+        "topic_basis": topic.basis if topic is not None else None,
+        "topic_level": topic.level if topic is not None else None,
+        "credibility": credible.score if credible is not None else None,
+        "credibility_source": (credible.source or None) if credible is not None else None,
         "evidence_level": citation.evidence_level,
-        "metadata_match": citation.metadata_match,
-        "metadata_mismatches": list(citation.metadata_mismatches),
-        "metadata_fields": fields_dict(citation.metadata_fields),
+        "metadata_match": meta.match if meta is not None else None,
+        "metadata_mismatches": list(meta.mismatches) if meta is not None else [],
+        "metadata_fields": fields_dict(meta.fields) if meta is not None else None,
     }
 
 

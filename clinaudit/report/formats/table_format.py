@@ -40,6 +40,7 @@ from clinaudit.core.models import (
     distinct_works,
 )
 from clinaudit.core.text import counted, encodable
+from clinaudit.report import verdict
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown
 
@@ -659,9 +660,9 @@ def _grounding_text(c: CitationResult) -> Text:
         found = sum(1 for f in checked if f.found)
         parts.append((f"figures {found}/{len(checked)}", "green" if found == len(checked) else "red"))
     verdicts = {u.effect.verdict for u in uses if u.effect is not None}
-    for verdict in ("contradicted", "consistent"):
-        if verdict in verdicts:
-            parts.append((f"effect {verdict}", "red" if verdict == "contradicted" else "green"))
+    for effect in ("contradicted", "consistent"):
+        if effect in verdicts:
+            parts.append((f"effect {effect}", "red" if effect == "contradicted" else "green"))
             break
     out = Text()
     for k, (text, style) in enumerate(parts):
@@ -671,9 +672,11 @@ def _grounding_text(c: CitationResult) -> Text:
 
 def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:
     """Topic (with score), credibility, evidence level and what the record is (title, journal, year; trimmed)."""
-    label = c.topic if c.topic_score is None else f"{c.topic} {c.topic_score:.2f}"
-    topic = Text(label, style=TOPIC_STYLE.get(c.topic, ""))
-    credibility = "" if c.credibility is None else str(c.credibility)
+    said = c.topic_verdict
+    score = c.topic.score if c.topic is not None else None
+    label = said if score is None else f"{said} {score:.2f}"
+    topic = Text(label, style=TOPIC_STYLE.get(said, ""))
+    credibility = "" if c.credibility is None else str(c.credibility.score)
     record = c.record
     what = ""
     if record is not None and record.exists and (record.title or record.journal):
@@ -687,4 +690,4 @@ def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:
 def _verdict_part(report: FileReport) -> tuple[str, str]:
     if report.error:
         return "ERROR", "bold red"
-    return report.verdict.upper(), "bold green" if report.verdict == "pass" else "bold red"
+    return report.verdict.upper(), "bold red" if verdict.failed(report) else "bold green"

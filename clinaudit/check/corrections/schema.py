@@ -2,7 +2,7 @@
 
 Files are read with yaml.safe_load semantics (the safe loader, libyaml when present);
 user regexes are refused at load if they could backtrack catastrophically (see
-regex_guard). Applying the entries to a report is clinaudit/check/corrections.py.
+regex_guard). Applying the entries to a report is clinaudit/check/corrections/known.py.
 """
 
 from __future__ import annotations
@@ -472,7 +472,7 @@ def load_file(path: str | Path) -> list[Entry]:
 
 @lru_cache(maxsize=1)
 def packaged_text() -> str:
-    return (Path(__file__).resolve().parent.parent / "data" / FILENAME).read_text(encoding="utf-8")
+    return (Path(__file__).resolve().parents[2] / "data" / FILENAME).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

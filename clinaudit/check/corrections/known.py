@@ -1,4 +1,4 @@
-"""corrections.yaml: a curated, sourced list of known failures, applied to every report.
+"""corrections.yaml's entries, loaded, merged and compiled once: what a report's corrections know.
 
 Live lookup cannot see everything: an approval withdrawn after a model's training
 cutoff, a drug name swapped for a sound-alike, a paper known to be bad. This list
@@ -7,7 +7,8 @@ carries those facts as data (like Vale's styles), each with its source.
 Loading order: the packaged defaults (clinaudit/data/corrections.yaml), then the
 nearest corrections.yaml walking up from the report, then each --corrections FILE.
 A later entry with the same id replaces an earlier one; every regex is compiled
-once. Reading and validating the files is clinaudit/check/corrections_schema.py.
+once. Reading and validating the files is clinaudit/check/corrections/schema.py; the check
+that applies them is clinaudit/check/corrections/__init__.py.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from clinaudit.check.corrections_schema import (
+from clinaudit.check.corrections.schema import (
     FILENAME,
     KIND_LABEL,
     Entry,
@@ -39,7 +40,7 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.options import CheckSettings
-from clinaudit.store.paths import is_project_root
+from clinaudit.store.paths import folders_up
 
 _ID_STATUS = {"retracted_id": Status.RETRACTED, "fabricated_id": Status.NOT_FOUND}
 log = logging.getLogger("clinaudit")
@@ -430,7 +431,7 @@ class Corrections:
         corrected = {f.citation for f in extra if f.citation in self._ids}
         kept = [f for f in findings if not (f.rule in _ID_RULES and f.citation in corrected)]
         out = kept + extra
-        out.sort(key=lambda f: (f.span.line, f.span.column, -f.severity.rank, f.rule))
+        out.sort(key=Finding.order)
         return tuple(out)
 
 
@@ -452,7 +453,7 @@ def project_file(start: Path) -> Path | None:
         here = start.resolve()
     except OSError:
         return None
-    for directory in (here, *here.parents):
+    for directory in folders_up(here):  # up to the project's root: a file above it belongs to someone else
         candidate = directory / FILENAME
         try:
             found = candidate.is_file()
@@ -460,8 +461,6 @@ def project_file(start: Path) -> Path | None:
             raise InputError(f"{directory}: cannot look for {FILENAME} in this folder ({exc.strerror})") from None
         if found and _is_ours(candidate):
             return candidate
-        if is_project_root(directory):
-            return None  # the project's root: a file above it belongs to someone else
     return None
 
 
@@ -546,41 +545,3 @@ def default() -> Corrections:
     """The packaged set alone: what the topic matcher uses when it has no report context."""
     ours = packaged()
     return Corrections.build(ours, vetted=ours)
-
-
-def bad_ids(report: str, options: CheckSettings | None) -> dict[str, Resolution]:
-    """Known-bad ids of one report's corrections, as offline resolutions."""
-    return for_report(report, options).bad_resolutions()
-
-
-# ---------------------------------------------------------------- pipeline hooks
-
-
-def known_bad(documents: Iterable[Document], options: CheckSettings | None) -> dict[str, dict[str, Resolution]]:
-    """Per report path, the cited ids its corrections already condemn (retracted_id, fabricated_id)."""
-    out: dict[str, dict[str, Resolution]] = {}
-    for document in documents:
-        bad = for_report(document.path, options).bad_resolutions()
-        hits = {m.id: bad[m.id] for m in document.mentions if m.id in bad}
-        if hits:
-            out[document.path] = hits
-    return out
-
-
-def without(documents: list[Document], bad: dict[str, dict[str, Resolution]]) -> list[Document]:
-    """The documents minus mentions of condemned ids: what is left to look up. They are never sent."""
-    if not bad:
-        return documents
-    from dataclasses import replace
-
-    return [
-        replace(d, mentions=tuple(m for m in d.mentions if m.id not in bad[d.path])) if d.path in bad else d
-        for d in documents
-    ]
-
-
-def refine_findings(
-    document: Document, cited: tuple[CitationResult, ...], findings: tuple[Finding, ...], options: CheckSettings | None
-) -> tuple[Finding, ...]:
-    """Findings for condemned, miscited and confusable citations, once every record is known."""
-    return for_report(document.path, options).refine(document, cited, findings)

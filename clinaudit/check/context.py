@@ -1,0 +1,231 @@
+"""What the checks of one report share: its mentions by id, its entries, its title, and what is read once.
+
+A `ReportContext` is made per report by the check stage and handed to every phase of every
+check. It reads each citing text once (its claim and the references beside it), extracts
+each claim's topic terms once, and compares each reference with each record once; a warm
+run of an unchanged report finds the readings and terms kept beside its kept Document
+(clinaudit/read/kept.py). What lives longer than one report, for the whole run, is in the
+run's stash (`CheckRun.stash`), never in a module's globals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from clinaudit.check import citing, metadata, topic
+from clinaudit.core.ids import describe as describe_id
+from clinaudit.core.models import (
+    CitationKind,
+    CitationMention,
+    CitationResult,
+    Context,
+    Document,
+    Record,
+    Resolution,
+)
+from clinaudit.core.stash import Stash
+from clinaudit.read import kept
+
+if TYPE_CHECKING:
+    from clinaudit.check.corrections.known import Corrections
+    from clinaudit.options import CheckSettings
+
+TEXT_SHOWN = 80
+# what a warm run keeps beside a kept report (read/kept.py), in the one stored form (clinaudit/store/codec.py)
+_KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
+_KEPT_CITING = dict[tuple[str, tuple[str, ...]], citing.Citing]  # (text, cells) → its reading
+Review = Callable[[str, tuple[CitationResult, ...]], tuple[CitationResult, ...]]
+
+
+class CheckRun(Protocol):
+    """What the check stage uses of the run: where kept readings live, the run's stash, and the judge."""
+
+    @property
+    def kept(self) -> Path | None: ...
+    @property
+    def stash(self) -> Stash: ...
+    @property
+    def review(self) -> Review | None: ...
+
+
+class ReportContext:
+    """One report as its checks see it."""
+
+    def __init__(
+        self,
+        document: Document,
+        settings: CheckSettings,
+        run: CheckRun,
+        meant: Mapping[str, Resolution] | None = None,
+    ) -> None:
+        self.document = document
+        self.settings = settings
+        self.run = run
+        self.meant = meant or {}  # entry text → the paper it describes, for entries whose id names another
+        self.path = document.path
+        self.title = document.title
+        self.digest = document.digest  # a kept report keeps its claims' terms too (clinaudit/read/kept.py)
+        self.abbreviations = dict(document.abbreviations)
+        self.mentions: dict[str, list[CitationMention]] = {}
+        per_sentence: dict[str, set[str]] = {}
+        for mention in document.mentions:
+            self.mentions.setdefault(mention.id, []).append(mention)
+            if mention.sentence:
+                per_sentence.setdefault(mention.sentence, set()).add(mention.id)
+        self.shared = {s for s, ids in per_sentence.items() if len(ids) > 1}  # sentences citing several works
+        self.entries = {entry.text: entry for entry in document.entries}
+        self._citing: dict[tuple[str, tuple[str, ...]], citing.Citing] = {}  # each citing text read once
+        self._kept_citing: dict[tuple[str, tuple[str, ...]], citing.Citing] | None = None
+        self._new_citing = False
+        self._terms: dict[str, list[topic.Term]] = {}  # each claim's terms extracted once
+        self._kept_terms: dict[str, tuple[topic.Term, ...]] | None = None
+        self._new_terms = False
+        self._sections: dict[tuple[str, ...], str] = {}
+        self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
+        self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text
+        self.kept: dict[str, Any] = {}  # what the checks keep beside the kept report, by part name
+        self._fresh: set[str] = set()  # … and which parts were worked out anew in this run
+
+    # ------------------------------------------------------------ the report's corrections and matcher
+
+    @cached_property
+    def corrections(self) -> Corrections:
+        from clinaudit.check.corrections import known
+
+        return known.for_report(self.path, self.settings)
+
+    @cached_property
+    def matcher(self) -> topic.Matcher:
+        """Its corrections' synonyms with MeSH's."""
+        return topic.matcher(topic.synonym_groups(self.corrections), topic.embedded(self.settings))
+
+    # ------------------------------------------------------------ mentions
+
+    def first(self, result: CitationResult) -> CitationMention | None:
+        """Its first mention in a sentence, else its first mention at all."""
+        mentions = self.mentions.get(result.id) or []
+        return next((m for m in mentions if m.sentence), mentions[0] if mentions else None)
+
+    def places(self, result: CitationResult) -> list[CitationMention]:
+        """One mention per citing place (sentence and context): a row citing its id twice is one place."""
+        places: dict[tuple[str, object], CitationMention] = {}
+        for mention in self.mentions.get(result.id, []):
+            if mention.sentence:
+                places.setdefault((mention.sentence, mention.context), mention)
+        return list(places.values())
+
+    # ------------------------------------------------------------ citing texts, read once
+
+    def read(self, context: Context | None, sentence: str) -> citing.Citing:
+        """The claim and reference texts of a citing place, read once: its row's cells, else its full text."""
+        key: tuple[str, tuple[str, ...]]
+        if context is None or not (context.text or context.cells):
+            key = (sentence, ())
+        else:
+            key = (" ".join(context.text.split()), context.cells)
+        cached = self._citing.get(key)
+        if cached is None:
+            if self._kept_citing is None:
+                self._kept_citing = self.load_kept("citing", _KEPT_CITING) or {}
+            cached = self._kept_citing.get(key)
+            if cached is None:  # not read in an earlier run of this very report
+                cached = citing.read(key[0] or sentence, key[1])
+                self._new_citing = True
+            self._citing[key] = cached
+        return cached
+
+    def inline_references(self, mention: CitationMention) -> tuple[metadata.EntryFields, ...]:
+        """What the text around a citation says the cited work is (not the reference list: that is its entry)."""
+        found: list[metadata.EntryFields] = []
+        if mention.context is not None:
+            found += self.read(mention.context, mention.sentence).references
+        if mention.ref_text and mention.ref_text not in self.entries:  # link text: "Menon et al. 2022"
+            found += [f for f in citing.link_references(mention.ref_text) if f not in found]
+        return tuple(found)
+
+    def claim_terms(self, claim: str) -> list[topic.Term]:
+        """A claim's terms: kept from an earlier run of this very report and matcher, else extracted."""
+        found = self._terms.get(claim)
+        if found is None:
+            if self._kept_terms is None:
+                self._kept_terms = self.load_kept(f"terms {self.matcher.version}", _KEPT_TERMS) or {}
+            stored = self._kept_terms.get(claim)
+            if stored is not None:
+                found = list(stored)
+            else:
+                self._new_terms = True
+                found = self.matcher.terms(claim, self.abbreviations)
+            self._terms[claim] = found
+        return found
+
+    def section(self, headings: tuple[str, ...]) -> str:
+        """The heading path under the document's title: "Treatment . Anticoagulation"."""
+        section = self._sections.get(headings)
+        if section is None:
+            path = headings[1:] if headings and headings[0] == self.title else headings
+            section = " . ".join(path)
+            self._sections[headings] = section
+        return section
+
+    # ------------------------------------------------------------ references against records, compared once
+
+    def compare_entry(self, text: str, record: Record) -> metadata.MetadataCheck:
+        key = (text, record.id)
+        found = self._entry_checks.get(key)
+        if found is None:
+            found = self._entry_checks[key] = metadata.compare(text, record)
+        return found
+
+    def compare_fields(self, fields: metadata.EntryFields, record: Record) -> metadata.MetadataCheck:
+        key = (fields, record.id)
+        found = self._field_checks.get(key)
+        if found is None:
+            found = self._field_checks[key] = metadata.compare_fields(fields, record)
+        return found
+
+    # ------------------------------------------------------------ what is kept beside a kept report
+
+    def load_kept(self, part: str, tp: Any) -> Any:
+        """What an earlier run of this very report kept as `part`, as a `tp`; None when nothing was."""
+        return kept.load_aside(self.run.kept, self.digest, part, tp) if self.digest else None
+
+    def keep(self, part: str, value: Any) -> None:
+        """Keep `value` beside the kept report at the end of its checks (a check that worked something out anew)."""
+        self.kept[part] = value
+        self._fresh.add(part)
+
+    def finish(self) -> None:
+        """Keep what was worked out from the report's text alone, for its next run."""
+        if not self.digest:
+            return
+        if self._new_terms:
+            terms = {claim: tuple(found) for claim, found in self._terms.items()}
+            kept.keep_aside(self.run.kept, self.digest, f"terms {self.matcher.version}", terms)
+        if self._new_citing:
+            kept.keep_aside(self.run.kept, self.digest, "citing", self._citing)
+        for part in self._fresh:
+            kept.keep_aside(self.run.kept, self.digest, part, self.kept[part])
+
+
+def comparable(record: Record) -> Record:
+    """A trial's 'year' is its start, not a publication year, and it has no journal: compare its title only."""
+    from dataclasses import replace
+
+    if record.database == "ctgov":
+        return replace(record, year=None, journal="", journal_iso="", authors=())
+    return record
+
+
+def describe(result: CitationResult) -> str:
+    """How a finding names a citation: 'PMID 123', a web page by its (shortened) address."""
+    if result.kind is CitationKind.URL:
+        return trim(result.value, 60)
+    return describe_id(result.kind, result.value)
+
+
+def trim(text: str, width: int = TEXT_SHOWN) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,256 @@
+"""The library behind `clinaudit corrections` and `check --suggest-corrections`: the loop that grows the list.
+
+A run finds a bad citation; `suggestions` makes a ready-to-paste entry for it; `append_entries`
+adds entries to a file without touching its comments or the order of what is already there;
+`matches` says what new entries would catch in given reports; `explain_entry` describes one.
+The command line (clinaudit/cli/corrections.py) only reads its arguments and prints.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from pathlib import Path
+from typing import Any
+
+from clinaudit.core.errors import InputError
+
+SUGGEST_STATUSES = ("not_found", "retracted", "mismatched", "off_topic")
+_KIND_FOR_STATUS = {
+    "not_found": "fabricated_id",
+    "retracted": "retracted_id",
+    "mismatched": "miscited_id",
+    "off_topic": "miscited_id",
+}
+_RECORD_URL = {
+    "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
+    "doi": "https://doi.org/{}",
+    "nct": "https://clinicaltrials.gov/study/{}",
+}
+
+
+def explain_entry(entry_id: str) -> str:
+    """`clinaudit explain correction/<id>`: the entry as the working folder's corrections see it."""
+    from clinaudit.check import corrections
+    from clinaudit.check.corrections import schema
+
+    entry = corrections.for_report("-").entries.get(entry_id)
+    if entry is None:
+        return ""
+    fields = "\n".join(f"  {key}: {value}" for key, value in entry.fields if value not in (None, "", []))
+    return (
+        f"{entry.rule}: {schema.KIND_LABEL[entry.kind]} (corrections.yaml, {entry.origin})\n"
+        f"  severity:  {entry.severity.value}\n"
+        f"  message:   {entry.message}\n"
+        f"  source:    {entry.source}\n"
+        f"{fields}\n"
+        f"  suppress:  <!-- clinaudit-disable-next-line {entry.rule} -- why -->  (the line below the comment)"
+    )
+
+
+def matches(entries: list, reports: list[Path]) -> list[tuple[str, int, str, str]]:
+    """(report, line, entry id, sentence) for each place these entries alone would raise a finding.
+
+    The reports are read as a check reads them (Markdown), with only these entries as the
+    corrections: what an id-wide entry would catch in reports that cite the paper rightly shows here.
+    """
+    from clinaudit.check import corrections
+    from clinaudit.read.document import read_document
+
+    known = corrections.Corrections.build(entries)
+    rules = {e.rule: e.id for e in entries}
+    found: list[tuple[str, int, str, str]] = []
+    for report in reports:
+        try:
+            text = report.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(
+                f"{report}: cannot read ({getattr(exc, 'strerror', None) or exc.__class__.__name__})"
+            ) from None
+        document = read_document(str(report), [(text, 0)], True, known)
+        hits = [*document.findings, *known.citation_findings(document, ())]
+        found += [(str(report), f.span.line, rules[f.rule], f.sentence) for f in hits if f.rule in rules]
+    return sorted(set(found), key=lambda m: (m[0], m[1], m[2]))
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAMLError in one line: its `problem`, else the first line of its text (a ReaderError has no problem)."""
+    return getattr(exc, "problem", None) or str(exc).splitlines()[0]
+
+
+def yaml_line(exc: Exception) -> int | None:
+    mark = getattr(exc, "problem_mark", None)
+    return mark.line + 1 if mark is not None else None
+
+
+def dump_entries(entries: list[dict[str, Any]], indent: int) -> str:
+    """Entries as a block sequence indented by `indent` spaces; short lists stay on one line."""
+    import yaml
+
+    text = yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, default_flow_style=None, width=1000, indent=2)
+    pad = " " * indent
+    return "".join(pad + line if line.strip() else line for line in text.splitlines(keepends=True))
+
+
+def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
+    """The file's text with `entries` added at the end of its `entries:` list, byte-for-byte elsewhere."""
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
+    if not text.strip():
+        text = (text + "\n" if text else "") + "version: 1\nentries:\n"
+    if not text.endswith("\n"):
+        text += "\n"
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        before = yamlfiles.safe_load(text)  # a bad date is a YAMLError here, not a bare ValueError
+    except yaml.YAMLError as exc:
+        line = yaml_line(exc)
+        where = f" at line {line}" if line else ""
+        raise ValueError(f"invalid YAML{where} ({yaml_problem(exc)}); fix it first") from None
+    if not isinstance(root, yaml.MappingNode):
+        raise ValueError("expected a mapping with `version: 1` and `entries:`")
+    key_node = value_node = None
+    for k, v in root.value:
+        if k.value == "entries":
+            key_node, value_node = k, v
+    if key_node is None:
+        offset, indent, prefix = len(text), 2, "entries:\n"
+    elif isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null"):
+        if value_node.value:
+            raise ValueError("`entries:` is null; remove the value and try again")
+        line_end = text.find("\n", key_node.end_mark.index)
+        offset, indent, prefix = line_end + 1, 2, ""
+    elif isinstance(value_node, yaml.SequenceNode) and not value_node.flow_style:
+        indent = value_node.start_mark.column
+        end = max(_last_index(item) for item in value_node.value)
+        offset = end if text[end - 1] == "\n" else text.find("\n", end) + 1 or len(text)
+        prefix = ""
+    else:
+        raise ValueError("`entries` is not a block list (`- id: …` lines); edit it by hand")
+    new = text[:offset] + prefix + dump_entries(entries, indent) + text[offset:]
+    after = yamlfiles.safe_load(new)
+    if (before or {}).get("entries") is None:
+        before = {**(before or {}), "entries": []}
+    expected = {**before, "entries": list(before["entries"]) + yamlfiles.safe_load(yaml.safe_dump(entries))}
+    if after != expected:  # never write a file whose meaning changed beyond the new entries
+        raise ValueError("could not append without changing the rest of the file; add the entry by hand")
+    return new
+
+
+def _last_index(node) -> int:
+    """The end offset of the last character of a node's content."""
+    import yaml
+
+    if isinstance(node, yaml.ScalarNode):
+        return node.end_mark.index
+    if isinstance(node, yaml.SequenceNode):
+        return max((_last_index(n) for n in node.value), default=node.end_mark.index)
+    if isinstance(node, yaml.MappingNode):
+        return max((max(_last_index(k), _last_index(v)) for k, v in node.value), default=node.end_mark.index)
+    return node.end_mark.index
+
+
+def suggestions(result, options=None) -> list[dict[str, Any]]:
+    """One entry for each distinct citation found not_found, retracted, mismatched or off_topic."""
+    from clinaudit.check import corrections
+    from clinaudit.core.ids import describe
+
+    today = _dt.date.today()
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for report in result.files:
+        try:
+            known = corrections.for_report(report.path, options)
+        except Exception:  # a broken project file was already reported as the report's error
+            known = corrections.Corrections()
+        for citation in report.citations:
+            status = citation.status.value
+            if status not in SUGGEST_STATUSES or citation.id in seen or known.bad_entry(citation.id):
+                continue
+            if citation.kind.value in ("url", "pmcid"):  # corrections.yaml holds PMIDs, DOIs and NCT ids only
+                continue
+            when = ""
+            if status in ("mismatched", "off_topic"):
+                # a use is wrong, not the paper: the entry matches the sentences seen, never every citation of it
+                when = scope_pattern([u.sentence for u in citation.uses if u.flagged])
+                if not when:
+                    continue
+            seen.add(citation.id)
+            prefix = citation.id.split(":", 1)[0]
+            what = describe(citation.kind, citation.value)
+            note = citation.note or ""
+            reason = {
+                "not_found": f"not found in its database{f' ({note})' if note else ''}",
+                "retracted": note or "retracted",
+                "mismatched": f"the record does not match how it is cited{f': {note}' if note else ''}",
+                "off_topic": f"the record is about something else than the claim{f': {note}' if note else ''}",
+            }[status]
+            message = {
+                "not_found": f"{what} does not exist; it is a fabricated citation.",
+                "retracted": f"{what} is retracted.",
+                "mismatched": f"{what} is cited for a work it is not.",
+                "off_topic": f"{what} does not support the claim it is cited for here.",
+            }[status]
+            if status == "mismatched":
+                message = f"{what} is cited here for a work it is not."
+            notices = ()
+            if citation.record is not None:
+                notices = citation.record.retracted_by
+            url = _RECORD_URL.get(prefix, "{}").format(citation.value)
+            source = f"{url}" + (f" (retraction notice: {', '.join(notices)})" if notices else "")
+            slug = "".join(ch if ch.isalnum() else "-" for ch in citation.value.lower()).strip("-")[:60]
+            out.append(
+                {
+                    "id": f"{_KIND_FOR_STATUS[status].split('_')[0]}-{prefix}-{slug}",
+                    "kind": _KIND_FOR_STATUS[status],
+                    "ids": [citation.id],
+                    **({"when": when} if when else {}),
+                    "reason": reason,
+                    "message": message,
+                    "severity": "high",
+                    "source": source,
+                    "added": today,
+                    "_where": f"{report.path}:{citation.span.line}",
+                }
+            )
+    return out
+
+
+_WORDS_SCOPED = 8  # leading words of a sentence a scoped entry's `when` quotes: enough to name that sentence
+_SCOPE_WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*")
+_CITATION_WORD = re.compile(r"(?i)^(?:pmid|pmcid|pmc\d*|doi|nct\d*|https?|www|ref|source|see)$")
+
+
+def scope_pattern(sentences: list[str]) -> str:
+    """A `when` regex matching these sentences: each one's leading words, in order, any punctuation between.
+
+    Literal words joined by `\\W+`, one alternative per sentence: linear, and it names the
+    sentence a run saw rather than every sentence citing the id. "" when none has words.
+    """
+    parts: list[str] = []
+    for sentence in dict.fromkeys(sentences):
+        words: list[str] = []
+        for word in _SCOPE_WORD.findall(sentence):
+            if _CITATION_WORD.match(word) or (word.isdigit() and len(word) >= 6):
+                break  # the citation itself: what follows it is not the claim
+            words.append(re.escape(word))
+            if len(words) == _WORDS_SCOPED:
+                break
+        if words:
+            parts.append(r"\b" + r"\W+".join(words))
+    return "|".join(parts)
+
+
+def suggestions_yaml(result, options=None) -> str:
+    """Ready to paste under `entries:` in a corrections.yaml (check each source before you do)."""
+    items = suggestions(result, options)
+    if not items:
+        return "# clinaudit: no citation to suggest a correction for\n"
+    parts = ["# clinaudit --suggest-corrections: paste under `entries:` (confirm each source first)\n"]
+    for item in items:
+        where = item.pop("_where")
+        parts.append(f"  # first cited at {where}\n")
+        parts.append(dump_entries([item], 2))
+    return "".join(parts)

@@ -1,0 +1,71 @@
+"""One input read into a Document: a report file (its reading kept by content), or a corpus record.
+
+An unreadable input is an error report, never dropped. A report file small enough to keep is
+read once per content: its Document is kept in the cache directory (clinaudit/read/kept.py),
+named by its text and by the corrections files that apply to it, and an unchanged report is
+not read again. The corrections come from the check stage through `Known`, handed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Protocol
+
+from clinaudit.core.errors import InputError
+from clinaudit.core.models import CorpusRecord, Document, FileReport
+from clinaudit.options import ReadSettings
+from clinaudit.read import inputs, kept
+from clinaudit.read.document import KnownFailures, read_document
+
+
+class Known(Protocol):
+    """What the read stage asks of a report's corrections (the check stage's), handed in by the pipeline."""
+
+    def for_report(self, name: str, /) -> KnownFailures:
+        """The known failures that apply to the report of that name (its sentences are matched as they are read)."""
+        ...
+
+    def stamps(self, name: str, /) -> tuple[object, ...]:
+        """What names those corrections (each file's path, size, time), for the name of a kept reading."""
+        ...
+
+
+def read_source(
+    source: inputs.Source, settings: ReadSettings, known: Known, cache: str | None
+) -> Document | FileReport:
+    """One report file read into a Document; an unreadable one is an error report, never dropped.
+
+    `cache`: the cache directory (the options' `cache_dir`), where kept readings live.
+    """
+    try:
+        corrections = known.for_report(source.name)
+        if source.path is None or _size(source.path) > kept.MAX_BYTES:  # stdin, or a report read as a stream
+            return read_document(
+                source.name, inputs.read_chunks(source, settings.max_bytes), source.markdown, corrections
+            )
+        chunks = list(inputs.read_chunks(source, settings.max_bytes))
+        folder = kept.folder(cache)
+        name = kept.key(source.name, source.markdown, chunks, known.stamps(source.name))
+        document = kept.load(folder, name)
+        if document is None:  # not read before in this form: read it, and keep what was read
+            document = replace(read_document(source.name, chunks, source.markdown, corrections), digest=name)
+            kept.keep(folder, name, document)
+        return document
+    except InputError as exc:
+        return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
+
+
+def read_record(record: CorpusRecord, settings: ReadSettings, known: Known) -> Document | FileReport:
+    """One corpus record read as a report (Markdown unless --plain) under its unique key; a bad line is an error."""
+    if record.error:
+        return FileReport(record.key, "error", (), (), 0, 0, 0, error=record.error)
+    corrections = known.for_report(record.key)  # the corrections.yaml nearest the corpus file
+    return read_document(record.key, [(record.text, 0)], not settings.plain, corrections, record.sources)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # read_chunks says what is wrong with it
