@@ -179,7 +179,7 @@ class Hooks:
                 out.update(phase(document, self.settings))
         return out
 
-    def enricher(self, documents: Sequence[Document]):
+    def term_adder(self, documents: Sequence[Document]):
         """Each fetched record cached with its topic terms, made with the first report's synonyms."""
         from clinaudit.check import topic
 

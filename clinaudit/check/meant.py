@@ -14,6 +14,7 @@ from typing import ClassVar
 from clinaudit.check import metadata
 from clinaudit.check.context import ReportContext
 from clinaudit.core import catalogue
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationResult, Finding, Severity, Status
 
 
@@ -36,7 +37,7 @@ class PaperMeant:
                 continue
             if f.citation in (record.id, f"doi:{record.doi}") or not record.id.startswith("pmid:"):
                 continue  # the cited paper itself: nothing better to suggest
-            pmid = record.id.split(":", 1)[1]
+            pmid = value_of(record.id)
             out[i] = replace(
                 f,
                 message=f"{f.message}; the entry describes PMID {pmid} {metadata.describe_record(record)}",

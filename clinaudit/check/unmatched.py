@@ -8,6 +8,7 @@ from clinaudit.check import metadata
 from clinaudit.check.context import ReportContext, trim
 from clinaudit.check.interface import Citation, Verdict
 from clinaudit.core import catalogue as rules
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationKind, Severity, Status
 
 
@@ -29,7 +30,7 @@ class Unmatched:
             message = f"reference {marker} '{trim(result.ref_text)}' matches no PubMed record ({result.note})"
             suggestion = "Check the entry against the source and add its PMID or DOI; it may not exist."
         elif result.status in (Status.VERIFIED, Status.MISMATCHED) and record is not None and record.id:
-            pmid = record.id.split(":", 1)[1]
+            pmid = value_of(record.id)
             rule, severity = rules.REFERENCE_WITHOUT_ID, Severity.INFO
             message = f"reference {marker} has no id; it matches PMID {pmid} {metadata.describe_record(record)}"
             suggestion = f"Add PMID: {pmid} to the entry."

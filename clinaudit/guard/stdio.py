@@ -21,6 +21,7 @@ from clinaudit.core.models import Options
 from clinaudit.guard.events import Event, GuardResult
 from clinaudit.guard.stream import StreamGuard, warm_up
 from clinaudit.options import Secrets
+from clinaudit.report import verdict
 
 READ_SIZE = 64 * 1024
 
@@ -134,7 +135,7 @@ def run(
         print(summary(result), file=sys.stderr, flush=True)
     if guard.stopped is not None:
         _drain(sys.stdin.fileno())  # the writer finishes normally instead of meeting a closed pipe
-    return 1 if result.verdict == "fail" else 0
+    return 1 if verdict.failed(result) else 0
 
 
 def _drain(fd: int) -> None:

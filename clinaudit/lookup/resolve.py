@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
-from clinaudit.core.ids import describe, is_valid
+from clinaudit.core.ids import CitationId, describe, is_valid
 from clinaudit.core.models import CitationKind, CitationMention, Document, Record, Resolution, Status
 from clinaudit.lookup.network import Network
 from clinaudit.lookup.policy import Plan, Policy
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("clinaudit")
 
-Enrich = Callable[[Record], Record]
+AddTerms = Callable[[Record], Record]  # what a fetched record gains before it is cached
 
 
 class Meter(Protocol):
@@ -65,7 +65,7 @@ class Hooks(Protocol):
         """The report's cited ids its corrections already condemn, settled offline: never sent anywhere."""
         ...
 
-    def enricher(self, documents: Sequence[Document]) -> Enrich | None:
+    def term_adder(self, documents: Sequence[Document]) -> AddTerms | None:
         """What a fetched record gains before it is cached (its topic terms), for these reports."""
         ...
 
@@ -141,7 +141,7 @@ class _Session:
         self.owner = {kind: s.name for s in reversed(run.services) for kind in s.kinds}  # the first claims a kind
         self.mirror: Mirror | None = _open_mirror(settings)
         self.policy = Policy(settings, run.cache, self.mirror)
-        self.enrich = run.hooks.enricher(documents)
+        self.add_terms = run.hooks.term_adder(documents)
         self._http: Http | None = None
 
     def __enter__(self) -> _Session:
@@ -274,10 +274,8 @@ class _Session:
 
     def _owner_of(self, cid: str) -> str | None:
         """The service that answers for a canonical id ('pmid:123' → pubmed), or None."""
-        try:
-            return self.owner.get(CitationKind(cid.split(":", 1)[0]))
-        except ValueError:
-            return None
+        found = CitationId.of(cid)
+        return self.owner.get(found.kind) if found is not None else None
 
     def _round(self, pending: Mapping[str, list[str]]) -> dict[str, Resolution]:
         """Each service's ids through the policy, what is missing asked of every service at once."""
@@ -286,7 +284,7 @@ class _Session:
         fresh = self._ask({name: plan for name, plan in plans.items() if plan.missing}, services)
         out: dict[str, Resolution] = {}
         for name, plan in plans.items():
-            out.update(self.policy.keep(name, services[name], plan, _enriched(fresh.get(name, {}), self.enrich)))
+            out.update(self.policy.keep(name, services[name], plan, _with_terms(fresh.get(name, {}), self.add_terms)))
         for ids in pending.values():  # belt and braces: every id leaves with an answer
             for cid in ids:
                 out.setdefault(cid, Resolution(cid, Status.UNCHECKED))
@@ -324,15 +322,15 @@ def _named(cid: str, resolution: Resolution) -> Resolution:
     return Resolution(cid, resolution.status, resolution.record, resolution.reason)
 
 
-def _enriched(fresh: dict[str, Resolution], enrich: Enrich | None) -> dict[str, Resolution]:
-    """Each found record as `enrich` makes it (the check stage's topic terms), so the cache keeps them with it."""
-    if enrich is None or not any(r.status in FOUND and r.record is not None for r in fresh.values()):
+def _with_terms(fresh: dict[str, Resolution], add: AddTerms | None) -> dict[str, Resolution]:
+    """Each found record with what `add` gives it (the check stage's topic terms), so the cache keeps them with it."""
+    if add is None or not any(r.status in FOUND and r.record is not None for r in fresh.values()):
         return fresh
     out = {}
     for cid, resolution in fresh.items():
         record = resolution.record
         if resolution.status in FOUND and record is not None:
-            resolution = Resolution(resolution.id, resolution.status, enrich(record), resolution.reason)
+            resolution = Resolution(resolution.id, resolution.status, add(record), resolution.reason)
         out[cid] = resolution
     return out
 

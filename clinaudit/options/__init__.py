@@ -4,7 +4,7 @@
   field declared with `option(...)` (spec.py): its flag, config key, variable and kind;
 - `kinds.py`: one class per kind of value, each checking a config file's value, a variable's
   text and a flag's;
-- `environment.py`: the one reader of `os.environ` for options (`Options.from_environment()`),
+- `environment.py`: the one reader of the environment for options (`Options.from_environment()`),
   and the keys (`Secrets.from_environment()`), kept apart from the options.
 
 The command line's flags (clinaudit/cli/options.py) and the config file's keys

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from clinaudit.core import catalogue
 from clinaudit.core.models import FileReport, Finding, Severity, Verdict
@@ -38,6 +39,15 @@ def overall(reports: Iterable[FileReport]) -> Verdict:
     return PASS
 
 
-def failed(report: FileReport | object) -> bool:
-    """Whether a report (or a run's result) failed: its verdict says so."""
-    return getattr(report, "verdict", None) is FAIL or getattr(report, "verdict", None) == FAIL
+class Judged(Protocol):
+    @property
+    def verdict(self) -> str: ...
+
+
+def failed(judged: Judged) -> bool:
+    """Whether a report, a run's result or a stream's failed: its verdict says so."""
+    return judged.verdict == FAIL
+
+
+def passed(judged: Judged) -> bool:
+    return judged.verdict == PASS

@@ -52,7 +52,7 @@ def loader() -> type:
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 if not isinstance(node, yaml.ScalarNode):
                     raise
-                means = _TAG_MEANS.get(str(node.tag).rpartition(":")[2], f"a {node.tag} value")
+                means = _TAG_MEANS.get(str(node.tag).split(":")[-1], f"a {node.tag} value")
                 reason = f": {exc}" if isinstance(exc, ValueError) and str(exc) else ""
                 raise yaml.constructor.ConstructorError(
                     None, None, f"{node.value} is not {means}{reason}", node.start_mark

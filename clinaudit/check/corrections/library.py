@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from clinaudit.core.errors import InputError
+from clinaudit.core.ids import PREFIX, CitationId
 
 SUGGEST_STATUSES = ("not_found", "retracted", "mismatched", "off_topic")
 _KIND_FOR_STATUS = {
@@ -21,11 +22,6 @@ _KIND_FOR_STATUS = {
     "retracted": "retracted_id",
     "mismatched": "miscited_id",
     "off_topic": "miscited_id",
-}
-_RECORD_URL = {
-    "pmid": "https://pubmed.ncbi.nlm.nih.gov/{}/",
-    "doi": "https://doi.org/{}",
-    "nct": "https://clinicaltrials.gov/study/{}",
 }
 
 
@@ -178,7 +174,7 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
                 if not when:
                     continue
             seen.add(citation.id)
-            prefix = citation.id.split(":", 1)[0]
+            prefix = PREFIX[citation.kind]
             what = describe(citation.kind, citation.value)
             note = citation.note or ""
             reason = {
@@ -198,7 +194,7 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
             notices = ()
             if citation.record is not None:
                 notices = citation.record.retracted_by
-            url = _RECORD_URL.get(prefix, "{}").format(citation.value)
+            url = CitationId(citation.kind, citation.value).url or citation.value
             source = f"{url}" + (f" (retraction notice: {', '.join(notices)})" if notices else "")
             slug = "".join(ch if ch.isalnum() else "-" for ch in citation.value.lower()).strip("-")[:60]
             out.append(

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinaudit.core.errors import InputError
+from clinaudit.core.ids import value_of
 from clinaudit.lookup.mirror.store import SEP, FileInfo, Store, checked_date, checked_pmid
 from clinaudit.lookup.services import pubmed
 
@@ -284,7 +285,7 @@ def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
         record = pubmed._article(element)
     if record is None:  # no MedlineCitation, or a PMID that is not digits (-5)
         return None
-    pmid = checked_pmid(record.id.split(":", 1)[1])
+    pmid = checked_pmid(value_of(record.id))
     if pmid is None:  # digits but no PMID: 0, ², ١٢, past 2^63 (SQLite's INTEGER)
         return None
     volume = pages = date = ""

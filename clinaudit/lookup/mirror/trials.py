@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from clinaudit.core.errors import InputError
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import Record
 from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date
 from clinaudit.lookup.services import ctgov
@@ -58,11 +59,11 @@ def _load(store: Store, path: Path) -> FileInfo:
         src = store.next_src("trials")  # under the write lock: no other import takes the same
         for where, study in _studies(path):
             record = _parse(study)
-            if record is None or not NCT.match(record.id.split(":", 1)[1]):
+            if record is None or not NCT.match(value_of(record.id)):
                 raise InputError(
                     f"{where}: not a ClinicalTrials.gov v2 study (no valid nctId, or a field of the wrong type)"
                 )
-            nct = record.id.split(":", 1)[1]
+            nct = value_of(record.id)
             kept = _trim(study, _KEEP)
             updated = checked_date(dict(record.extra).get("last_update")) or ""  # a bogus date is no date
             newest = max(newest, updated)

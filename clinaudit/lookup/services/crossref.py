@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote
 
+from clinaudit.core.ids import describe_id, value_of
 from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, conform
@@ -60,7 +61,7 @@ class Crossref:
     def _one(self, http: Http, cid: str) -> Resolution:
         from clinaudit.lookup.faults import Fault
 
-        doi = cid.split(":", 1)[1]
+        doi = value_of(cid)
         params = {"mailto": self.caller.email} if self.caller.email else None
         try:
             record = http.fetch(
@@ -116,7 +117,7 @@ def status_of(cid: str, record: Record) -> Resolution:
 
 
 def _doi(cid: str) -> str:
-    return "DOI " + cid.split(":", 1)[1] if cid.startswith("doi:") else cid
+    return describe_id(cid)
 
 
 def _first(value: Any) -> str:
@@ -206,7 +207,7 @@ def parse_handle(data: Any, doi: str) -> int:
 
 def parse_work(data: Any, cid: str) -> Record:
     """A Crossref `/works/{doi}` answer → Record, with retractions and corrections linked."""
-    conform(data, SHAPE, cid.split(":", 1)[1])
+    conform(data, SHAPE, value_of(cid))
     message = data["message"]
     updated_by = message.get("updated-by")
     update_to = message.get("update-to")

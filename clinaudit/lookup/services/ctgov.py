@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
@@ -70,7 +71,7 @@ class ClinicalTrials:
         """Resolutions for the ids the batch answered; an absent id is left out, to be asked alone."""
         from clinaudit.lookup.faults import Fault
 
-        wanted = {cid.split(":", 1)[1]: cid for cid in ids}
+        wanted = {value_of(cid): cid for cid in ids}
         params = {"filter.ids": ",".join(wanted), "pageSize": str(len(wanted)), "fields": FIELDS, "format": "json"}
         out: dict[str, Resolution] = {}
         pages = 0
@@ -86,7 +87,7 @@ class ClinicalTrials:
                 record = parse_study(study)
                 if record is None:
                     continue
-                nct = record.id.split(":", 1)[1]
+                nct = value_of(record.id)
                 for asked in [nct, *_aliases(study)]:
                     if asked in wanted:
                         out[wanted[asked]] = status_of(wanted[asked], record)
@@ -97,7 +98,7 @@ class ClinicalTrials:
     def _single(self, http: Http, cid: str) -> Resolution:
         from clinaudit.lookup.faults import Fault
 
-        nct = cid.split(":", 1)[1]
+        nct = value_of(cid)
         try:
             record = http.fetch(
                 self.endpoint,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationKind, Resolution, Status
 from clinaudit.lookup.services import Api, Asking, Caller, Progress
 
@@ -38,7 +39,7 @@ class KnowledgeSources:
     def _one(self, cid: str) -> Resolution:
         if self.knowledge is None:
             return Resolution(cid, Status.UNVERIFIABLE, reason="no knowledge base given (--sources)")
-        record = self.knowledge.get(cid.split(":", 1)[1])
+        record = self.knowledge.get(value_of(cid))
         if record is None:
             return Resolution(cid, Status.NOT_FOUND, reason="not in the knowledge base")
         if record.status == "retired":

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar
 
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationKind, Resolution, Status
 from clinaudit.lookup.services import DAY, Api, Asking, Caller, Progress
 
@@ -46,10 +47,10 @@ class LinkCheck:
             canary=urlcheck.canary(http),
             system_certificates=settings.system_certificates,
         )
-        fresh = checker.check_many([cid.split(":", 1)[1] for cid in ids], asking.deadline.left())
+        fresh = checker.check_many([value_of(cid) for cid in ids], asking.deadline.left())
         out = {}
         for cid in ids:
-            found = fresh[cid.split(":", 1)[1]]
+            found = fresh[value_of(cid)]
             record = replace(found.record, id=cid) if found.record is not None else None
             out[cid] = Resolution(cid, found.status, record, found.reason)
         progress(len(ids))

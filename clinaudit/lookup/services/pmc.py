@@ -22,6 +22,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 BATCH = 200  # the converter's limit per request
 MAX_BYTES = 1024 * 1024  # 200 records of a few hundred bytes each
+CONVERTER_ERROR = "error"  # a record's status when PMC does not have the id
 
 
 def _status_ok(data: Any) -> str | None:
@@ -79,7 +81,7 @@ class PmcConverter:
         from clinaudit.core.ids import valid_pmcid
         from clinaudit.lookup.faults import Fault
 
-        values = {cid: cid.split(":", 1)[1] for cid in ids}
+        values = {cid: value_of(cid) for cid in ids}
         values = {cid: value for cid, value in values.items() if valid_pmcid(value)}  # never send a malformed id
         params = {"ids": ",".join(values.values()), "format": "json", "versions": "no", "tool": "clinaudit"}
         if self.caller.email:
@@ -112,8 +114,8 @@ def parse_records(data: Any) -> dict[str, dict[str, Any]]:
 
 def _link(cid: str, record: dict[str, Any]) -> Resolution:
     """One converter record → the PMC id's link: mapped to a PMID, in PMC only, or not found."""
-    value = cid.split(":", 1)[1]
-    if record.get("status") == "error" or record.get("errmsg"):
+    value = value_of(cid)
+    if record.get("status") == CONVERTER_ERROR or record.get("errmsg"):
         why = str(record.get("errmsg") or "error")[:80]
         return Resolution(cid, Status.NOT_FOUND, reason=f"the PMC ID Converter says: {why}")
     doi = record.get("doi")

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
+from clinaudit.core.ids import describe_id, value_of
 from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
 from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, Shape, chunks, conform, unverifiable
@@ -76,12 +77,12 @@ class PubMed:
     def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
         from clinaudit.lookup.faults import Fault
 
-        form = {"db": "pubmed", "retmode": "xml", "id": ",".join(i.split(":", 1)[1] for i in ids), "tool": "clinaudit"}
+        form = {"db": "pubmed", "retmode": "xml", "id": ",".join(value_of(i) for i in ids), "tool": "clinaudit"}
         if self.caller.email:
             form["email"] = self.caller.email
         if self.caller.api_key:
             form["api_key"] = self.caller.api_key
-        asked = {i.split(":", 1)[1] for i in ids}
+        asked = {value_of(i) for i in ids}
         try:
             records = http.fetch(
                 self.endpoint, "POST", "/efetch.fcgi", lambda reply: parse_efetch(reply.content, asked), data=form
@@ -90,7 +91,7 @@ class PubMed:
             return unverifiable(ids, fault.reason)
         out = {}
         for cid in ids:
-            record = records.get(cid.split(":", 1)[1])
+            record = records.get(value_of(cid))
             out[cid] = status_of(cid, record) if record else Resolution(cid, Status.NOT_FOUND, reason="not in PubMed")
         return out
 
@@ -122,8 +123,7 @@ def _with_id(record: Record, cid: str) -> Record:
 
 
 def _label(cid: str) -> str:
-    kind, _, value = cid.partition(":")
-    return f"{kind.upper()} {value}" if kind in ("pmid", "doi") else value
+    return describe_id(cid)
 
 
 # ---------------------------------------------------------------- parsing
@@ -187,7 +187,7 @@ def parse_efetch(body: bytes, asked: Collection[str] | None = None) -> dict[str,
         else:
             continue
         if record is not None:
-            records[record.id.split(":", 1)[1]] = record
+            records[value_of(record.id)] = record
     return records
 
 

@@ -17,6 +17,7 @@ from clinaudit.core import catalogue
 from clinaudit.core.models import AuditResult, FileReport, Finding, Span, Suppressed, coverage
 from clinaudit.core.text import json_text
 from clinaudit.core.version import __version__
+from clinaudit.report import verdict
 from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, relative, repo_root
@@ -74,7 +75,7 @@ class Stream:
 
     def add(self, report: FileReport) -> None:
         """One report's results, written now; only its notification, rule and judge verdicts are kept."""
-        self._failed = self._failed or report.verdict == "fail"
+        self._failed = self._failed or verdict.failed(report)
         self._grounded += report.grounded_claims
         self._claims += report.claims
         self._judged += _judged(report)
@@ -87,8 +88,8 @@ class Stream:
 
     def close(self) -> None:
         """The rest of the run, after its results: the document is whole from here."""
-        verdict = "fail" if self._failed else "error" if self._notifications else "pass"
-        tail = _run_tail(self._rules, self._notifications, verdict, coverage(self._grounded, self._claims))
+        said = verdict.FAIL if self._failed else verdict.ERROR if self._notifications else verdict.PASS
+        tail = _run_tail(self._rules, self._notifications, said, coverage(self._grounded, self._claims))
         if self._judged:
             tail["properties"]["judge"] = self._judged
         self._out.write("\n], " + json_text(json.dumps(tail, ensure_ascii=False))[1:] + "]}\n")

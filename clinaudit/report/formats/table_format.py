@@ -118,7 +118,7 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     counts = {s: 0 for s in ("high", "medium", "low")}
     for finding in result.findings:
         counts[finding.severity.value] = counts.get(finding.severity.value, 0) + 1
-    style = "bold green" if result.verdict == "pass" else "bold red"
+    style = "bold green" if verdict.passed(result) else "bold red"
     _say(
         page,
         (result.verdict.upper(), style),
