@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from clinaudit.read.citations import without_citations
 from clinaudit.read.entries import EntryFields, parse
 
 _PARTICLES = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]a|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|dos|das|ter|ten) ){0,2}"
@@ -58,7 +57,7 @@ def read(text: str, cells: tuple[str, ...] = ()) -> Citing:
     claims: list[str] = []
     found = []
     for cell in cells:
-        kept = without_citations(cell)
+        kept = _without_citations(cell)
         if not _ANY_LETTER.search(_FILLER.sub(" ", kept)):
             continue  # an id or a link, nothing else
         whole = _whole_reference(kept)
@@ -182,5 +181,12 @@ def _noise() -> re.Pattern[str]:
 
 def strip_noise(text: str) -> str:
     """Ids, evidence grades and statistics boilerplate blanked out."""
-    text = without_citations(text)
+    text = _without_citations(text)
     return _SPACE.sub(" ", _noise().sub(" ", text)).strip()
+
+
+def _without_citations(text: str) -> str:
+    """The text with its ids and markers blanked (the read stage's grammar, loaded only when a text is read)."""
+    from clinaudit.read.citations import without_citations
+
+    return without_citations(text)

@@ -17,6 +17,7 @@ from clinaudit.check.context import ReportContext, comparable, describe
 from clinaudit.check.interface import Citation, Verdict
 from clinaudit.core import catalogue as rules
 from clinaudit.core.models import (
+    HIGH_RISK_TYPES,
     CitationKind,
     CitationMention,
     CitationResult,
@@ -27,7 +28,6 @@ from clinaudit.core.models import (
     Status,
     TopicResult,
 )
-from clinaudit.read import claims
 
 NO_TOPIC_FINDING = frozenset({Status.RETRACTED, Status.WITHDRAWN})  # already reported, and louder
 _VERDICT_RANK = {topic.NO: 0, topic.BORDERLINE: 1, topic.YES: 2}
@@ -152,7 +152,7 @@ def _off_topic(
         )
         suggestion = "Check that this paper supports the sentence (a model judge can: --judge)."
     else:
-        severity = Severity.HIGH if mention.claim_type in claims.HIGH_RISK_TYPES else Severity.MEDIUM
+        severity = Severity.HIGH if mention.claim_type in HIGH_RISK_TYPES else Severity.MEDIUM
         message = (
             f"{what} is {metadata.describe_record(record)}: not about what the sentence says "
             f"(topic score {match.score:.2f}{basis}{missing})"

@@ -12,8 +12,16 @@ from typing import ClassVar
 from clinaudit.check.context import ReportContext
 from clinaudit.core import catalogue as rules
 from clinaudit.core.ids import describe, describe_id
-from clinaudit.core.models import CitationKind, CitationMention, CitationResult, Document, Finding, Severity, Status
-from clinaudit.read import claims
+from clinaudit.core.models import (
+    HIGH_RISK_TYPES,
+    CitationKind,
+    CitationMention,
+    CitationResult,
+    Document,
+    Finding,
+    Severity,
+    Status,
+)
 
 # status → rule, at the rule's catalogue severity; statuses not listed raise no finding.
 STATUS_RULES: dict[Status, str] = {
@@ -106,7 +114,7 @@ KIND_STATUS_SUGGESTIONS = {
 
 def _ungrounded(document: Document, cid: str, first: CitationMention) -> tuple[CitationMention, Severity]:
     """The model judge found no support: high when any citing sentence is a dose, contraindication or approval claim."""
-    risky = next((m for m in document.mentions if m.id == cid and m.claim_type in claims.HIGH_RISK_TYPES), None)
+    risky = next((m for m in document.mentions if m.id == cid and m.claim_type in HIGH_RISK_TYPES), None)
     return (first, Severity.MEDIUM) if risky is None else (risky, Severity.HIGH)
 
 

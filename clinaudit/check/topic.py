@@ -577,14 +577,18 @@ def decide(score: float, thresholds: dict[str, float], thin: bool = False) -> To
 
 
 def _shown(terms: list[Term]) -> list[str]:
+    """The first SHOWN_TERMS terms a reader would name, each once whatever its case; generic words left out."""
     seen: list[str] = []
+    lowered: set[str] = set()
     for term in terms:
         if term.kind == "generic":
             continue
-        if term.text.lower() not in (s.lower() for s in seen):
+        key = term.text.lower()
+        if key not in lowered:
+            lowered.add(key)
             seen.append(term.text)
-        if len(seen) == SHOWN_TERMS:
-            break
+            if len(seen) == SHOWN_TERMS:
+                break
     return seen
 
 

@@ -14,7 +14,6 @@ from clinaudit.check.context import ReportContext
 from clinaudit.core import catalogue as rules
 from clinaudit.core.models import CitationResult, Document, Finding
 from clinaudit.options import CheckSettings
-from clinaudit.read import claims
 
 WIDE_SCOPES = {  # what citation-scope = "sentence" does not count, as an uncited claim's finding says it
     "lead-in": "the cited lead-in above its list or table",
@@ -40,10 +39,13 @@ class Uncited:
     name: ClassVar[str] = "uncited-claims"
 
     def document(self, report: ReportContext, cited: tuple[CitationResult, ...]) -> tuple[Finding, ...]:
+        uncited = [claim for claim in report.document.claims if not claim.cited]
+        if not uncited:
+            return ()
+        from clinaudit.read import claims  # its rules load only for a report that needs them
+
         out = []
-        for claim in report.document.claims:
-            if claim.cited:
-                continue
+        for claim in uncited:
             claim_type = claims.rules().by_name(claim.claim_type)  # the rules load only for a report that needs them
             out.append(
                 rules.finding(

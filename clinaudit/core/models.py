@@ -31,6 +31,10 @@ CitationScope = Literal["", "sentence", "row", "lead-in", "caption", "paragraph"
 EvidenceLevel = Literal["I", "II", "III", "IV", "V"]
 
 
+# the claim types whose sentence is high-risk: uncited, or cited to a source that does not say it
+HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
+
+
 class Severity(StrEnum):
     HIGH = "high"
     MEDIUM = "medium"

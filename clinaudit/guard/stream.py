@@ -374,8 +374,8 @@ class StreamGuard:
 
     def _confirm(self, start: int, end: int) -> tuple[int, Finding] | None:
         """Ask the pipeline itself (code, tables, reference lists…) whether the claim is uncited."""
+        from clinaudit.read.document import read_document
         from clinaudit.read.parse import LineIndex
-        from clinaudit.run.pipeline import read_document
 
         text = self._text
         last = text.rfind("\n") + 1

@@ -222,7 +222,9 @@ class _Session:
     ) -> dict[str, Resolution]:
         """Entry text → the record it describes, for reference entries whose id resolved to another paper."""
         name = self.owner.get(CitationKind.REFERENCE)
-        if name is None or self.service(name) is None or self.run.deadline.remaining() <= 0:
+        if name is None or not any(d.entries for d in documents) or self.run.deadline.remaining() <= 0:
+            return {}
+        if self.service(name) is None:
             return {}
         from clinaudit.lookup import refsearch
 

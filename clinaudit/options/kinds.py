@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Optional, get_args
+from typing import Any, ClassVar, Literal, NamedTuple, Optional, get_args
 
 from clinaudit.core.errors import InputError
 
@@ -33,8 +32,7 @@ class Problem(InputError):
         self.key = key
 
 
-@dataclass(frozen=True, slots=True)
-class Place:
+class Place(NamedTuple):
     """Where a config file's values are read: its folder (relative paths) and how a rule name is checked."""
 
     folder: Path
@@ -54,9 +52,19 @@ def describe(value: Any) -> str:
 
 class Kind:
     """A kind of value. `parse` takes a config file's value; `text` the environment's; `cli_type`/`from_cli`
-    the command line's. The defaults suit a single value whose Python type is its field's."""
+    the command line's. The defaults suit a single value whose Python type is its field's.
 
+    Plain classes with slots, not dataclasses: every start makes one of each option's, and a
+    dataclass costs a compiled method or four.
+    """
+
+    __slots__ = ()
     name: ClassVar[str]
+
+    def __repr__(self) -> str:
+        names: tuple[str, ...] = self.__slots__
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{type(self).__name__}({fields})"
 
     def parse(self, value: Any, place: Place) -> Any:
         raise NotImplementedError
@@ -98,10 +106,12 @@ def _strings(value: Any, expected: str) -> list[str]:
     return list(value)
 
 
-@dataclass(frozen=True, slots=True)
 class Bool(Kind):
     name: ClassVar[str] = "bool"
-    inverted: bool = False  # the key says the opposite: default-corrections = false is --no-default-corrections
+    __slots__ = ("inverted",)
+
+    def __init__(self, inverted: bool = False) -> None:
+        self.inverted = inverted
 
     def parse(self, value: Any, place: Place) -> Any:
         return _typed(value, bool, "true or false")
@@ -118,10 +128,12 @@ class Bool(Kind):
         return not value if self.inverted else value
 
 
-@dataclass(frozen=True, slots=True)
 class Choice(Kind):
-    choices: tuple[str, ...]
     name: ClassVar[str] = "choice"
+    __slots__ = ("choices",)
+
+    def __init__(self, choices: tuple[str, ...]) -> None:
+        self.choices = choices
 
     def parse(self, value: Any, place: Place) -> Any:
         if value not in self.choices:
@@ -137,15 +149,19 @@ class Choice(Kind):
         return Literal[self.choices]
 
 
-@dataclass(frozen=True, slots=True)
 class Number(Kind):
     """A number within bounds; `whole` for an integer; `scale`: given in units of this many (MB), held in ones."""
 
-    low: float | None = None
-    high: float | None = None
-    whole: bool = False
-    scale: int = 1
     name: ClassVar[str] = "number"
+    __slots__ = ("high", "low", "scale", "whole")
+
+    def __init__(
+        self, low: float | None = None, high: float | None = None, whole: bool = False, scale: int = 1
+    ) -> None:
+        self.low = low
+        self.high = high
+        self.whole = whole
+        self.scale = scale
 
     def parse(self, value: Any, place: Place) -> Any:
         ok = isinstance(value, int if self.whole else (int, float)) and not isinstance(value, bool)
@@ -191,12 +207,14 @@ class Number(Kind):
         return value * self.scale
 
 
-@dataclass(frozen=True, slots=True)
 class Text(Kind):
     """A string: an email address (`email`), a model's name."""
 
-    email: bool = False
     name: ClassVar[str] = "text"
+    __slots__ = ("email",)
+
+    def __init__(self, email: bool = False) -> None:
+        self.email = email
 
     def parse(self, value: Any, place: Place) -> Any:
         text = _typed(value, str, "a string")
@@ -210,12 +228,14 @@ class Text(Kind):
         return raw
 
 
-@dataclass(frozen=True, slots=True)
 class Url(Kind):
     """An http(s) URL; `base`: a base URL, without a query or fragment (a service's)."""
 
-    base: bool = False
     name: ClassVar[str] = "url"
+    __slots__ = ("base",)
+
+    def __init__(self, base: bool = False) -> None:
+        self.base = base
 
     def parse(self, value: Any, place: Place) -> Any:
         text = _typed(value, str, "a string")
@@ -244,12 +264,14 @@ def base_url(url: str) -> str:
     return url.rstrip("/")
 
 
-@dataclass(frozen=True, slots=True)
 class File(Kind):
     """A path, relative to the config file's folder; `many`: one path or a list of them."""
 
-    many: bool = False
     name: ClassVar[str] = "path"
+    __slots__ = ("many",)
+
+    def __init__(self, many: bool = False) -> None:
+        self.many = many
 
     def parse(self, value: Any, place: Place) -> Any:
         if not self.many:
@@ -270,13 +292,15 @@ class File(Kind):
         return None if self.many else default
 
 
-@dataclass(frozen=True, slots=True)
 class Strings(Kind):
     """A list of strings: globs (`what` = "glob strings"), or of `choices` (repeatable or comma-separated flags)."""
 
-    what: str = "glob strings"
-    choices: tuple[str, ...] = ()
     name: ClassVar[str] = "strings"
+    __slots__ = ("choices", "what")
+
+    def __init__(self, what: str = "glob strings", choices: tuple[str, ...] = ()) -> None:
+        self.what = what
+        self.choices = choices
 
     def parse(self, value: Any, place: Place) -> Any:
         if not self.choices:
@@ -308,11 +332,11 @@ class Strings(Kind):
         return frozenset(value) if self.choices else tuple(value)
 
 
-@dataclass(frozen=True, slots=True)
 class Rules(Kind):
     """A list of rule ids, each one the catalogue knows (`--enable`, `--disable`, `disable = [...]`)."""
 
     name: ClassVar[str] = "rules"
+    __slots__ = ()
 
     def parse(self, value: Any, place: Place) -> Any:
         names = _strings(value, "a list of rule ids")
@@ -335,11 +359,11 @@ class Rules(Kind):
         return frozenset(value)
 
 
-@dataclass(frozen=True, slots=True)
 class Hosts(Kind):
     """Bare host names or IP addresses, lower-cased (`url-allow-hosts`)."""
 
     name: ClassVar[str] = "hosts"
+    __slots__ = ()
 
     def parse(self, value: Any, place: Place) -> Any:
         hosts = _strings(value, "a list of host names or IP addresses")
@@ -349,11 +373,11 @@ class Hosts(Kind):
         return [h.lower() for h in hosts]
 
 
-@dataclass(frozen=True, slots=True)
 class Severities(Kind):
     """A table of rule = severity (`[severity]`)."""
 
     name: ClassVar[str] = "severities"
+    __slots__ = ()
 
     def parse(self, value: Any, place: Place) -> Any:
         if not isinstance(value, dict):
@@ -372,11 +396,11 @@ class Severities(Kind):
         return tuple(sorted(value.items()))
 
 
-@dataclass(frozen=True, slots=True)
 class Urls(Kind):
     """Each service API's base URL, by API name: the `<api>-url` keys and `CLINAUDIT_<API>_URL` variables."""
 
     name: ClassVar[str] = "urls"
+    __slots__ = ()
 
     def parse(self, value: Any, place: Place) -> Any:
         return Url().parse(value, place)

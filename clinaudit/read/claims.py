@@ -30,11 +30,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
+from clinaudit.core.models import HIGH_RISK_TYPES as HIGH_RISK_TYPES  # the read stage's name for it
 from clinaudit.core.models import Severity
 from clinaudit.core.text import LazyRegex, plural_stem
 from clinaudit.read import anchors
 
-HIGH_RISK_TYPES = frozenset({"dose_recommendation", "contraindication", "approval_claim"})
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
 _WHY_TERMS = 3  # medical terms quoted in a finding's `why`
 _WHY_MATCH = 60  # characters of a matched phrase quoted in `why`

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CorpusRecord, Document, FileReport
 from clinaudit.options import ReadSettings
 from clinaudit.read import inputs, kept
-from clinaudit.read.document import KnownFailures, read_document
+
+if TYPE_CHECKING:
+    from clinaudit.read.document import KnownFailures
 
 
 class Known(Protocol):
@@ -41,6 +43,8 @@ def read_source(
     try:
         corrections = known.for_report(source.name)
         if source.path is None or _size(source.path) > kept.MAX_BYTES:  # stdin, or a report read as a stream
+            from clinaudit.read.document import read_document
+
             return read_document(
                 source.name, inputs.read_chunks(source, settings.max_bytes), source.markdown, corrections
             )
@@ -49,6 +53,8 @@ def read_source(
         name = kept.key(source.name, source.markdown, chunks, known.stamps(source.name))
         document = kept.load(folder, name)
         if document is None:  # not read before in this form: read it, and keep what was read
+            from clinaudit.read.document import read_document  # a kept reading needs none of the reader
+
             document = replace(read_document(source.name, chunks, source.markdown, corrections), digest=name)
             kept.keep(folder, name, document)
         return document
@@ -56,10 +62,19 @@ def read_source(
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
 
 
+def read_text(name: str, text: str, markdown: bool, known: Known) -> Document:
+    """A report held in memory read into a Document (`audit_text`): never kept, read every time."""
+    from clinaudit.read.document import read_document
+
+    return read_document(name, [(text, 0)], markdown, known.for_report(name))
+
+
 def read_record(record: CorpusRecord, settings: ReadSettings, known: Known) -> Document | FileReport:
     """One corpus record read as a report (Markdown unless --plain) under its unique key; a bad line is an error."""
     if record.error:
         return FileReport(record.key, "error", (), (), 0, 0, 0, error=record.error)
+    from clinaudit.read.document import read_document
+
     corrections = known.for_report(record.key)  # the corrections.yaml nearest the corpus file
     return read_document(record.key, [(record.text, 0)], not settings.plain, corrections, record.sources)
 

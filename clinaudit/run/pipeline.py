@@ -24,9 +24,8 @@ from clinaudit.core.models import AuditResult, CorpusRecord, Document, FileRepor
 from clinaudit.lookup import Meter, no_meter
 from clinaudit.options import Secrets
 from clinaudit.read import inputs
-from clinaudit.read.document import read_document
 from clinaudit.read.inputs import JsonlCorpus
-from clinaudit.read.sources import read_record, read_source
+from clinaudit.read.sources import read_record, read_source, read_text
 from clinaudit.report import verdict
 from clinaudit.run import settings
 from clinaudit.run.state import Run
@@ -44,7 +43,7 @@ def audit_text(
     """Audit one report held in memory (`options`: the environment's when None; `limit`: a guard's deadline)."""
     options, secrets = settings.library(options, secrets)
     with Run(options, secrets, limit=limit) as run:
-        document = read_document(path, [(text, 0)], markdown, run.hooks.for_report(path))
+        document = read_text(path, text, markdown, run.hooks)
         return _audit([document], run)[0]
 
 

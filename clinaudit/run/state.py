@@ -111,6 +111,8 @@ class Run:
         return baseline.load(self.options.baseline)
 
     def _reviewer(self) -> Judge | None:
+        if not (self.options.judge_url or "").strip():
+            return None  # no judge: nothing of it is even imported
         from clinaudit.judge import review
 
         return review.reviewer(self.options, self.secrets, self.knowledge, self.limit)

@@ -14,7 +14,8 @@ import pytest
 
 from clinaudit.check import citing, grounding, topic
 from clinaudit.core.models import Options
-from clinaudit.read import entries, kept, sources
+from clinaudit.read import document as reader
+from clinaudit.read import entries, kept
 from clinaudit.run import pipeline
 from clinaudit.store import codec
 
@@ -39,13 +40,13 @@ def read(path: Path, options: Options | None = None):
 
 def counting_reads(monkeypatch) -> list[str]:
     calls: list[str] = []
-    real = sources.read_document
+    real = reader.read_document
 
     def spy(path, chunks, markdown, known=None):
         calls.append(path)
         return real(path, chunks, markdown, known)
 
-    monkeypatch.setattr(sources, "read_document", spy)
+    monkeypatch.setattr(reader, "read_document", spy)
     return calls
 
 

@@ -39,6 +39,7 @@ from clinaudit.core.models import (
     Resolution,
     Status,
 )
+from clinaudit.core.text import LazyRegex
 from clinaudit.options import CheckSettings
 from clinaudit.store.paths import folders_up
 
@@ -50,7 +51,8 @@ _ID_RULES = {
 }  # generic status findings a correction replaces
 
 # "X is approved / FDA-approved / indicated / first-line": the claim a withdrawal makes false.
-_APPROVAL = re.compile(
+# LazyRegex: compiled on the first sentence that names a withdrawn or discontinued drug, not at every start
+_APPROVAL = LazyRegex(
     r"\b(?:FDA|EMA|MHRA|TGA|EU|CHMP|US)[- ]?(?:approved|cleared|authori[sz]ed|licensed)\b"
     r"|\b(?:approved|authori[sz]ed|licensed)\b"
     r"|\b(?:approval|marketing\s+authori[sz]ation)\s+(?:for|to\s+treat|in)\b"
@@ -60,7 +62,7 @@ _APPROVAL = re.compile(
     re.IGNORECASE,
 )
 # "X is available / on the market / a treatment option": what a market discontinuation makes false.
-_AVAILABLE = re.compile(
+_AVAILABLE = LazyRegex(
     _APPROVAL.pattern + r"|\b(?:available|marketed|on\s+the\s+market|sold|prescribed)\b"
     r"|\b(?:treatment|therapeutic)\s+options?\b|\boption\s+for\b",
     re.IGNORECASE,
@@ -69,13 +71,13 @@ _AVAILABLE = re.compile(
 _CLAIMS = {"withdrawn_approval": _APPROVAL, "discontinued": _AVAILABLE}
 _NEAR = 80  # characters between a drug's name and the approval words, in either direction
 # A sentence that already says the approval is gone is not the error...
-_ACKNOWLEDGED = re.compile(
+_ACKNOWLEDGED = LazyRegex(
     r"\b(?:withdr[ae]wn?|withdrawal|withdrawing|removed|pulled|revoked|rescinded|revocation|suspended|suspension"
     r"|recalled|recall|discontinued|banned|no\s+longer|formerly|previously|until)\b",
     re.IGNORECASE,
 )
 # ...nor one that denies the approval itself ("is not approved", "has never been FDA-approved").
-_DENIED = re.compile(
+_DENIED = LazyRegex(
     r"\b(?:not|never|no)(?:\s+\w+){0,3}?\s+(?:FDA[- ]|EMA[- ])?(?:approved|indicated|licensed|authori[sz]ed"
     r"|first[- ]line|approval)\b|n't(?:\s+\w+){0,3}?\s+(?:FDA[- ]|EMA[- ])?(?:approved|indicated|licensed)\b",
     re.IGNORECASE,
@@ -97,7 +99,12 @@ def _terms_regex(terms: tuple[str, ...], lowered: bool = False) -> re.Pattern[st
 
 
 def _any_term_regex(terms: tuple[str, ...]) -> re.Pattern[str]:
-    """Does a lower-cased text name any of the terms? `_terms_regex(terms, lowered=True)`, grouped by first letter.
+    """Does a lower-cased text name any of the terms? `_terms_regex(terms, lowered=True)`, grouped by first letter."""
+    return re.compile(_any_term_pattern(terms))
+
+
+def _any_term_pattern(terms: tuple[str, ...]) -> str:
+    """The pattern of `_any_term_regex`.
 
     For a yes or no only: which term matches at a place may differ, whether one does cannot.
     The regex engine tries a branch's alternatives one by one at every position; grouped,
@@ -108,7 +115,7 @@ def _any_term_regex(terms: tuple[str, ...]) -> re.Pattern[str]:
         first, *rest = term.split()
         groups.setdefault(first[0], []).append(r"\s+".join([re.escape(first[1:]), *map(re.escape, rest)]))
     body = "|".join(f"{re.escape(c)}(?:{'|'.join(tails)})" for c, tails in groups.items())
-    return re.compile(rf"(?<!\w)(?:{body})(?!\w)")
+    return rf"(?<!\w)(?:{body})(?!\w)"
 
 
 PATTERN_BUDGET = 0.25  # seconds one corrections regex may take on one sentence
@@ -168,18 +175,35 @@ class _Withdrawn:
     """A withdrawn_approval or discontinued entry; its name regexes are compiled on the first sentence naming it."""
 
     entry: Entry
-    claims: re.Pattern[str]
+    claims: LazyRegex
     names: tuple[str, ...]
     context: tuple[str, ...] | None
     unless: UserRegex | None
 
 
-@dataclass(frozen=True, slots=True)
 class _Pattern:
-    entry: Entry
-    regex: UserRegex
-    unless: UserRegex | None
-    needs: tuple[str, ...] | None = None  # lower-cased strings one of which any match holds; None: unknown
+    """A pattern entry; what any match of it holds is worked out on the first sentence it is tried on.
+
+    A warm run of an unchanged report tries no sentence (its hits were kept with its reading), and
+    reading a regex's anchors walks its parse tree.
+    """
+
+    __slots__ = ("_needs", "entry", "regex", "source", "unless")
+    _UNKNOWN = object()
+
+    def __init__(self, entry: Entry, regex: UserRegex, unless: UserRegex | None, source: str) -> None:
+        self.entry = entry
+        self.regex = regex
+        self.unless = unless
+        self.source = source
+        self._needs: Any = self._UNKNOWN
+
+    @property
+    def needs(self) -> tuple[str, ...] | None:
+        """Lower-cased strings one of which any match holds; None: unknown."""
+        if self._needs is self._UNKNOWN:
+            self._needs = _needs(self.entry, self.source)
+        return self._needs
 
 
 def _needs(entry: Entry, source: str) -> tuple[str, ...] | None:
@@ -230,7 +254,7 @@ class Corrections:
     _patterns: list[_Pattern] = field(default_factory=list)
     _synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _confusables: list[_Confusable] = field(default_factory=list)
-    _names: re.Pattern[str] | None = None  # does a lower-cased sentence name a withdrawn drug? One search each
+    _names: LazyRegex | None = None  # does a lower-cased sentence name a withdrawn drug? One search each (read time)
     _confusable_names: re.Pattern[str] | None = None  # every confusable name, lower-cased: the same
 
     @classmethod
@@ -245,7 +269,7 @@ class Corrections:
         for entry in merged.values():
             self._add(entry, id(entry) in ours)
         names = tuple(n for w in self._withdrawn for n in w.names)
-        self._names = _any_term_regex(names) if any(n.strip() for n in names) else None
+        self._names = LazyRegex(_any_term_pattern(names)) if any(n.strip() for n in names) else None
         either = tuple(n for c in merged.values() if c.kind == "confusable" for side in c.get("pair") for n in side)
         self._confusable_names = _terms_regex(either, lowered=True) if either else None
         return self
@@ -280,7 +304,7 @@ class Corrections:
                     entry,
                     UserRegex(source, flags, entry, vetted),
                     UserRegex(unless, flags, entry, vetted) if unless else None,
-                    _needs(entry, source),
+                    source,
                 )
             )
         elif kind == "synonym":
@@ -346,7 +370,7 @@ class Corrections:
         text = raw.rstrip()
         if text.endswith("?") or _ACKNOWLEDGED.search(text) or _DENIED.search(text):
             return []
-        claims: dict[re.Pattern[str], list[tuple[int, int]]] = {}
+        claims: dict[LazyRegex, list[tuple[int, int]]] = {}
         out = []
         for item in self._withdrawn:
             if item.claims not in claims:

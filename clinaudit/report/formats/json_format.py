@@ -215,9 +215,53 @@ def to_dict(result: AuditResult) -> dict[str, Any]:
     }
 
 
+RECORDS = ("findings", "citations", "suppressed")  # a file's lists written one record a line
+
+
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
-    """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show."""
-    out.write(
-        json_text(json.dumps(to_dict(result), indent=2, ensure_ascii=False))
-    )  # one write: json.dump makes one per token
+    """Suppressed findings are always in the JSON (`files[].suppressed`): tools decide what to show.
+
+    The document is laid out to the level of its records: the run's keys, then each file's, one
+    a line, and each finding, citation and suppressed finding on a line of its own, written
+    compact. What `json.dumps(indent=2)` wrote was the same data in 1.8 times the bytes, by
+    Python's slow encoder (`indent` turns off the C one): a line per record reads as well in a
+    terminal and diffs as well in a pull request, and `jq` reads it the same.
+    """
+    out.write(json_text(layout(to_dict(result))))  # one write: the parts are joined first
     out.write("\n")
+
+
+def layout(document: dict[str, Any]) -> str:
+    """The JSON text of `to_dict`'s document: the run's and each file's keys on their own lines, records compact."""
+    parts = ["{"]
+    items = list(document.items())
+    for k, (key, value) in enumerate(items):
+        comma = "," if k < len(items) - 1 else ""
+        if key == "files":
+            parts.append(f'  "files": [{_files(value)}]{comma}')
+        else:
+            parts.append(f"  {_compact(key)}: {_compact(value)}{comma}")
+    parts.append("}")
+    return "\n".join(parts)
+
+
+def _files(files: list[dict[str, Any]]) -> str:
+    if not files:
+        return ""
+    blocks = []
+    for file in files:
+        lines = []
+        items = list(file.items())
+        for k, (key, value) in enumerate(items):
+            comma = "," if k < len(items) - 1 else ""
+            if key in RECORDS and value:
+                rows = ",\n".join(f"        {_compact(item)}" for item in value)
+                lines.append(f"      {_compact(key)}: [\n{rows}\n      ]{comma}")
+            else:
+                lines.append(f"      {_compact(key)}: {_compact(value)}{comma}")
+        blocks.append("    {\n" + "\n".join(lines) + "\n    }")
+    return "\n" + ",\n".join(blocks) + "\n  "
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
