@@ -49,7 +49,7 @@ def test_the_lookup_stage_draws_nothing():
 
 
 def test_a_canonical_id_is_taken_apart_by_its_value_type_alone():
-    assert holding(r'split\(":", 1\)|partition\(":"\)') == {"core/ids.py"}
+    assert holding(r"split\(['\"]:['\"], 1\)|partition\(['\"]:['\"]\)") == {"core/ids.py"}
 
 
 def test_a_verdict_is_never_compared_with_a_word():
@@ -58,7 +58,8 @@ def test_a_verdict_is_never_compared_with_a_word():
 
 def test_the_probes_above_see_what_they_look_for(tmp_path):
     """Each pattern matches the line it is meant to catch (they could pass by matching nothing)."""
-    assert re.search(r'split\(":", 1\)|partition\(":"\)', 'value = cid.split(":", 1)[1]')
+    assert re.search(r"split\(['\"]:['\"], 1\)|partition\(['\"]:['\"]\)", 'value = cid.split(":", 1)[1]')
+    assert re.search(r"split\(['\"]:['\"], 1\)|partition\(['\"]:['\"]\)", "value = cid.split(':', 1)[1]")
     assert re.search(r'== "(pass|fail|error)"', 'if report.verdict == "fail":')
     assert re.search(r"\.offline\b|\.refresh\b", "if options.offline:")
 
@@ -98,3 +99,10 @@ def test_every_report_is_read_before_the_loop():
     for name in ("audit_text", "audit_paths", "audit_records"):
         calls = _calls(_function("run/pipeline.py", name))
         assert not {"lookup.lookup", "check.check", "report.report"} & set(calls), name
+
+
+def test_findings_are_made_by_the_checks_and_the_reader_never_the_report_or_the_lookup():
+    """report/ only selects, suppresses, counts and renders; lookup/ only answers what an id is."""
+    made = holding(r"\bfinding\(")
+    assert not {name for name in made if name.startswith(("report/", "lookup/", "run/"))}
+    assert {name for name in made if name.startswith("check/")}  # the probe finds them where they are made

@@ -25,6 +25,7 @@ from clinaudit.check.interface import Check, Citation, Verdict
 from clinaudit.check.meant import PaperMeant
 from clinaudit.check.on_topic import OnTopic
 from clinaudit.check.statuses import Statuses
+from clinaudit.check.suppressions import UnknownRules
 from clinaudit.check.uncited import Uncited, scoped
 from clinaudit.check.unmatched import Unmatched
 from clinaudit.core.models import (
@@ -55,6 +56,7 @@ CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add i
     Unsourced(),  # claims and no citation at all
     Disclaimer(),  # doses without a disclaimer, --require-disclaimer
     Coverage(),  # --min-coverage
+    UnknownRules(),  # a suppression comment naming no rule
     PaperMeant(),  # the paper an entry with another paper's id describes
     KnownFailures(),  # corrections.yaml
 ]

@@ -124,7 +124,7 @@ def write(path: str, result: AuditResult) -> int:
     entries: dict[tuple[str, str], dict] = {}
     for report in result.files:
         accepted = [*report.findings, *(s.finding for s in report.suppressed if s.kind == "baseline")]
-        accepted.sort(key=lambda f: (f.span.line, f.span.column, f.rule))
+        accepted.sort(key=Finding.order)
         where = key_path(report.path, base)
         for finding in accepted:
             key = (where, fingerprint(finding))

@@ -17,9 +17,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
-from clinaudit.core import catalogue as rules
-from clinaudit.core.catalogue import covers, get, known, suggest
-from clinaudit.core.models import Directive, Finding, Severity, Span, Suppressed
+from clinaudit.core.catalogue import covers, get
+from clinaudit.core.models import Directive, Finding, Severity, Suppressed
 from clinaudit.options import ReportSettings
 from clinaudit.report.baseline import Baseline
 
@@ -37,7 +36,7 @@ def apply(
     overrides = dict(options.severity)
     directives_ = tuple(directives_)
     selected = []
-    for finding in [*findings, *_unknown_rules(directives_)]:
+    for finding in findings:
         if not _enabled(finding.rule, options):
             continue
         level = _override(finding.rule, overrides)
@@ -56,30 +55,9 @@ def apply(
     if baseline is not None:
         active, old = baseline.split(path, active)
         suppressed += [Suppressed(f, "baseline", "recorded in the baseline") for f in old]
-    active.sort(key=_order)
-    suppressed.sort(key=lambda s: _order(s.finding))
+    active.sort(key=Finding.order)
+    suppressed.sort(key=lambda s: s.finding.order())
     return tuple(active), tuple(suppressed)
-
-
-def _order(f: Finding) -> tuple[int, int, int, str]:
-    return f.span.line, f.span.column, -f.severity.rank, f.rule
-
-
-def _unknown_rules(directives_: tuple[Directive, ...]) -> list[Finding]:
-    """A misspelt rule in a comment silences nothing; say so rather than let it look like it works."""
-    out = []
-    for d in directives_:
-        for name in d.rules:
-            if not known(name):
-                out.append(
-                    rules.finding(
-                        rules.BAD_SUPPRESSION,
-                        Span(d.line, 1, d.line, 1),
-                        f"clinaudit-{d.action} names unknown rule '{name}'{suggest(name)}",
-                        suggestion="Correct the rule id (clinaudit rules lists them), or remove the comment.",
-                    )
-                )
-    return out
 
 
 def _enabled(rule_id: str, options: ReportSettings) -> bool:

@@ -454,7 +454,7 @@ def parse_file(path: str | Path, vetted: frozenset[str] | None = None) -> tuple[
     except (OSError, UnicodeDecodeError) as exc:
         return [], [Problem(name, 1, f"cannot read corrections file ({exc.__class__.__name__})")]
     if text == packaged_text():  # a project's copy of the defaults (this repository keeps one): parsed once
-        return [replace(e, origin=f"{name}:{e.origin.rpartition(':')[2]}") for e in packaged()], []
+        return [replace(e, origin=f"{name}:{e.origin.split(':')[-1]}") for e in packaged()], []
     return parse_text(text, name, packaged_patterns() if vetted is None else vetted)
 
 

@@ -118,7 +118,7 @@ class ClinicalTrials:
 def status_of(cid: str, record: Record) -> Resolution:
     actual = record.id
     record = replace(record, id=cid)
-    alias = f"alias of {actual.split(':', 1)[1]}" if actual != cid else ""
+    alias = f"alias of {value_of(actual)}" if actual != cid else ""
     if record.trial_status == "WITHDRAWN":
         why = record.why_stopped or "withdrawn before enrolling its first participant"
         return Resolution(cid, Status.WITHDRAWN, record, "; ".join(x for x in (why, alias) if x))

@@ -140,7 +140,7 @@ def combine(cid: str, link: Resolution, found: Resolution | None) -> Resolution:
     pmid = mapped_pmid(link)
     if pmid is None:  # not found, unverifiable, or a PMC article with no PubMed record
         return Resolution(cid, link.status, link.record, link.reason)
-    what = f"{cid.split(':', 1)[1]} is PMID {pmid.split(':', 1)[1]}"
+    what = f"{value_of(cid)} is PMID {value_of(pmid)}"
     if found is None:
         return Resolution(cid, Status.UNVERIFIABLE, link.record, f"{what}; PubMed gave no answer")
     if found.status is Status.NOT_FOUND:  # PMC has the article; PubMed does not have the PMID it names
