@@ -80,9 +80,12 @@ def check(
     command_line: CommandLine,  # every flag declared in clinaudit/options/stages.py (cli/options.py)
 ) -> None:
     """Audit reports; exit 0 pass, 1 fail, 2 usage or input error."""
+    import gc
+
     from clinaudit.core.errors import InputError
     from clinaudit.run.app import CheckRequest, CheckRun
 
+    gc.freeze()  # what importing made lives as long as the run: no collection walks it again
     warnings_to_stderr()
     if output is None and sys.stdout is None:  # started with `>&-`: the report would be lost
         fail("stdout is closed; write the report to a file with -o FILE")

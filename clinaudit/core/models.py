@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from clinaudit.core.records import compared
 from clinaudit.options import Options as Options  # the public name: every stage's settings at once
 
 # Closed sets of words the records carry (a StrEnum where code branches on them at every turn: Severity, Status)
@@ -77,7 +78,8 @@ class CitationKind(StrEnum):
     REFERENCE = "reference"  # a reference-list entry with free text and no id
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Span:
     """1-based line and column of a start and an end; the end column is exclusive."""
 
@@ -87,7 +89,8 @@ class Span:
     end_column: int
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Link:
     """A Markdown link: its text is prose, its target is not (but may cite)."""
 
@@ -97,7 +100,8 @@ class Link:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Unit:
     """A block of prose that shares citations: a paragraph, list item or table row.
 
@@ -117,7 +121,8 @@ class Unit:
     item: bool = False  # the paragraph opens a list item
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Sentence:
     text: str
     span: Span
@@ -125,7 +130,8 @@ class Sentence:
     kind: UnitKind = "paragraph"  # the kind of unit it came from
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CitationMention:
     """One place in the text where an id is cited."""
 
@@ -140,7 +146,8 @@ class CitationMention:
     context: Context | None = None  # the citing text in full, a row's cells, the headings above
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Context:
     """Where a citation stands, for the checks of what it is cited for (clinaudit/check/context.py).
 
@@ -153,7 +160,8 @@ class Context:
     headings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class ReferenceEntry:
     label: str  # "3" for "[3]" or "3."
     text: str
@@ -161,7 +169,8 @@ class ReferenceEntry:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Claim:
     claim_type: str
     severity: Severity
@@ -179,7 +188,8 @@ class Claim:
         return self.cited or self.in_cited_item
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Finding:
     rule: str
     severity: Severity
@@ -198,7 +208,8 @@ class Finding:
         return self.span.line, self.span.column, -self.severity.rank, self.rule
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class FieldVerdict:
     """One field of a reference compared with the record: what each says and the verdict.
 
@@ -214,7 +225,8 @@ class FieldVerdict:
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Record:
     """What a database says about one id. Services fill what they know."""
 
@@ -248,7 +260,8 @@ class Record:
     terms_version: str = ""  # the Matcher.version that made them; another version extracts again
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Resolution:
     """The outcome of looking one id up: a record, or why there is none."""
 
@@ -258,7 +271,8 @@ class Resolution:
     reason: str = ""  # for unverifiable / invalid: what went wrong
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class MetadataResult:
     """Does the reference the report gives for a citation describe its record? (clinaudit/check/describes.py)"""
 
@@ -267,7 +281,8 @@ class MetadataResult:
     fields: tuple[FieldVerdict, ...] = ()  # its worst reference, field by field
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class TopicResult:
     """Is the record about what the citing sentences say? Its worst use's verdict, and every use.
 
@@ -283,7 +298,8 @@ class TopicResult:
     uses: tuple[CitationUse, ...] = ()  # each citing sentence (or row) with its own verdicts
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Credibility:
     """How much weight a source can bear, 0–100, and the row of data/credibility.yaml that says so."""
 
@@ -292,7 +308,8 @@ class Credibility:
     label: str = ""  # what the row means, for people
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CitationResult:
     """One cited id in one file: what identifies it, and what each check found (None: that check did not run).
 
@@ -352,7 +369,8 @@ def distinct_works(cited: tuple[CitationResult, ...]) -> tuple[CitationResult, .
     return tuple(works.values())
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Judgement:
     """What the model judge said about one source and the sentences citing it (clinaudit/judge/review.py).
 
@@ -365,7 +383,8 @@ class Judgement:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class MarkerUse:
     """A `[n]` marker in prose, waiting for the whole reference list."""
 
@@ -376,7 +395,8 @@ class MarkerUse:
     context: Context | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Directive:
     """An in-file `<!-- clinaudit-disable… -->` comment, read before any finding exists."""
 
@@ -386,7 +406,8 @@ class Directive:
     reason: str = ""  # the text after ` -- `, kept as the suppression's justification
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Suppressed:
     """A finding that does not count towards the verdict, and why: it never just disappears."""
 
@@ -395,7 +416,8 @@ class Suppressed:
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Document:
     """Everything read out of one report before any lookup: the offline half."""
 
@@ -414,7 +436,8 @@ class Document:
     digest: str = ""  # the name its reading is kept under (clinaudit/read/kept.py); "" when not kept
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class FileReport:
     path: str
     verdict: Verdict  # error: it could not be read
@@ -440,7 +463,8 @@ def coverage(grounded: int, claims: int) -> float | None:
     return None if claims == 0 else round(100.0 * grounded / claims, 1)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CorpusRecord:
     """One line of a JSONL corpus (`check answers.jsonl --jsonl-text FIELD`): audited as if it were a report."""
 
@@ -457,7 +481,8 @@ class CorpusRecord:
         return f"{self.source}:{self.line}"
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class AuditResult:
     verdict: Verdict
     files: tuple[FileReport, ...]
@@ -476,7 +501,8 @@ class AuditResult:
         return tuple(s for report in self.files for s in report.suppressed)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CitationUse:
     """One use of a cited id: the sentence (or table row) that cites it, with the verdicts of that use alone.
 
@@ -497,7 +523,8 @@ class CitationUse:
     metadata_fields: tuple[FieldVerdict, ...] = ()  # its reference field by field; () when not compared
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class FigureCheck:
     """One figure of a citing sentence and whether the cited abstract reports it.
 
@@ -511,7 +538,8 @@ class FigureCheck:
     nearest: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class EffectCheck:
     """The effect a citing sentence attributes to its source against what the abstract reports."""
 
@@ -520,7 +548,8 @@ class EffectCheck:
     verdict: EffectVerdict
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Grounding:
     """What one citing use says that its source's abstract can confirm: its figures, its effect."""
 
@@ -531,7 +560,8 @@ class Grounding:
     note: str = ""  # "figures not checked: no abstract"
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Checked:
     """One report after the check stage: what was read, every citation checked, every finding made."""
 

@@ -43,7 +43,9 @@ def json_text(text: str) -> str:
     and the document printed to a terminal or a CI log cannot drive or reorder it. A substitution,
     not `str.translate`: a document of megabytes has none or a few of them.
     """
-    return _IN_JSON_RE.sub(_as_u, text)
+    if text.isascii() and "\x7f" not in text:  # one pass in C: most documents hold none of them
+        return text
+    return _IN_JSON_RE.sub(_as_u, text) if _IN_JSON_RE.search(text) else text
 
 
 def shown(text: object) -> str:

@@ -17,6 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from clinaudit.core.records import compared
 from clinaudit.options.kinds import (
     Bool,
     Choice,
@@ -220,7 +221,8 @@ _STAGE_OF: dict[type[Any], str] = {
 }
 
 
-@dataclass(frozen=True)
+@compared
+@dataclass(frozen=True, repr=False, eq=False)
 class Options(ReportSettings, JudgeSettings, CheckSettings, LookupSettings, ReadSettings):
     """What the caller asked for: every stage's settings at once. The CLI builds one from flags, config and
     the environment; a library caller builds one itself, or takes the environment's with `from_environment`."""

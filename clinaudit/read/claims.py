@@ -564,11 +564,22 @@ class _Unknown(Enum):
 _UNKNOWN: Final = _Unknown.UNKNOWN
 
 
-@lru_cache(maxsize=1)
-def rules() -> ClaimRules:
+def _rules_data() -> dict:
     from clinaudit.store import yamlfiles
 
-    data = yamlfiles.load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
+    return yamlfiles.load((PACKAGE / "rules" / "claims.yaml").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def suggestions() -> dict[str, str]:
+    """Each claim type's fix, as rules/claims.yaml says it, read without compiling a pattern: an uncited
+    claim's finding (made after the reading, often from a kept one) needs only this."""
+    return {name: " ".join(spec["suggestion"].split()) for name, spec in _rules_data()["types"].items()}
+
+
+@lru_cache(maxsize=1)
+def rules() -> ClaimRules:
+    data = _rules_data()
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
     return compile_rules(data, vocabulary, known_anchors(), known_needs())
 

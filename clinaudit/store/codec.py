@@ -244,7 +244,7 @@ def _record_reader(tp: type) -> Callable[[Any, _Copy], Any]:
     A warm run reads thousands of small records (a claim's terms, a cached record's fields);
     a loop over the field readers cost a quarter of such a run.
     """
-    hints = typing.get_type_hints(tp, vars(sys.modules[tp.__module__]))
+    hints = _hints(tp)
     fields = dataclasses.fields(tp)
     scope: dict[str, Any] = {"tp": tp, "_string": _string, "_again": _again, "_STR": _STR}
     body = []
@@ -283,6 +283,36 @@ def _record_reader(tp: type) -> Callable[[Any, _Copy], Any]:
     )
     exec(source, scope)  # the source is made here from the record's own field types, never from data
     return scope["record"]
+
+
+_ANNOTATIONS: dict[tuple[str, str], Any] = {}  # (module, annotation as written) → the type it names
+
+
+def _hints(tp: type) -> dict[str, Any]:
+    """The record's field types, each annotation evaluated once per module and text, not once per field.
+
+    `typing.get_type_hints` compiles every field's annotation string anew: "str" and "Span" a
+    hundred times over a warm run's records.
+    """
+    module = sys.modules[tp.__module__]
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(tp):
+        written = f.type if isinstance(f.type, str) else None
+        if written is None:
+            out[f.name] = f.type
+            continue
+        key = (module.__name__, written)
+        if key not in _ANNOTATIONS:
+            _ANNOTATIONS[key] = typing.get_type_hints(_Annotated(written), vars(module))["value"]
+        out[f.name] = _ANNOTATIONS[key]
+    return out
+
+
+class _Annotated:
+    """A stand-in holding one annotation, for `typing.get_type_hints` to evaluate as the module sees it."""
+
+    def __init__(self, written: str) -> None:
+        self.__annotations__ = {"value": written}
 
 
 def _again(tp: type, value: int, copy: _Copy) -> Any:
