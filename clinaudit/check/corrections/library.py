@@ -1,7 +1,8 @@
 """The library behind `clinaudit corrections` and `check --suggest-corrections`: the loop that grows the list.
 
 A run finds a bad citation; `suggestions` makes a ready-to-paste entry for it; `append_entries`
-adds entries to a file without touching its comments or the order of what is already there;
+adds entries to a file without touching its comments or the order of what is already there
+(`read_entry_file`, `completed` and `appended` are `corrections add` up to the write);
 `matches` says what new entries would catch in given reports; `explain_entry` describes one.
 The command line (clinaudit/cli/corrections.py) only reads its arguments and prints.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +135,91 @@ def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
     if after != expected:  # never write a file whose meaning changed beyond the new entries
         raise ValueError("could not append without changing the rest of the file; add the entry by hand")
     return new
+
+
+def read_entry_file(name: str) -> list[dict[str, Any]]:
+    """`corrections add --entry FILE` (- for stdin): an entry, a list of them, or a file's `entries:`; [] for none.
+
+    Bytes, decoded here: stdin's own decoding would turn a bad byte into a surrogate YAML rejects.
+    """
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        loaded = yamlfiles.safe_load(data.decode("utf-8-sig"))
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})") from None
+    except yaml.YAMLError as exc:
+        line = yaml_line(exc)
+        raise InputError(f"{name}{f':{line}' if line else ''}: invalid YAML ({yaml_problem(exc)})") from None
+    if isinstance(loaded, dict) and "entries" in loaded:
+        loaded = loaded["entries"]
+    if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
+        return []
+    items = loaded if isinstance(loaded, list) else [loaded]
+    if not all(isinstance(i, dict) for i in items):
+        raise InputError(f"{name}: expected an entry mapping or a list of entries")
+    return [dict(i) for i in items]
+
+
+def set_values(sets: list[str]) -> dict[str, Any]:
+    """`--set KEY=YAML` values, each read as YAML so that 'ids=[pmid:123]' is a list, as in the file."""
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
+    values: dict[str, Any] = {}
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            values[key.strip()] = yamlfiles.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise InputError(f"--set {item!r}: the value is not valid YAML ({yaml_problem(exc)})") from None
+    return values
+
+
+def completed(entries: list[dict[str, Any]], flags: dict[str, Any], sets: list[str]) -> list[dict[str, Any]]:
+    """The entries (one empty entry when none) with the command line's fields over their own, and today's date.
+
+    `flags` are --id, --kind, …, None where not given; `sets` the --set KEY=YAML. Fields given on
+    the command line name one entry: over several they would make duplicates.
+    """
+    given = {k: v for k, v in flags.items() if v is not None} | set_values(sets)
+    entries = entries or [{}]
+    if len(entries) > 1 and given:
+        raise InputError("--id/--kind/--message/--severity/--source/--set apply to a single entry")
+    for entry in entries:
+        entry.update(given)
+        entry.setdefault("added", _dt.date.today())
+    return entries
+
+
+def file_text(path: Path) -> str:
+    """A corrections file's text to append to; "" for a file not yet written."""
+    try:
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: cannot read (not UTF-8)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+
+
+def appended(text: str, entries: list[dict[str, Any]], path: Path) -> tuple[str, list, list]:
+    """(new text, its entries, its problems): the file as it would be, validated before anything is written."""
+    from clinaudit.check.corrections import schema
+
+    try:
+        new = append_entries(text, entries)
+    except ValueError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    parsed, problems = schema.parse_text(new, str(path), schema.packaged_patterns())
+    return new, parsed, problems
 
 
 def _last_index(node) -> int:
