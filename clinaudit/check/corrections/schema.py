@@ -337,16 +337,14 @@ def _value_problems(item: dict, bad: _Bad) -> None:
         bad("added", f"`added` must be a date (YYYY-MM-DD), not {added!r}")
 
 
+@dataclass(frozen=True, slots=True)
 class _Fields:
     """An entry's own fields as its kind reads them: each reader reports its problem and gives None for it."""
 
-    __slots__ = ("at", "bad", "item", "regexes")
-
-    def __init__(self, item: dict, bad: _Bad, at: Callable[[str], int], regexes: list) -> None:
-        self.item = item
-        self.bad = bad
-        self.at = at
-        self.regexes = regexes
+    item: dict
+    bad: _Bad
+    at: Callable[[str], int]
+    regexes: list  # (pattern, flags, line) of each regex that compiled
 
     def names(self, key: str, minimum: int = 1) -> list[str] | None:
         """A name or a list of them, stripped: what a sentence is matched against."""
