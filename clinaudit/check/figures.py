@@ -193,73 +193,118 @@ def read_all(text: str) -> tuple[tuple[Figure, ...], tuple[Figure, ...]]:
 
 
 def _read(text: str) -> tuple[tuple[Figure, ...], tuple[Figure, ...]]:
+    """The figures, by readers that each claim the characters they read, then the numbers none claimed."""
     text = normalise(text)
     g = grammar()
     taken = bytearray(len(text))
     out: list[Figure] = []
+    for reader in _READERS:
+        reader(text, g, taken, out)
+    bare = []
+    for m in g.number.finditer(text):
+        if _free(taken, m):
+            value, places = _value(m.group(0))
+            bare.append(Figure(m.group(0), "number", value, places, start=m.start()))
+    out.sort(key=lambda f: f.start)
+    return tuple(out), tuple(bare)
 
-    def free(m: re.Match[str]) -> bool:
-        return not any(taken[m.start() : m.end()])
 
-    def take(m: re.Match[str]) -> None:
-        taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+def _free(taken: bytearray, m: re.Match[str]) -> bool:
+    """No reader before this one took any of the match's characters."""
+    return not any(taken[m.start() : m.end()])
 
+
+def _take(taken: bytearray, m: re.Match[str]) -> None:
+    """Claim the match's characters, so that no later reader reads them as another figure."""
+    taken[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+
+
+def _ratios(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """A named ratio (HR 0.77), and the interval written with it."""
     for m in g.ratio.finditer(text):
-        if not free(m):
+        if not _free(taken, m):
             continue
-        take(m)
+        _take(taken, m)
         name = g.ratio_names.get(m.group(1).lower(), m.group(1).upper().rstrip("S"))
         value, places = _value(m.group(2))
         out.append(Figure(_snippet(text, m.start(), m.end(2)), "ratio", value, places, name, start=m.start()))
         if m.group(3):
             out.append(_interval(text, m, 3, name))
+
+
+def _intervals(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """An interval no ratio took: 95% CI 0.65 to 0.91."""
     for m in g.ci.finditer(text):
-        if free(m):
-            take(m)
+        if _free(taken, m):
+            _take(taken, m)
             out.append(_interval(text, m, 1, ""))
+
+
+def _p_values(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """p < 0.05, its comparator in one spelling (=< is <=)."""
     for m in g.p.finditer(text):
-        if free(m):
-            take(m)
+        if _free(taken, m):
+            _take(taken, m)
             value, places = _value(m.group(2))
             comparator = {"=<": "<=", "=>": ">="}.get(m.group(1), m.group(1))
             out.append(Figure(_snippet(text, m.start(), m.end()), "p", value, places, comparator, start=m.start()))
+
+
+def _percents(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """Percentages and percentage points, both of a pair sharing one sign (10% vs 12%)."""
     for m in g.percent.finditer(text):
-        if free(m):
-            take(m)
+        if _free(taken, m):
+            _take(taken, m)
             kind = "percent" if m.group(3) == "%" else "points"
             for group in (1, 2):
                 if m.group(group):
                     value, places = _value(m.group(group))
                     out.append(Figure(_snippet(text, m.start(group), m.end()), kind, value, places, start=m.start()))
+
+
+def _rates(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """A rate with its base: 3.1 per 1000 person-years."""
     for m in g.rate.finditer(text):
-        if free(m):
-            take(m)
+        if _free(taken, m):
+            _take(taken, m)
             value, places = _value(m.group(1))
             base = f"per {_value(m.group(2))[0]:g} {m.group(3).lower()}"
             out.append(Figure(_snippet(text, m.start(), m.end()), "rate", value, places, base, start=m.start()))
+
+
+def _fractions(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """x/n and x of n patients, when x is a part of n."""
     for pattern in (g.fraction, g.of_n):
         for m in pattern.finditer(text):
-            if free(m):
-                take(m)
+            if _free(taken, m):
+                _take(taken, m)
                 value, _ = _value(m.group(1))
                 whole, _ = _value(m.group(2))
                 if whole > 0 and value <= whole:
                     text_ = _snippet(text, m.start(), m.end())
                     out.append(Figure(text_, "fraction", value, 0, f"{whole:g}", high=whole, start=m.start()))
+
+
+def _counts(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """n = 120, then 120 patients: a whole number, and not a year ("in 2019 patients were…")."""
     for m in g.n_equals.finditer(text):
-        if free(m):
-            take(m)
+        if _free(taken, m):
+            _take(taken, m)
             value, places = _value(m.group(1))
             out.append(Figure(_snippet(text, m.start(), m.end()), "count", value, places, start=m.start()))
     for m in g.counted.finditer(text):
-        if free(m) and "." not in m.group(1) and not _is_year(m.group(1)):
-            take(m)
+        if _free(taken, m) and "." not in m.group(1) and not _is_year(m.group(1)):
+            _take(taken, m)
             value, places = _value(m.group(1))
             out.append(Figure(_snippet(text, m.start(), m.end()), "count", value, places, start=m.start()))
+
+
+def _units(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
+    """Durations, doses and measures by their unit, both of a pair (10.7 vs 10.6 months)."""
     for m in g.unit.finditer(text):
-        if not free(m):
+        if not _free(taken, m):
             continue
-        take(m)
+        _take(taken, m)
         unit = m.group(3)
         kind = g.unit_kind.get(unit, "measure")
         if kind == "duration" and (g.context.search(text[max(0, m.start() - 20) : m.start()]) or _aged(text, m)):
@@ -269,13 +314,11 @@ def _read(text: str) -> tuple[tuple[Figure, ...], tuple[Figure, ...]]:
                 value, places = _value(m.group(group))
                 snippet = _snippet(text, m.start(group), m.end())
                 out.append(Figure(snippet, kind, value, places, _unit_name(unit), start=m.start()))
-    bare = []
-    for m in g.number.finditer(text):
-        if free(m):
-            value, places = _value(m.group(0))
-            bare.append(Figure(m.group(0), "number", value, places, start=m.start()))
-    out.sort(key=lambda f: f.start)
-    return tuple(out), tuple(bare)
+
+
+# the readers in the order they claim text: what one takes the next cannot read again ("HR 0.77 (95% CI…)"
+# is a ratio and its interval, never a bare interval; "23%" is a percentage, never a count)
+_READERS = (_ratios, _intervals, _p_values, _percents, _rates, _fractions, _counts, _units)
 
 
 def _interval(text: str, m: re.Match[str], group: int, name: str) -> Figure:

@@ -397,41 +397,71 @@ def effect(sentence: str, abstract: Source, strategy: str = EFFECT_CONCLUSION) -
         return None
     if rules.negated.search(sentence) or _reports_null(sentence):
         return EffectCheck(claimed, "", UNCHECKED)  # the sentence itself reports no effect, or doubts one
-    if rules.superiority_claim.search(sentence):
-        inferior = next((s for s in abstract.sentences if rules.noninferior.search(s)), None)
-        if inferior and not any(rules.superiority_shown.search(s) for s in abstract.sentences):
-            return EffectCheck("superiority", _quote(inferior), CONTRADICTED)
-    claim_words = _words(sentence)
-    named = [name for name, pattern in rules.outcomes if pattern.search(sentence)]
-    null: list[str] = []
-    positive: list[str] = []
-    concluded_null: list[str] = []
-    concluded_effect: list[str] = []
-    for k, (text, words) in enumerate(zip(abstract.sentences, abstract.words, strict=True)):
-        concluding = k in abstract.conclusion and strategy == EFFECT_CONCLUSION
-        if concluding and _about(claim_words, named, text, words, CONCLUSION_SHARED, 0.0):
-            is_null, is_effect = abstract.reports(k)
-            if is_null or is_effect:
-                (concluded_null if is_null else concluded_effect).append(text)
-        if strategy != EFFECT_ANY and not _about(claim_words, named, text, words):
-            continue
-        is_null, is_effect = abstract.reports(k)
-        if is_null:
-            null.append(text)
-        elif is_effect:
-            positive.append(text)
+    refuted = _superiority_refuted(sentence, abstract, rules)
+    if refuted is not None:
+        return refuted
+    said = _reports_about(sentence, abstract, strategy, rules)
     if strategy == EFFECT_CONCLUSION:  # the authors' conclusion about this outcome decides, when it speaks
-        # a conclusion loosely about the claim settles it only when no result closely about it says otherwise
-        closely = [t for t in concluded_null if t in null]
-        if concluded_null and not concluded_effect and (closely or not positive):
-            return EffectCheck(claimed, _quote((closely or concluded_null)[-1]), CONTRADICTED)
-        if concluded_effect:
-            return EffectCheck(claimed, _quote(concluded_effect[-1]), CONSISTENT)
+        concluded = _concluded(claimed, said)
+        if concluded is not None:
+            return concluded
+    null, positive = said.null, said.positive
     if null and (strategy not in (EFFECT_OUTCOME_COUNTER, EFFECT_CONCLUSION) or not positive):
         return EffectCheck(claimed, _quote(null[-1]), CONTRADICTED)
     if positive:
         return EffectCheck(claimed, _quote(positive[-1]), CONSISTENT)
     return EffectCheck(claimed, _quote(null[-1]) if null else "", UNCLEAR)
+
+
+def _superiority_refuted(sentence: str, abstract: Source, rules: EffectRules) -> EffectCheck | None:
+    """Superiority claimed for a trial whose abstract shows non-inferiority and never superiority."""
+    if not rules.superiority_claim.search(sentence):
+        return None
+    inferior = next((s for s in abstract.sentences if rules.noninferior.search(s)), None)
+    if inferior and not any(rules.superiority_shown.search(s) for s in abstract.sentences):
+        return EffectCheck("superiority", _quote(inferior), CONTRADICTED)
+    return None
+
+
+class _Reports(NamedTuple):
+    """The abstract's sentences about a claim, by what they report; the conclusion's apart (loosely about it)."""
+
+    null: list[str]
+    positive: list[str]
+    concluded_null: list[str]
+    concluded_effect: list[str]
+
+
+def _reports_about(sentence: str, abstract: Source, strategy: str, rules: EffectRules) -> _Reports:
+    """Which sentences of the abstract report no effect, or one, on what the sentence claims (all, for EFFECT_ANY)."""
+    claim_words = _words(sentence)
+    named = [name for name, pattern in rules.outcomes if pattern.search(sentence)]
+    said = _Reports([], [], [], [])
+    for k, (text, words) in enumerate(zip(abstract.sentences, abstract.words, strict=True)):
+        concluding = k in abstract.conclusion and strategy == EFFECT_CONCLUSION
+        if concluding and _about(claim_words, named, text, words, CONCLUSION_SHARED, 0.0):
+            is_null, is_effect = abstract.reports(k)
+            if is_null or is_effect:
+                (said.concluded_null if is_null else said.concluded_effect).append(text)
+        if strategy != EFFECT_ANY and not _about(claim_words, named, text, words):
+            continue
+        is_null, is_effect = abstract.reports(k)
+        if is_null:
+            said.null.append(text)
+        elif is_effect:
+            said.positive.append(text)
+    return said
+
+
+def _concluded(claimed: EffectClaim, said: _Reports) -> EffectCheck | None:
+    """The conclusion's verdict; None when it says nothing about the claim, and the results decide."""
+    # a conclusion loosely about the claim settles it only when no result closely about it says otherwise
+    closely = [t for t in said.concluded_null if t in said.null]
+    if said.concluded_null and not said.concluded_effect and (closely or not said.positive):
+        return EffectCheck(claimed, _quote((closely or said.concluded_null)[-1]), CONTRADICTED)
+    if said.concluded_effect:
+        return EffectCheck(claimed, _quote(said.concluded_effect[-1]), CONSISTENT)
+    return None
 
 
 def _about(
@@ -601,48 +631,70 @@ def check_uses(
     for mention in mentions:
         if not mention.sentence:
             continue
-        context = mention.context
-        text = " ; ".join(context.cells) if context and context.cells else (context.text if context else "")
-        text = text or mention.sentence
+        text = _use_text(mention)
         if text in seen:
             continue
         seen.add(text)
         several = mention.sentence in shared
-        key = (text, _digest(record.abstract), several)
-        use = known.get(key)
-        if use is None:
-            use = ground(text, mention.span.line, abstract_of(record, abstracts))
-            if several and record.abstract.strip():
-                use = replace(use, note="not flagged: the sentence cites several works")
-            known[key] = use
-            fresh = True
-        elif use.line != mention.span.line:
-            use = replace(use, line=mention.span.line)
+        use, new = _use(text, mention, record, several, known, abstracts)
+        fresh = fresh or new
         uses.append(use)
-        if several or not record.abstract.strip():
-            continue
-        missing = [f for f in use.figures if f.found is False]
-        if missing:
-            parts = [
-                f"{f.text} (its {_KIND_WORDS.get(f.kind, f.kind)}: {', '.join(f.nearest) or 'none close'})"
-                for f in missing
-            ]
-            findings.append(
-                catalogue.finding(
-                    catalogue.FIGURE_NOT_IN_SOURCE,
-                    mention.span,
-                    f"{what}'s abstract does not report {'; '.join(parts)}",
-                    **catalogue.citing(mention, result.id),
-                )
-            )
-        if use.effect is not None and use.effect.verdict == CONTRADICTED:
-            claimed = _CLAIMED_WORDS.get(use.effect.claimed, use.effect.claimed)
-            findings.append(
-                catalogue.finding(
-                    catalogue.CONTRADICTED_BY_SOURCE,
-                    mention.span,
-                    f"the sentence says {what} {claimed}; its abstract says: \u201c{use.effect.reported}\u201d",
-                    **catalogue.citing(mention, result.id),
-                )
-            )
+        if not several and record.abstract.strip():
+            findings += _use_findings(use, mention, result.id, what)
     return tuple(uses), findings, fresh
+
+
+def _use_text(mention: CitationMention) -> str:
+    """What a use says: a table row's cells, else the sentence's context, else the sentence."""
+    context = mention.context
+    text = " ; ".join(context.cells) if context and context.cells else (context.text if context else "")
+    return text or mention.sentence
+
+
+def _use(
+    text: str,
+    mention: CitationMention,
+    record: Record,
+    several: bool,
+    known: dict[tuple[str, str, bool], Grounding],
+    abstracts: dict[str, Source | None] | None,
+) -> tuple[Grounding, bool]:
+    """(the use, whether it is new): as an earlier run worked it out, at this mention's line, else worked out and kept."""
+    key = (text, _digest(record.abstract), several)
+    use = known.get(key)
+    if use is not None:
+        return (use if use.line == mention.span.line else replace(use, line=mention.span.line)), False
+    use = ground(text, mention.span.line, abstract_of(record, abstracts))
+    if several and record.abstract.strip():
+        use = replace(use, note="not flagged: the sentence cites several works")
+    known[key] = use
+    return use, True
+
+
+def _use_findings(use: Grounding, mention: CitationMention, cited: str, what: str) -> list[Finding]:
+    """A use's findings: the figures its abstract does not report, and an effect it contradicts."""
+    findings: list[Finding] = []
+    missing = [f for f in use.figures if f.found is False]
+    if missing:
+        parts = [
+            f"{f.text} (its {_KIND_WORDS.get(f.kind, f.kind)}: {', '.join(f.nearest) or 'none close'})" for f in missing
+        ]
+        findings.append(
+            catalogue.finding(
+                catalogue.FIGURE_NOT_IN_SOURCE,
+                mention.span,
+                f"{what}'s abstract does not report {'; '.join(parts)}",
+                **catalogue.citing(mention, cited),
+            )
+        )
+    if use.effect is not None and use.effect.verdict == CONTRADICTED:
+        claimed = _CLAIMED_WORDS.get(use.effect.claimed, use.effect.claimed)
+        findings.append(
+            catalogue.finding(
+                catalogue.CONTRADICTED_BY_SOURCE,
+                mention.span,
+                f"the sentence says {what} {claimed}; its abstract says: \u201c{use.effect.reported}\u201d",
+                **catalogue.citing(mention, cited),
+            )
+        )
+    return findings

@@ -141,56 +141,78 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
     one-word title drift, a partial author list without "et al." or a preprint server for the
     published journal are slips (low): the reference still describes the record.
     """
-    from clinaudit.check.score import same_journal
-
     verdicts: list[FieldVerdict] = []
     score: float | None = None
     different = False
-    title = fields.title
-    if not (fields.surname or fields.year or fields.journal) and _content_words(title) < MIN_TITLE_WORDS:
-        title = ""  # "See the NEJM paper": a remark, not a title
-    if title and record.title and not same_journal(title, record.journal or "x") and len(title.split()) >= 3:
+    title = _comparable_title(fields, record)
+    if title:
         score = round(title_score(title, record.title), 1)
         verdict = _title_verdict(title, record.title, score)
         if fields.loose and (score < TITLE_SAME or verdict.verdict == MISMATCH):
             return MetadataCheck(None, fields=fields)  # link text that describes the work in its own words
         verdicts.append(verdict)
         different = verdict.verdict == MISMATCH and score < TITLE_OTHER and len(title.split()) >= MIN_TITLE_WORDS
-    if fields.surname and record.authors:
-        verdicts += _author_verdicts(fields, record)
-    if fields.year and record.year:
-        verdicts.append(_year_verdict(fields.year, record))
-    at_meeting = False  # a meeting's volume and page number its abstract book, not the journal
-    if fields.journal and (record.journal or record.journal_iso):
-        verdicts.append(_journal_verdict(fields.journal, record))
-        at_meeting = verdicts[-1].verdict == MINOR and _at_meeting(fields.journal, record)
-    if fields.volume and record.volume and not at_meeting:
-        same = fields.volume.lstrip("0") == record.volume.lstrip("0")
-        verdicts.append(_verdict("volume", fields.volume, record.volume, same, f"volume {fields.volume}"))
-    first_page = _first_page(record.pages)
-    if fields.first_page and first_page and not at_meeting:
-        same = fields.first_page.lower() == first_page.lower()
-        verdicts.append(_verdict("page", fields.first_page, first_page, same, f"first page {fields.first_page}"))
+    verdicts += _detail_verdicts(fields, record)
+    if not verdicts:
+        return MetadataCheck(None, fields=fields)
     mismatched = tuple(v.field for v in verdicts if v.verdict == MISMATCH)
     minor = tuple(v.field for v in verdicts if v.verdict == MINOR)
     agreed = tuple(v.field for v in verdicts if v.verdict in (MATCH, TOLERATED) and v.field != "authors")
-    if not verdicts:
-        return MetadataCheck(None, fields=fields)
-    if different and fields.surname and fields.year and fields.journal and mismatched == ("title",):
-        different = False  # author, year and journal all agree: the right paper with its title reworded
-    wrong = len(DETAILS & set(mismatched))
-    if not different and ((wrong >= 2 and "title" not in agreed) or wrong >= SEVERAL):
-        different = True  # two details name another paper when no title says it is this one; three even if one does
     return MetadataCheck(
         not mismatched,
         mismatched,
-        different,
+        _different_paper(different, fields, mismatched, agreed),
         score,
         fields,
         agreed,
         minor,
         tuple(verdicts),
     )
+
+
+def _comparable_title(fields: EntryFields, record: Record) -> str:
+    """The entry's title when it may name a paper; "" for a remark, a journal's name or a fragment."""
+    from clinaudit.check.score import same_journal
+
+    title = fields.title
+    if not (fields.surname or fields.year or fields.journal) and _content_words(title) < MIN_TITLE_WORDS:
+        return ""  # "See the NEJM paper": a remark, not a title
+    if title and record.title and not same_journal(title, record.journal or "x") and len(title.split()) >= 3:
+        return title
+    return ""
+
+
+def _detail_verdicts(fields: EntryFields, record: Record) -> list[FieldVerdict]:
+    """Authors, year and journal, then volume and first page, each where both sides give it."""
+    verdicts: list[FieldVerdict] = []
+    if fields.surname and record.authors:
+        verdicts += _author_verdicts(fields, record)
+    if fields.year and record.year:
+        verdicts.append(_year_verdict(fields.year, record))
+    if fields.journal and (record.journal or record.journal_iso):
+        verdicts.append(_journal_verdict(fields.journal, record))
+        if verdicts[-1].verdict == MINOR and _at_meeting(fields.journal, record):
+            return verdicts  # a meeting's volume and page number its abstract book, not the journal
+    if fields.volume and record.volume:
+        same = fields.volume.lstrip("0") == record.volume.lstrip("0")
+        verdicts.append(_verdict("volume", fields.volume, record.volume, same, f"volume {fields.volume}"))
+    first_page = _first_page(record.pages)
+    if fields.first_page and first_page:
+        same = fields.first_page.lower() == first_page.lower()
+        verdicts.append(_verdict("page", fields.first_page, first_page, same, f"first page {fields.first_page}"))
+    return verdicts
+
+
+def _different_paper(
+    title_differs: bool, fields: EntryFields, mismatched: tuple[str, ...], agreed: tuple[str, ...]
+) -> bool:
+    """Another work (high), not a real paper's wrong detail: its title, or details enough to name another paper."""
+    if title_differs:
+        # author, year and journal all agree: the right paper with its title reworded
+        return not (fields.surname and fields.year and fields.journal and mismatched == ("title",))
+    wrong = len(DETAILS & set(mismatched))
+    # two details name another paper when no title says it is this one; three even if one does
+    return (wrong >= 2 and "title" not in agreed) or wrong >= SEVERAL
 
 
 def _verdict(field: str, given: str, record: str, same: bool, said: str) -> FieldVerdict:
@@ -257,17 +279,20 @@ def _title_verdict(given: str, record: str, score: float) -> FieldVerdict:
     if not new:
         same = [_stem(w) for w in mine] == [_stem(w) for w in theirs]
         return FieldVerdict("title", given, shown, MATCH if same else TOLERATED)
+    if len(new) <= MAX_DRIFT_WORDS and score >= TITLE_OTHER:
+        return FieldVerdict("title", given, shown, MINOR, f"title: {_drift(mine, theirs, new)}")
     used = {_stem(w) for w in mine}
     lost = [w for w in theirs if _stem(w) not in used]
-    pairs = _substitutions(mine, theirs, set(new))
-    if pairs:
-        said = "; ".join(f'reference gives "{a}", the record says "{b}"' for a, b in pairs)
-    else:
-        said = "reference adds " + ", ".join(f'"{w}"' for w in new[:4]) + ", not in the record's title"
-    if len(new) <= MAX_DRIFT_WORDS and score >= TITLE_OTHER:
-        return FieldVerdict("title", given, shown, MINOR, f"title: {said}")
     more = f" ({len(new)} words not in it" + (f", {len(lost)} of its words missing)" if lost else ")")
     return FieldVerdict("title", given, shown, MISMATCH, f"title '{given}'{more}, record: '{shown}'")
+
+
+def _drift(mine: list[str], theirs: list[str], new: list[str]) -> str:
+    """What a drifted title changed: each new word beside the one it stands in for, else the words it adds."""
+    pairs = _substitutions(mine, theirs, set(new))
+    if pairs:
+        return "; ".join(f'reference gives "{a}", the record says "{b}"' for a, b in pairs)
+    return "reference adds " + ", ".join(f'"{w}"' for w in new[:4]) + ", not in the record's title"
 
 
 def _substitutions(mine: list[str], theirs: list[str], new: set[str]) -> list[tuple[str, str]]:

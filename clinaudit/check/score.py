@@ -126,28 +126,38 @@ def credibility(kind: CitationKind, value: str, status: Status, record: Record |
     if status is Status.RETRACTED or (record is not None and (record.retracted_by or _retracted_type(record))):
         return _row("retracted")
     if kind is CitationKind.URL:
-        category = domain_category(value)
-        if category == "journal_publisher" or (category == "unknown_web" and _article_doi(value, record)):
-            return _row("publisher_article")  # a journal article on its publisher's site is a journal article
-        return _row(category)
+        return _row(_web_row(value, record))
     if record is None or not record.exists:
         if kind is CitationKind.DOI and status is Status.UNVERIFIABLE and is_preprint_doi(value):
             return _row("preprint")  # the prefix alone says what it is
         return None
+    name = _record_row(kind, value, record)
+    return _row(name) if name else None
+
+
+def _web_row(url: str, record: Record | None) -> str:
+    """A web page's row by its host; a journal article on its publisher's site is a journal article."""
+    category = domain_category(url)
+    if category == "journal_publisher" or (category == "unknown_web" and _article_doi(url, record)):
+        return "publisher_article"
+    return category
+
+
+def _record_row(kind: CitationKind, value: str, record: Record) -> str:
+    """The row of a work its database found: what it is (a preprint, a trial) before where it is listed; "" for none."""
     if _is_preprint(kind, value, record):
-        return _row("preprint")
+        return "preprint"
     if is_tier1(record):
-        return _row("tier1_journal")
+        return "tier1_journal"
     if record.database == "ctgov" or kind is CitationKind.NCT:
-        return _row("trial_registry")
-    if record.database == "pubmed":
-        return _row("pubmed")
+        return "trial_registry"
     if record.database == "crossref":
         kind_of_work = dict(record.extra).get("type", "journal-article")
-        return _row("doi_article" if kind_of_work == "journal-article" else "doi_other")
-    if record.database == "doi":
-        return _row("doi_other")
-    return None
+        return "doi_article" if kind_of_work == "journal-article" else "doi_other"
+    return _DATABASE_ROWS.get(record.database, "")
+
+
+_DATABASE_ROWS = {"pubmed": "pubmed", "doi": "doi_other"}  # database → the row of a work it lists; crossref by its type
 
 
 def _article_doi(url: str, record: Record | None) -> str:

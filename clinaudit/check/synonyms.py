@@ -21,10 +21,11 @@ import gzip
 import re
 import sys
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 VERSION = 1  # of the table's format and key normalisation; part of every cached record's terms version
 MAX_WORDS = 5  # longer entry terms are descriptions, not names a sentence uses
@@ -131,47 +132,76 @@ def _usable(term: str) -> bool:
 
 def build(mesh: Path) -> str:
     """The table's text from ../shared/data/mesh (see its PROVENANCE.md)."""
+    keys = _descriptor_keys(mesh, _wanted(mesh))
+    actions = _actions(mesh, keys)
+    return _text(_ids(keys, actions), actions)
+
+
+def _rows(path: Path, quoted: bool = False) -> Iterator[dict[str, str]]:
+    """A MeSH TSV's rows by column (gzipped or not); its names hold quotes, read as text unless `quoted`."""
     import csv
 
+    quoting: Literal[0, 3] = csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE
+    with gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8") as f:
+        yield from csv.DictReader(f, delimiter="\t", quoting=quoting)
+
+
+def _wanted(mesh: Path) -> set[str]:
+    """The descriptors of CATEGORIES, and chemicals only when they are drugs: with a pharmacological action, or one."""
     categories: dict[str, set[str]] = {}
-    with (mesh / "mesh2024_tree_numbers.tsv").open(encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            categories.setdefault(row["DescriptorUI"], set()).add(row["TreeNumber"])
-    drugs: set[str] = set()  # chemicals only when they are drugs: with a pharmacological action, or one themselves
-    with (mesh / "mesh2022_pharmacological_actions.tsv").open(encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
-            drugs.update((row["RecordUI"], row["PharmActionUI"]))
+    for row in _rows(mesh / "mesh2024_tree_numbers.tsv", quoted=True):
+        categories.setdefault(row["DescriptorUI"], set()).add(row["TreeNumber"])
+    drugs: set[str] = set()
+    for row in _rows(mesh / "mesh2022_pharmacological_actions.tsv"):
+        drugs.update((row["RecordUI"], row["PharmActionUI"]))
     wanted = {uid for uid, trees in categories.items() if any(t.startswith(CATEGORIES) for t in trees)}
-    wanted |= {uid for uid in drugs if uid in categories}
+    return wanted | {uid for uid in drugs if uid in categories}
+
+
+def _descriptor_keys(mesh: Path, wanted: set[str]) -> dict[str, dict[str, None]]:
+    """Each wanted descriptor's keys: its heading and entry terms (not permuted, of TAGS) a sentence could use."""
     keys: dict[str, dict[str, None]] = {}
-    with gzip.open(mesh / "mesh2024_descriptor_terms.tsv.gz", "rt", encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
-            uid = row["DescriptorUI"]
-            if uid not in wanted or row["IsPermutedTermYN"] == "Y" or row["LexicalTag"] not in TAGS:
+    for row in _rows(mesh / "mesh2024_descriptor_terms.tsv.gz"):
+        uid = row["DescriptorUI"]
+        if uid not in wanted or row["IsPermutedTermYN"] == "Y" or row["LexicalTag"] not in TAGS:
+            continue
+        names = keys.setdefault(uid, {})
+        for name in {natural(row["DescriptorName"]), natural(row["TermName"])}:
+            if _usable(name):
+                key = key_of(name)
+                if len(key) >= 3:
+                    names[key] = None
+    return keys
+
+
+def _actions(mesh: Path, keys: dict[str, dict[str, None]]) -> dict[str, dict[str, None]]:
+    """Each drug's pharmacological actions; a supplementary record (most new drugs) joins `keys` by its name."""
+    actions: dict[str, dict[str, None]] = {}
+    for row in _rows(mesh / "mesh2022_pharmacological_actions.tsv"):
+        uid, action = row["RecordUI"], row["PharmActionUI"]
+        if uid.startswith("C"):
+            if not _usable(row["RecordName"]):
                 continue
-            names = keys.setdefault(uid, {})
-            for name in {natural(row["DescriptorName"]), natural(row["TermName"])}:
-                if _usable(name):
-                    key = key_of(name)
-                    if len(key) >= 3:
-                        names[key] = None
-    broader: dict[str, dict[str, None]] = {}
-    with (mesh / "mesh2022_pharmacological_actions.tsv").open(encoding="utf-8") as f:
-        for row in csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE):
-            uid, action = row["RecordUI"], row["PharmActionUI"]
-            if uid.startswith("C"):  # a supplementary record (most new drugs): its name only
-                if not _usable(row["RecordName"]):
-                    continue
-                keys.setdefault(uid, {})[key_of(row["RecordName"])] = None
-            elif uid not in keys:
-                continue
-            broader.setdefault(uid, {})[action] = None
+            keys.setdefault(uid, {})[key_of(row["RecordName"])] = None
+        elif uid not in keys:
+            continue
+        actions.setdefault(uid, {})[action] = None
+    return actions
+
+
+def _ids(keys: dict[str, dict[str, None]], actions: dict[str, dict[str, None]]) -> dict[str, list[str]]:
+    """Key → its descriptors, for those with two names or a class: one name and no class a plain word match does as well."""
     ids: dict[str, list[str]] = {}
     for uid in sorted(keys):
         found = [k for k in keys[uid] if k and k.count(" ") < MAX_WORDS]
-        if len(found) > 1 or (found and uid in broader):  # one name and no class: a plain word match does as well
+        if len(found) > 1 or (found and uid in actions):
             for key in found:
                 ids.setdefault(key, []).append(uid)
+    return ids
+
+
+def _text(ids: dict[str, list[str]], actions: dict[str, dict[str, None]]) -> str:
+    """The table as `parse` reads it: a header, the sorted keys, then the actions of the descriptors kept."""
     lines = [
         HEADER.format(version=VERSION)
         + " (MeSH 2024 descriptors and entry terms; pharmacological actions of MeSH 2022)",
@@ -181,7 +211,7 @@ def build(mesh: Path) -> str:
     lines += sorted(f"{key}\t{','.join(uids)}" for key, uids in ids.items())
     lines.append(CLASSES)
     used = {uid for uids in ids.values() for uid in uids}
-    lines += sorted(f"{uid}\t{' '.join(actions)}" for uid, actions in broader.items() if uid in used)
+    lines += sorted(f"{uid}\t{' '.join(names)}" for uid, names in actions.items() if uid in used)
     return "\n".join(lines) + "\n"
 
 

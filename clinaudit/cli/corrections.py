@@ -7,10 +7,9 @@ comments or the order of what is already there. Only typer is imported at start-
 
 from __future__ import annotations
 
-import datetime as _dt
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -94,69 +93,25 @@ def add_command(
     ] = None,
 ) -> None:
     """Append entries to FILE, keeping its comments and the order of what is there."""
-    import yaml
-
     from clinaudit.check.corrections import library
-    from clinaudit.check.corrections import schema as corrections_schema
-    from clinaudit.store import yamlfiles
+    from clinaudit.core.errors import InputError
+    from clinaudit.store import atomic
 
-    entries: list[dict[str, Any]] = []
-    if entry_file is not None:
-        try:  # bytes, decoded here: stdin's own decoding would turn a bad byte into a surrogate YAML rejects
-            data = sys.stdin.buffer.read() if entry_file == "-" else Path(entry_file).read_bytes()
-            loaded = yamlfiles.safe_load(data.decode("utf-8-sig"))
-        except OSError as exc:
-            fail(f"{entry_file}: cannot read ({exc.strerror})")
-        except UnicodeDecodeError as exc:
-            fail(f"{entry_file}: not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})")
-        except yaml.YAMLError as exc:
-            line = library.yaml_line(exc)
-            fail(f"{entry_file}{f':{line}' if line else ''}: invalid YAML ({library.yaml_problem(exc)})")
-        if isinstance(loaded, dict) and "entries" in loaded:
-            loaded = loaded["entries"]
-        if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
+    flags = {"id": id, "kind": kind, "message": message, "severity": severity, "source": source}
+    try:
+        entries = library.read_entry_file(entry_file) if entry_file is not None else []
+        if entry_file is not None and not entries:
             print(f"{shown(file)}: nothing to add", file=sys.stderr)
             return
-        items = loaded if isinstance(loaded, list) else [loaded]
-        if not items or not all(isinstance(i, dict) for i in items):
-            fail(f"{entry_file}: expected an entry mapping or a list of entries")
-        entries = [dict(i) for i in items]
-    flags = {"id": id, "kind": kind, "message": message, "severity": severity, "source": source}
-    extra: dict[str, Any] = {}
-    for item in sets or ():
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            fail(f"--set {item!r}: expected KEY=VALUE")
-        try:
-            extra[key.strip()] = yamlfiles.safe_load(value)
-        except yaml.YAMLError as exc:
-            fail(f"--set {item!r}: the value is not valid YAML ({library.yaml_problem(exc)})")
-    if not entries:
-        entries = [{}]
-    if len(entries) > 1 and (any(v is not None for v in flags.values()) or extra):
-        fail("--id/--kind/--message/--severity/--source/--set apply to a single entry")
-    for entry in entries:
-        entry.update({k: v for k, v in flags.items() if v is not None})
-        entry.update(extra)
-        entry.setdefault("added", _dt.date.today())
-    try:
-        old = file.read_text(encoding="utf-8") if file.exists() else ""
-    except UnicodeDecodeError:
-        fail(f"{file}: cannot read (not UTF-8)")
-    except OSError as exc:
-        fail(f"{file}: cannot read ({exc.strerror or exc.__class__.__name__})")
-    try:
-        new = library.append_entries(old, entries)
-    except ValueError as exc:
-        fail(f"{file}: {exc}")
-    _, problems = corrections_schema.parse_text(new, str(file), corrections_schema.packaged_patterns())
+        entries = library.completed(entries, flags, sets or [])
+        new, parsed, problems = library.appended(library.file_text(file), entries, file)
+    except InputError as exc:
+        fail(str(exc))
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
         fail(f"{file}: not changed: {count} with the new entries (lines as in the file they would make)")
-    from clinaudit.store import atomic
-
     try:
         atomic.write_text(file, new)
     except OSError as exc:
@@ -165,7 +120,6 @@ def add_command(
     print(f"{shown(file)}: added {shown(ids)}", file=sys.stderr)
     if preview:
         added = {str(e.get("id")) for e in entries}
-        parsed, _ = corrections_schema.parse_text(new, str(file), corrections_schema.packaged_patterns())
         print_matches([e for e in parsed if e.id in added], preview)
 
 

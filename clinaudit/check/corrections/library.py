@@ -1,7 +1,8 @@
 """The library behind `clinaudit corrections` and `check --suggest-corrections`: the loop that grows the list.
 
 A run finds a bad citation; `suggestions` makes a ready-to-paste entry for it; `append_entries`
-adds entries to a file without touching its comments or the order of what is already there;
+adds entries to a file without touching its comments or the order of what is already there
+(`read_entry_file`, `completed` and `appended` are `corrections add` up to the write);
 `matches` says what new entries would catch in given reports; `explain_entry` describes one.
 The command line (clinaudit/cli/corrections.py) only reads its arguments and prints.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,14 +92,24 @@ def dump_entries(entries: list[dict[str, Any]], indent: int) -> str:
 
 def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
     """The file's text with `entries` added at the end of its `entries:` list, byte-for-byte elsewhere."""
-    import yaml
-
-    from clinaudit.store import yamlfiles
-
     if not text.strip():
         text = (text + "\n" if text else "") + "version: 1\nentries:\n"
     if not text.endswith("\n"):
         text += "\n"
+    root, before = _composed(text)
+    offset, indent, prefix = _insertion(text, root)
+    new = text[:offset] + prefix + dump_entries(entries, indent) + text[offset:]
+    if not _only_added(before, new, entries):  # never write a file whose meaning changed beyond the new entries
+        raise ValueError("could not append without changing the rest of the file; add the entry by hand")
+    return new
+
+
+def _composed(text: str) -> tuple[Any, Any]:
+    """The file's node tree (where to write) and its data (to compare with after); ValueError when it is no mapping."""
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
         before = yamlfiles.safe_load(text)  # a bad date is a YAMLError here, not a bare ValueError
@@ -107,32 +119,126 @@ def append_entries(text: str, entries: list[dict[str, Any]]) -> str:
         raise ValueError(f"invalid YAML{where} ({yaml_problem(exc)}); fix it first") from None
     if not isinstance(root, yaml.MappingNode):
         raise ValueError("expected a mapping with `version: 1` and `entries:`")
+    return root, before
+
+
+def _insertion(text: str, root: Any) -> tuple[int, int, str]:
+    """(offset, indent, prefix) of the new entries: after the last entry, under an empty `entries:`, or a new key."""
+    import yaml
+
     key_node = value_node = None
     for k, v in root.value:
         if k.value == "entries":
             key_node, value_node = k, v
     if key_node is None:
-        offset, indent, prefix = len(text), 2, "entries:\n"
-    elif isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null"):
+        return len(text), 2, "entries:\n"
+    if isinstance(value_node, yaml.ScalarNode) and value_node.value in ("", "~", "null"):
         if value_node.value:
             raise ValueError("`entries:` is null; remove the value and try again")
-        line_end = text.find("\n", key_node.end_mark.index)
-        offset, indent, prefix = line_end + 1, 2, ""
-    elif isinstance(value_node, yaml.SequenceNode) and not value_node.flow_style:
-        indent = value_node.start_mark.column
+        return text.find("\n", key_node.end_mark.index) + 1, 2, ""
+    if isinstance(value_node, yaml.SequenceNode) and not value_node.flow_style:
         end = max(_last_index(item) for item in value_node.value)
         offset = end if text[end - 1] == "\n" else text.find("\n", end) + 1 or len(text)
-        prefix = ""
-    else:
-        raise ValueError("`entries` is not a block list (`- id: …` lines); edit it by hand")
-    new = text[:offset] + prefix + dump_entries(entries, indent) + text[offset:]
+        return offset, value_node.start_mark.column, ""
+    raise ValueError("`entries` is not a block list (`- id: …` lines); edit it by hand")
+
+
+def _only_added(before: Any, new: str, entries: list[dict[str, Any]]) -> bool:
+    """Whether the new text means the old one with `entries` at the end of its list, and nothing else."""
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
     after = yamlfiles.safe_load(new)
     if (before or {}).get("entries") is None:
         before = {**(before or {}), "entries": []}
     expected = {**before, "entries": list(before["entries"]) + yamlfiles.safe_load(yaml.safe_dump(entries))}
-    if after != expected:  # never write a file whose meaning changed beyond the new entries
-        raise ValueError("could not append without changing the rest of the file; add the entry by hand")
-    return new
+    return after == expected
+
+
+def read_entry_file(name: str) -> list[dict[str, Any]]:
+    """`corrections add --entry FILE` (- for stdin): an entry, a list of them, or a file's `entries:`; [] for none.
+
+    Bytes, decoded here: stdin's own decoding would turn a bad byte into a surrogate YAML rejects.
+    """
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
+    try:
+        data = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        loaded = yamlfiles.safe_load(data.decode("utf-8-sig"))
+    except OSError as exc:
+        raise InputError(f"{name}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 (byte {data[exc.start]:#04x} at offset {exc.start})") from None
+    except yaml.YAMLError as exc:
+        line = yaml_line(exc)
+        raise InputError(f"{name}{f':{line}' if line else ''}: invalid YAML ({yaml_problem(exc)})") from None
+    if isinstance(loaded, dict) and "entries" in loaded:
+        loaded = loaded["entries"]
+    if loaded is None or loaded == []:  # e.g. a --suggest-corrections run that found nothing
+        return []
+    items = loaded if isinstance(loaded, list) else [loaded]
+    if not all(isinstance(i, dict) for i in items):
+        raise InputError(f"{name}: expected an entry mapping or a list of entries")
+    return [dict(i) for i in items]
+
+
+def set_values(sets: list[str]) -> dict[str, Any]:
+    """`--set KEY=YAML` values, each read as YAML so that 'ids=[pmid:123]' is a list, as in the file."""
+    import yaml
+
+    from clinaudit.store import yamlfiles
+
+    values: dict[str, Any] = {}
+    for item in sets:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"--set {item!r}: expected KEY=VALUE")
+        try:
+            values[key.strip()] = yamlfiles.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise InputError(f"--set {item!r}: the value is not valid YAML ({yaml_problem(exc)})") from None
+    return values
+
+
+def completed(entries: list[dict[str, Any]], flags: dict[str, Any], sets: list[str]) -> list[dict[str, Any]]:
+    """The entries (one empty entry when none) with the command line's fields over their own, and today's date.
+
+    `flags` are --id, --kind, …, None where not given; `sets` the --set KEY=YAML. Fields given on
+    the command line name one entry: over several they would make duplicates.
+    """
+    given = {k: v for k, v in flags.items() if v is not None} | set_values(sets)
+    entries = entries or [{}]
+    if len(entries) > 1 and given:
+        raise InputError("--id/--kind/--message/--severity/--source/--set apply to a single entry")
+    for entry in entries:
+        entry.update(given)
+        entry.setdefault("added", _dt.date.today())
+    return entries
+
+
+def file_text(path: Path) -> str:
+    """A corrections file's text to append to; "" for a file not yet written."""
+    try:
+        return path.read_text(encoding="utf-8") if path.exists() else ""
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: cannot read (not UTF-8)") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc.__class__.__name__})") from None
+
+
+def appended(text: str, entries: list[dict[str, Any]], path: Path) -> tuple[str, list, list]:
+    """(new text, its entries, its problems): the file as it would be, validated before anything is written."""
+    from clinaudit.check.corrections import schema
+
+    try:
+        new = append_entries(text, entries)
+    except ValueError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    parsed, problems = schema.parse_text(new, str(path), schema.packaged_patterns())
+    return new, parsed, problems
 
 
 def _last_index(node) -> int:
@@ -148,10 +254,24 @@ def _last_index(node) -> int:
     return node.end_mark.index
 
 
+# status → what a suggested entry's reason says, and how the lookup's note joins it
+_REASONS = {
+    "not_found": ("not found in its database", "{said} ({note})"),
+    "retracted": ("retracted", "{note}"),
+    "mismatched": ("the record does not match how it is cited", "{said}: {note}"),
+    "off_topic": ("the record is about something else than the claim", "{said}: {note}"),
+}
+_MESSAGES = {  # status → a suggested entry's message, of the citation as `describe` names it
+    "not_found": "{what} does not exist; it is a fabricated citation.",
+    "retracted": "{what} is retracted.",
+    "mismatched": "{what} is cited here for a work it is not.",
+    "off_topic": "{what} does not support the claim it is cited for here.",
+}
+
+
 def suggestions(result, options=None) -> list[dict[str, Any]]:
     """One entry for each distinct citation found not_found, retracted, mismatched or off_topic."""
     from clinaudit.check import corrections
-    from clinaudit.core.ids import describe
 
     today = _dt.date.today()
     out: list[dict[str, Any]] = []
@@ -162,56 +282,53 @@ def suggestions(result, options=None) -> list[dict[str, Any]]:
         except Exception:  # a broken project file was already reported as the report's error
             known = corrections.Corrections()
         for citation in report.citations:
-            status = citation.status.value
-            if status not in SUGGEST_STATUSES or citation.id in seen or known.bad_entry(citation.id):
+            when = _scope(citation, seen, known)
+            if when is None:
                 continue
-            if citation.kind.value in ("url", "pmcid"):  # corrections.yaml holds PMIDs, DOIs and NCT ids only
-                continue
-            when = ""
-            if status in ("mismatched", "off_topic"):
-                # a use is wrong, not the paper: the entry matches the sentences seen, never every citation of it
-                when = scope_pattern([u.sentence for u in citation.uses if u.flagged])
-                if not when:
-                    continue
             seen.add(citation.id)
-            prefix = PREFIX[citation.kind]
-            what = describe(citation.kind, citation.value)
-            note = citation.note or ""
-            reason = {
-                "not_found": f"not found in its database{f' ({note})' if note else ''}",
-                "retracted": note or "retracted",
-                "mismatched": f"the record does not match how it is cited{f': {note}' if note else ''}",
-                "off_topic": f"the record is about something else than the claim{f': {note}' if note else ''}",
-            }[status]
-            message = {
-                "not_found": f"{what} does not exist; it is a fabricated citation.",
-                "retracted": f"{what} is retracted.",
-                "mismatched": f"{what} is cited for a work it is not.",
-                "off_topic": f"{what} does not support the claim it is cited for here.",
-            }[status]
-            if status == "mismatched":
-                message = f"{what} is cited here for a work it is not."
-            notices = ()
-            if citation.record is not None:
-                notices = citation.record.retracted_by
-            url = CitationId(citation.kind, citation.value).url or citation.value
-            source = f"{url}" + (f" (retraction notice: {', '.join(notices)})" if notices else "")
-            slug = "".join(ch if ch.isalnum() else "-" for ch in citation.value.lower()).strip("-")[:60]
-            out.append(
-                {
-                    "id": f"{_KIND_FOR_STATUS[status].split('_')[0]}-{prefix}-{slug}",
-                    "kind": _KIND_FOR_STATUS[status],
-                    "ids": [citation.id],
-                    **({"when": when} if when else {}),
-                    "reason": reason,
-                    "message": message,
-                    "severity": "high",
-                    "source": source,
-                    "added": today,
-                    "_where": f"{report.path}:{citation.span.line}",
-                }
-            )
+            out.append({**_suggestion(citation, when, today), "_where": f"{report.path}:{citation.span.line}"})
     return out
+
+
+def _scope(citation, seen: set[str], known) -> str | None:
+    """The `when` of a citation's entry ("" for every citation of the id); None when it gets none.
+
+    None for a status no entry is for, an id suggested or listed already, a web page or a PMCID
+    (corrections.yaml holds PMIDs, DOIs and NCT ids only), and a wrong use with no words to scope it.
+    """
+    status = citation.status.value
+    if status not in SUGGEST_STATUSES or citation.id in seen or known.bad_entry(citation.id):
+        return None
+    if citation.kind.value in ("url", "pmcid"):
+        return None
+    if status not in ("mismatched", "off_topic"):
+        return ""
+    # a use is wrong, not the paper: the entry matches the sentences seen, never every citation of it
+    return scope_pattern([u.sentence for u in citation.uses if u.flagged]) or None
+
+
+def _suggestion(citation, when: str, today: _dt.date) -> dict[str, Any]:
+    """The entry for one citation, its source the record's address (and its retraction notices)."""
+    from clinaudit.core.ids import describe
+
+    status = citation.status.value
+    kind = _KIND_FOR_STATUS[status]
+    note = citation.note or ""
+    said, joined = _REASONS[status]
+    notices = citation.record.retracted_by if citation.record is not None else ()
+    url = CitationId(citation.kind, citation.value).url or citation.value
+    slug = "".join(ch if ch.isalnum() else "-" for ch in citation.value.lower()).strip("-")[:60]
+    return {
+        "id": f"{kind.split('_')[0]}-{PREFIX[citation.kind]}-{slug}",
+        "kind": kind,
+        "ids": [citation.id],
+        **({"when": when} if when else {}),
+        "reason": joined.format(said=said, note=note) if note else said,
+        "message": _MESSAGES[status].format(what=describe(citation.kind, citation.value)),
+        "severity": "high",
+        "source": f"{url}" + (f" (retraction notice: {', '.join(notices)})" if notices else ""),
+        "added": today,
+    }
 
 
 _WORDS_SCOPED = 8  # leading words of a sentence a scoped entry's `when` quotes: enough to name that sentence

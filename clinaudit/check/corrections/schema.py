@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -184,7 +185,6 @@ def parse_text(
     """
     from clinaudit.store import yamlfiles
 
-    problems: list[Problem] = []
     try:
         data, (top, per_entry, entries_line, entry_lines) = yamlfiles.load(text, _parsed, "corrections")
     except Exception as exc:
@@ -192,21 +192,12 @@ def parse_text(
 
         if not isinstance(exc, yaml.YAMLError):
             raise
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        line = mark.line + 1 if mark else 1
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        return [], [Problem(path, line, f"invalid YAML ({problem})")]
+        return [], [_yaml_problem(exc, path)]
     if data is None:
         data = {}
     if not isinstance(data, dict):
         return [], [Problem(path, 1, "expected a mapping with `version: 1` and `entries:`")]
-    for key in data:
-        if key not in ("version", "entries"):
-            problems.append(Problem(path, top.get(str(key), 1), f"unknown key `{key}` (allowed: version, entries)"))
-    if data.get("version") != SCHEMA_VERSION:
-        problems.append(
-            Problem(path, top.get("version", 1), f"`version` must be {SCHEMA_VERSION}, not {data.get('version')!r}")
-        )
+    problems = _top_problems(data, top, path)
     items = data.get("entries")
     items = [] if items is None else items
     if not isinstance(items, list):
@@ -217,13 +208,7 @@ def parse_text(
     for index, item in enumerate(items):
         lines = per_entry[index] if index < len(per_entry) else {}
         line = entry_lines[index] if index < len(entry_lines) else entries_line
-        raw_id = item.get("id") if isinstance(item, dict) else None
-        if isinstance(raw_id, str):
-            if raw_id in seen:
-                problems.append(
-                    Problem(path, lines.get("id", line), f"duplicate id `{raw_id}` (first at line {seen[raw_id]})")
-                )
-            seen.setdefault(raw_id, lines.get("id", line))
+        problems += _duplicate_id(item, lines.get("id", line), seen, path)
         entry, found, tested = _entry(item, lines, line, path)
         problems += found
         regexes += tested
@@ -235,8 +220,48 @@ def parse_text(
     return (entries if not problems else []), problems
 
 
+def _yaml_problem(exc: Exception, path: str) -> Problem:
+    """A YAML error where its mark stands: a file that does not parse has this one problem."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = mark.line + 1 if mark else 1
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return Problem(path, line, f"invalid YAML ({problem})")
+
+
+def _top_problems(data: dict, top: dict[str, int], path: str) -> list[Problem]:
+    """The file's own keys: only `version` (which must be 1) and `entries`, so a typo is not silently ignored."""
+    problems = [
+        Problem(path, top.get(str(key), 1), f"unknown key `{key}` (allowed: version, entries)")
+        for key in data
+        if key not in ("version", "entries")
+    ]
+    if data.get("version") != SCHEMA_VERSION:
+        problems.append(
+            Problem(path, top.get("version", 1), f"`version` must be {SCHEMA_VERSION}, not {data.get('version')!r}")
+        )
+    return problems
+
+
+def _duplicate_id(item: Any, line: int, seen: dict[str, int], path: str) -> list[Problem]:
+    """An id met before (`seen`, which a new one joins): two entries under one rule could not be told apart."""
+    raw_id = item.get("id") if isinstance(item, dict) else None
+    if not isinstance(raw_id, str):
+        return []
+    if raw_id not in seen:
+        seen[raw_id] = line
+        return []
+    return [Problem(path, line, f"duplicate id `{raw_id}` (first at line {seen[raw_id]})")]
+
+
 def _entry(item: Any, lines: dict[str, int], line: int, path: str) -> tuple[Entry | None, list[Problem], list]:
-    problems: list[Problem] = []
+    """One entry validated, every problem at its key's line; the regexes it compiled, to test whatever else fails."""
+    if not isinstance(item, dict):
+        return None, [Problem(path, line, "an entry must be a mapping (id, kind, message, severity, source, …)")], []
+    problems = [
+        Problem(path, lines[name], f"duplicate key `{name.split(chr(0))[0]}` in this entry")
+        for name in lines
+        if name.endswith("\x00dup")
+    ]
     regexes: list[tuple[str, int, int]] = []
 
     def at(key: str) -> int:
@@ -245,46 +270,14 @@ def _entry(item: Any, lines: dict[str, int], line: int, path: str) -> tuple[Entr
     def bad(key: str, message: str) -> None:
         problems.append(Problem(path, at(key), message))
 
-    if not isinstance(item, dict):
-        return None, [Problem(path, line, "an entry must be a mapping (id, kind, message, severity, source, …)")], []
-    for name in lines:
-        if name.endswith("\x00dup"):
-            problems.append(Problem(path, lines[name], f"duplicate key `{name.split(chr(0))[0]}` in this entry"))
-    kind = item.get("kind")
-    known = kind if isinstance(kind, str) and kind in KINDS else None  # a list or a mapping is no kind, not a crash
-    if kind is None:
-        bad("kind", "missing `kind`")
-    elif known is None:
-        bad("kind", f"unknown kind `{kind}` (one of: {', '.join(KINDS)})")
-    required, optional = KINDS[known] if known is not None else ((), ())
-    allowed = set(COMMON_REQUIRED) | set(COMMON_OPTIONAL) | set(required) | set(optional)
-    for key in item:
-        if known is not None and key not in allowed:
-            bad(str(key), f"unknown key `{key}` for kind {known}")
-    for key in (*COMMON_REQUIRED, *required):
-        value = item.get(key)
-        if key == "kind":
-            continue
-        if value is None or (isinstance(value, (str, list)) and not value):
-            bad(key, f"missing `{key}`" + (" (a URL or a citation)" if key == "source" else ""))
-    entry_id = item.get("id")
-    if entry_id is not None and (not isinstance(entry_id, str) or not _ID_RE.match(entry_id)):
-        bad("id", f"id `{entry_id}` must be lower-case letters, digits, '.', '_' or '-'")
-        entry_id = None
-    severity = item.get("severity")
-    if severity is not None and (not isinstance(severity, str) or severity not in {s.value for s in Severity}):
-        bad("severity", f"severity must be high, medium, low or info, not {severity!r}")
-    for key in ("message", "source"):
-        if item.get(key) is not None and not isinstance(item.get(key), str):
-            bad(key, f"`{key}` must be text")
-    added = item.get("added")
-    if added is not None and _date(added) is None:
-        bad("added", f"`added` must be a date (YYYY-MM-DD), not {added!r}")
-    fields: dict[str, Any] = {}
-    if known is not None:
-        fields = _kind_fields(known, item, bad, at, regexes)
+    known = _known_kind(item, bad)
+    _key_problems(item, known, bad)
+    entry_id = _entry_id(item, bad)
+    _value_problems(item, bad)
+    fields = _kind_fields(known, item, bad, at, regexes) if known is not None else {}
     if problems:
         return None, problems, regexes
+    severity = item["severity"]
     assert isinstance(entry_id, str) and known is not None and isinstance(severity, str)  # each checked above
     return (
         Entry(
@@ -295,127 +288,225 @@ def _entry(item: Any, lines: dict[str, int], line: int, path: str) -> tuple[Entr
             source=" ".join(item["source"].split()),
             fields=tuple(fields.items()),
             origin=f"{path}:{line}",
-            added=_date(added) or "",
+            added=_date(item.get("added")) or "",
         ),
         problems,
         regexes,
     )
 
 
-def _kind_fields(kind: str, item: dict, bad, at, regexes: list) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
+_Bad = Callable[[str, str], None]  # reports a problem at a key's line
 
-    def names(key: str, minimum: int = 1) -> list[str] | None:
+
+def _known_kind(item: dict, bad: _Bad) -> str | None:
+    """The entry's kind when it is one of KINDS: a list or a mapping is no kind, not a crash."""
+    kind = item.get("kind")
+    if isinstance(kind, str) and kind in KINDS:
+        return kind
+    if kind is None:
+        bad("kind", "missing `kind`")
+    else:
+        bad("kind", f"unknown kind `{kind}` (one of: {', '.join(KINDS)})")
+    return None
+
+
+def _key_problems(item: dict, known: str | None, bad: _Bad) -> None:
+    """Keys the kind does not take (a typo would be ignored), and required ones missing or empty."""
+    required, optional = KINDS[known] if known is not None else ((), ())
+    allowed = {*COMMON_REQUIRED, *COMMON_OPTIONAL, *required, *optional}
+    if known is not None:
+        for key in item:
+            if key not in allowed:
+                bad(str(key), f"unknown key `{key}` for kind {known}")
+    for key in (*COMMON_REQUIRED, *required):
         value = item.get(key)
+        if key != "kind" and (value is None or (isinstance(value, (str, list)) and not value)):
+            bad(key, f"missing `{key}`" + (" (a URL or a citation)" if key == "source" else ""))
+
+
+def _entry_id(item: dict, bad: _Bad) -> str | None:
+    """The id when it can name a rule (correction/<id>); None when missing or malformed."""
+    entry_id = item.get("id")
+    if entry_id is not None and (not isinstance(entry_id, str) or not _ID_RE.match(entry_id)):
+        bad("id", f"id `{entry_id}` must be lower-case letters, digits, '.', '_' or '-'")
+        return None
+    return entry_id
+
+
+def _value_problems(item: dict, bad: _Bad) -> None:
+    """The common fields' values: a known severity, text where text is said, a real date."""
+    severity = item.get("severity")
+    if severity is not None and (not isinstance(severity, str) or severity not in {s.value for s in Severity}):
+        bad("severity", f"severity must be high, medium, low or info, not {severity!r}")
+    for key in ("message", "source"):
+        if item.get(key) is not None and not isinstance(item.get(key), str):
+            bad(key, f"`{key}` must be text")
+    added = item.get("added")
+    if added is not None and _date(added) is None:
+        bad("added", f"`added` must be a date (YYYY-MM-DD), not {added!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """An entry's own fields as its kind reads them: each reader reports its problem and gives None for it."""
+
+    item: dict
+    bad: _Bad
+    at: Callable[[str], int]
+    regexes: list  # (pattern, flags, line) of each regex that compiled
+
+    def names(self, key: str, minimum: int = 1) -> list[str] | None:
+        """A name or a list of them, stripped: what a sentence is matched against."""
+        value = self.item.get(key)
         if value is None:
             return None
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, (str, int)) and str(v).strip() for v in value):
-            bad(key, f"`{key}` must be a list of names")
+            self.bad(key, f"`{key}` must be a list of names")
             return None
         if len(value) < minimum:
-            bad(key, f"`{key}` needs at least {minimum} names")
+            self.bad(key, f"`{key}` needs at least {minimum} names")
             return None
         return [str(v).strip() for v in value]
 
-    def regex(key: str, flags: int = re.IGNORECASE) -> str | None:
-        value = item.get(key)
+    def regex(self, key: str, flags: int = re.IGNORECASE) -> str | None:
+        """A regex that compiles, kept to be tested for backtracking with the file's others."""
+        value = self.item.get(key)
         if value is None:
             return None
         if not isinstance(value, str) or not value:
-            bad(key, f"`{key}` must be a regex")
+            self.bad(key, f"`{key}` must be a regex")
             return None
         try:
             re.compile(value, flags)
         except re.error as exc:
-            bad(key, f"bad regex in `{key}`: {exc}")
+            self.bad(key, f"bad regex in `{key}`: {exc}")
             return None
-        regexes.append((value, flags, at(key)))
+        self.regexes.append((value, flags, self.at(key)))
         return value
 
-    if kind in ("withdrawn_approval", "discontinued"):
-        fields["names"] = names("names")
-        what = "withdrawn" if kind == "withdrawn_approval" else "discontinued"
-        if item.get(what) is not None and not isinstance(item.get(what), str):
-            bad(what, f"`{what}` must say what was {what} (approval, an indication, marketing, supply)")
-        fields[what] = item.get(what)
-        for key in ("date", "supply_end"):
-            if item.get(key) is not None and _date(item.get(key)) is None:
-                bad(key, f"`{key}` must be a date (YYYY-MM-DD), not {item.get(key)!r}")
-            if item.get(key) is not None:
-                fields[key] = _date(item.get(key))
-        if kind == "discontinued" and "withdr" in str(item.get("message", "")).lower():
-            bad(
-                "message",
-                "a discontinued drug's message says `discontinued`, never `withdrawn`: its approval may stand",
-            )
-        if item.get("region") is not None:
-            fields["region"] = str(item.get("region"))
-        if item.get("context") is not None:
-            fields["context"] = names("context")
-        fields["unless"] = regex("unless")
-    elif kind in ("retracted_id", "fabricated_id", "miscited_id"):
-        ids = item.get("ids")
-        if isinstance(ids, (str, int)):
-            ids = [ids]
-        if ids is not None:
-            if not isinstance(ids, list):
-                bad("ids", "`ids` must be a list of PMIDs, DOIs or NCT ids")
-            else:
-                canon = []
-                for value in ids:
-                    cid = canonical_id(str(value))
-                    if cid is None:
-                        bad(
-                            "ids",
-                            f"`{value}` is not a valid PMID, DOI or NCT id (write pmid:123, doi:10.x/y, NCT01234567)",
-                        )
-                    else:
-                        canon.append(cid)
-                fields["ids"] = canon
-        if item.get("reason") is not None and not isinstance(item.get("reason"), str):
-            bad("reason", "`reason` must be text")
-        fields["reason"] = " ".join(str(item.get("reason") or "").split())
-        if kind == "miscited_id":
-            fields["when"] = regex("when")
-    elif kind == "synonym":
-        fields["names"] = names("names", minimum=2)
-    elif kind == "confusable":
-        pair = item.get("pair")
-        if pair is not None:
-            if not isinstance(pair, list) or len(pair) != 2:
-                bad("pair", "`pair` must hold exactly two names (or two lists of names)")
-            else:
-                sides = []
-                for side in pair:
-                    side = [side] if isinstance(side, str) else side
-                    if (
-                        not isinstance(side, list)
-                        or not side
-                        or not all(isinstance(s, str) and s.strip() for s in side)
-                    ):
-                        bad("pair", "each side of `pair` must be a name or a list of names")
-                        break
-                    sides.append([s.strip() for s in side])
-                else:
-                    fields["pair"] = sides
-    elif kind == "pattern":
-        ignore_case = item.get("ignore_case", True)
-        if not isinstance(ignore_case, bool):
-            bad("ignore_case", "`ignore_case` must be true or false")
-            ignore_case = True
-        flags = re.IGNORECASE if ignore_case else 0
-        has_pattern, has_phrase = item.get("pattern") is not None, item.get("phrase") is not None
-        if has_pattern == has_phrase:
-            bad("pattern" if has_pattern else "kind", "a pattern entry needs exactly one of `pattern` or `phrase`")
-        phrase = item.get("phrase")
-        if has_phrase and (not isinstance(phrase, str) or not phrase.strip()):
-            bad("phrase", "`phrase` must be text")
-        fields["pattern"] = regex("pattern", flags)
-        fields["phrase"] = item.get("phrase") if has_phrase else None
-        fields["unless"] = regex("unless", flags)
-        fields["ignore_case"] = ignore_case
+    def date(self, key: str) -> str | None:
+        """A date as YYYY-MM-DD, whether YAML read it as a date or as text."""
+        value = self.item.get(key)
+        if value is None:
+            return None
+        if _date(value) is None:
+            self.bad(key, f"`{key}` must be a date (YYYY-MM-DD), not {value!r}")
+        return _date(value)
+
+
+def _ended_fields(kind: str, r: _Fields) -> dict[str, Any]:
+    """A withdrawn approval or a discontinued drug: what ended, when, and where and when the entry applies."""
+    item = r.item
+    what = "withdrawn" if kind == "withdrawn_approval" else "discontinued"
+    fields: dict[str, Any] = {"names": r.names("names")}
+    if item.get(what) is not None and not isinstance(item.get(what), str):
+        r.bad(what, f"`{what}` must say what was {what} (approval, an indication, marketing, supply)")
+    fields[what] = item.get(what)
+    fields["date"] = r.date("date")
+    fields["supply_end"] = r.date("supply_end")
+    if kind == "discontinued" and "withdr" in str(item.get("message", "")).lower():
+        r.bad("message", "a discontinued drug's message says `discontinued`, never `withdrawn`: its approval may stand")
+    fields["region"] = str(item.get("region")) if item.get("region") is not None else None
+    fields["context"] = r.names("context")
+    fields["unless"] = r.regex("unless")
+    return fields
+
+
+def _id_fields(kind: str, r: _Fields) -> dict[str, Any]:
+    """A retracted, fabricated or miscited paper: its ids as the pipeline writes them, and why."""
+    reason = r.item.get("reason")
+    fields: dict[str, Any] = {"ids": _ids(r)}
+    if reason is not None and not isinstance(reason, str):
+        r.bad("reason", "`reason` must be text")
+    fields["reason"] = " ".join(str(reason or "").split())
+    if kind == "miscited_id":
+        fields["when"] = r.regex("when")
+    return fields
+
+
+def _ids(r: _Fields) -> list[str] | None:
+    """Each id canonical (pmid:123, doi:10.x/y, nct:NCT…), so an entry matches however a report writes it."""
+    ids = r.item.get("ids")
+    if isinstance(ids, (str, int)):
+        ids = [ids]
+    if ids is None:
+        return None
+    if not isinstance(ids, list):
+        r.bad("ids", "`ids` must be a list of PMIDs, DOIs or NCT ids")
+        return None
+    canon = []
+    for value in ids:
+        cid = canonical_id(str(value))
+        if cid is None:
+            r.bad("ids", f"`{value}` is not a valid PMID, DOI or NCT id (write pmid:123, doi:10.x/y, NCT01234567)")
+        else:
+            canon.append(cid)
+    return canon
+
+
+def _synonym_fields(kind: str, r: _Fields) -> dict[str, Any]:
+    """Names of one thing: fewer than two say nothing."""
+    return {"names": r.names("names", minimum=2)}
+
+
+def _confusable_fields(kind: str, r: _Fields) -> dict[str, Any]:
+    """Two names (or two sets of names) mistaken for each other."""
+    pair = r.item.get("pair")
+    if pair is None:
+        return {}
+    if not isinstance(pair, list) or len(pair) != 2:
+        r.bad("pair", "`pair` must hold exactly two names (or two lists of names)")
+        return {}
+    sides = []
+    for side in pair:
+        side = [side] if isinstance(side, str) else side
+        if not isinstance(side, list) or not side or not all(isinstance(s, str) and s.strip() for s in side):
+            r.bad("pair", "each side of `pair` must be a name or a list of names")
+            return {}
+        sides.append([s.strip() for s in side])
+    return {"pair": sides}
+
+
+def _pattern_fields(kind: str, r: _Fields) -> dict[str, Any]:
+    """A known error as a regex or a phrase (one of the two), with its exceptions, in one case rule."""
+    item = r.item
+    ignore_case = item.get("ignore_case", True)
+    if not isinstance(ignore_case, bool):
+        r.bad("ignore_case", "`ignore_case` must be true or false")
+        ignore_case = True
+    flags = re.IGNORECASE if ignore_case else 0
+    phrase = item.get("phrase")
+    has_pattern, has_phrase = item.get("pattern") is not None, phrase is not None
+    if has_pattern == has_phrase:
+        r.bad("pattern" if has_pattern else "kind", "a pattern entry needs exactly one of `pattern` or `phrase`")
+    if has_phrase and (not isinstance(phrase, str) or not phrase.strip()):
+        r.bad("phrase", "`phrase` must be text")
+    return {
+        "pattern": r.regex("pattern", flags),
+        "phrase": phrase,
+        "unless": r.regex("unless", flags),
+        "ignore_case": ignore_case,
+    }
+
+
+# kind → the reader of its own fields (KINDS says which it takes); each reports its problems in the order of its keys
+_KIND_FIELDS: dict[str, Callable[[str, _Fields], dict[str, Any]]] = {
+    "withdrawn_approval": _ended_fields,
+    "discontinued": _ended_fields,
+    "retracted_id": _id_fields,
+    "fabricated_id": _id_fields,
+    "miscited_id": _id_fields,
+    "synonym": _synonym_fields,
+    "confusable": _confusable_fields,
+    "pattern": _pattern_fields,
+}
+
+
+def _kind_fields(kind: str, item: dict, bad: _Bad, at: Callable[[str], int], regexes: list) -> dict[str, Any]:
+    """The kind's own fields, those given and valid: a field left out is not stored as None."""
+    fields = _KIND_FIELDS[kind](kind, _Fields(item, bad, at, regexes))
     return {k: v for k, v in fields.items() if v is not None}
 
 
