@@ -208,8 +208,12 @@ for i, (pattern, flags, lines) in enumerate(jobs):
 
 
 def check_many(patterns: Iterable[tuple[str, int]], budget: float = LINE_BUDGET) -> list[Verdict]:
-    """Run each (pattern, flags) against adversarial lines in a worker process, under a time limit."""
-    todo = list(dict.fromkeys(patterns))
+    """Run each (pattern, flags) against adversarial lines in a worker process, under a time limit.
+
+    One verdict per pattern asked, in order; a pattern asked twice is run once.
+    """
+    asked = list(patterns)
+    todo = list(dict.fromkeys(asked))
     verdicts: dict[tuple[str, int], Verdict] = {}
     ready: list[tuple[str, int]] = []
     for pattern, flags in todo:
@@ -237,7 +241,7 @@ def check_many(patterns: Iterable[tuple[str, int]], budget: float = LINE_BUDGET)
             f"backtracks catastrophically: no result within {budget:g} s on a {LINE_LENGTH:,}-character line",
         )
         ready = ready[index + 1 :]
-    return [verdicts[item] for item in todo]
+    return [verdicts[item] for item in asked]
 
 
 def _run_worker(items: list[tuple[str, int]], budget: float) -> tuple[int, int] | None:

@@ -55,6 +55,36 @@ def test_probes_from_the_patterns_own_classes_find_what_common_characters_miss()
     assert regex_guard._class_chars(r"[0-9A-F]\s\w", 0)[:6] == ["0", "9", "4", "A", "F", "C"]
 
 
+def test_a_pattern_asked_twice_gets_a_verdict_each_time_and_runs_once():
+    verdicts = regex_guard.check_many([(SLOW, 0), (r"b+c", 0), (SLOW, 0)])
+    assert [v.ok for v in verdicts] == [False, True, False]
+
+
+def test_two_entries_sharing_a_pattern_are_each_refused_on_their_own_line():
+    one = "pattern: '" + SLOW + "'"
+    text = textwrap.dedent(
+        f"""\
+        version: 1
+        entries:
+          - id: first
+            kind: pattern
+            {one}
+            message: a known error.
+            severity: high
+            source: style guide
+          - id: second
+            kind: pattern
+            {one}
+            message: the same error.
+            severity: high
+            source: style guide
+        """
+    )
+    _, problems = parse_text(text, "c.yaml")
+    refused = [(p.line, p.message.split(":")[0]) for p in problems if "regex refused" in p.message]
+    assert refused == [(5, "regex refused"), (11, "regex refused")]
+
+
 def test_corrections_check_refuses_the_pattern(tmp_path):
     path = entry_file(tmp_path, SLOW)
     proc = run("corrections", "check", str(path), cwd=tmp_path)
