@@ -7,7 +7,8 @@ of a record's conclusion and cites that record, so every citation goes through t
 whole topic check. The first run fills the cache; the warm runs that follow make no
 request, and their wall time (median of --runs) is the figure. A warm run of the
 unchanged report also reuses its kept reading (clinaudit/read/kept.py); the runs on a
-report edited before each one show the cost when only the records are cached.
+report edited before each one (a line appended) show the cost of reading it again, with
+the records cached and what its unchanged sentences gave the checks kept.
 
 The 5,000-citation report cites the 1000 PubMedQA records and 4000 copies of them
 under new PMIDs (each copy cited by its own record's sentence): its CPU time (user +

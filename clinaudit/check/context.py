@@ -2,18 +2,21 @@
 
 A `ReportContext` is made per report by the check stage and handed to every phase of every
 check. It reads each citing text once (its claim and the references beside it), extracts
-each claim's topic terms once, and compares each reference with each record once; a warm
-run of an unchanged report finds the readings and terms kept beside its kept Document
-(clinaudit/read/kept.py). What lives longer than one report, for the whole run, is in the
-run's stash (`CheckRun.stash`), never in a module's globals.
+each claim's topic terms once, and compares each reference with each record once. What a
+run works out from the text alone is kept for the report's next run, by the report's name
+(clinaudit/read/kept.py), each entry keyed by the text it came from: a warm run, of the
+report unchanged or edited, works out again only what its changed sentences say. What
+lives longer than one report, for the whole run, is in the run's stash (`CheckRun.stash`),
+never in a module's globals.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import hashlib
+from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from clinaudit.check import citing, metadata, topic
 from clinaudit.core.ids import describe as describe_id
@@ -38,6 +41,8 @@ TEXT_SHOWN = 80
 _KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
 _KEPT_CITING = dict[tuple[str, tuple[str, ...]], citing.Citing]  # (text, cells) → its reading
 Review = Callable[[str, tuple[CitationResult, ...]], tuple[CitationResult, ...]]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 class CheckRun(Protocol):
@@ -49,6 +54,38 @@ class CheckRun(Protocol):
     def stash(self) -> Stash: ...
     @property
     def review(self) -> Review | None: ...
+
+
+class Kept(Generic[K, V]):
+    """What an earlier run of the report worked out, by what each entry came from, and what this run uses of it.
+
+    Only what this run used (found or worked out anew) is kept for the next: the entries of
+    sentences edited away go with the next write.
+    """
+
+    __slots__ = ("fresh", "stored", "used")
+
+    def __init__(self, stored: dict[K, V] | None = None) -> None:
+        self.stored: dict[K, V] = stored or {}
+        self.used: dict[K, V] = {}
+        self.fresh = False
+
+    def get(self, key: K) -> V | None:
+        value = self.used.get(key)
+        if value is None:
+            value = self.stored.get(key)
+            if value is not None:
+                self.used[key] = value
+        return value
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.used[key] = value
+        self.fresh = True
+
+    @property
+    def changed(self) -> bool:
+        """Whether the next run should find another set: something new, or something no longer used."""
+        return self.fresh or len(self.stored) > len(self.used)
 
 
 class ReportContext:
@@ -67,7 +104,8 @@ class ReportContext:
         self.meant = meant or {}  # entry text → the paper it describes, for entries whose id names another
         self.path = document.path
         self.title = document.title
-        self.digest = document.digest  # a kept report keeps its claims' terms too (clinaudit/read/kept.py)
+        # what the checks work out from the text is kept where the report's reading is (clinaudit/read/kept.py)
+        self.place = kept.place(document.path) if document.digest else ""
         self.abbreviations = dict(document.abbreviations)
         self.mentions: dict[str, list[CitationMention]] = {}
         per_sentence: dict[str, set[str]] = {}
@@ -77,17 +115,11 @@ class ReportContext:
                 per_sentence.setdefault(mention.sentence, set()).add(mention.id)
         self.shared = {s for s, ids in per_sentence.items() if len(ids) > 1}  # sentences citing several works
         self.entries = {entry.text: entry for entry in document.entries}
-        self._citing: dict[tuple[str, tuple[str, ...]], citing.Citing] = {}  # each citing text read once
-        self._kept_citing: dict[tuple[str, tuple[str, ...]], citing.Citing] | None = None
-        self._new_citing = False
         self._terms: dict[str, list[topic.Term]] = {}  # each claim's terms extracted once
-        self._kept_terms: dict[str, tuple[topic.Term, ...]] | None = None
-        self._new_terms = False
         self._sections: dict[tuple[str, ...], str] = {}
         self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
         self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text
-        self.kept: dict[str, Any] = {}  # what the checks keep beside the kept report, by part name
-        self._fresh: set[str] = set()  # … and which parts were worked out anew in this run
+        self._kept: dict[str, Kept[Any, Any]] = {}  # what the checks keep for the report's next run, by part name
 
     # ------------------------------------------------------------ the report's corrections and matcher
 
@@ -126,16 +158,11 @@ class ReportContext:
             key = (sentence, ())
         else:
             key = (" ".join(context.text.split()), context.cells)
-        cached = self._citing.get(key)
-        if cached is None:
-            if self._kept_citing is None:
-                self._kept_citing = self.load_kept("citing", _KEPT_CITING) or {}
-            cached = self._kept_citing.get(key)
-            if cached is None:  # not read in an earlier run of this very report
-                cached = citing.read(key[0] or sentence, key[1])
-                self._new_citing = True
-            self._citing[key] = cached
-        return cached
+        readings = self._citings
+        found = readings.get(key)
+        if found is None:  # not read in this run nor in the report's last
+            found = readings[key] = citing.read(key[0] or sentence, key[1])
+        return found
 
     def inline_references(self, mention: CitationMention) -> tuple[metadata.EntryFields, ...]:
         """What the text around a citation says the cited work is (not the reference list: that is its entry)."""
@@ -146,18 +173,26 @@ class ReportContext:
             found += [f for f in citing.link_references(mention.ref_text) if f not in found]
         return tuple(found)
 
+    @cached_property
+    def _citings(self) -> Kept[tuple[str, tuple[str, ...]], citing.Citing]:
+        return self.kept_part("citing", _KEPT_CITING)
+
+    @cached_property
+    def _kept_terms(self) -> Kept[str, tuple[topic.Term, ...]]:
+        """Terms depend on the matcher (its synonyms) and on the abbreviations the report defines."""
+        defined = hashlib.sha256(repr(sorted(self.abbreviations.items())).encode()).hexdigest()[:16]
+        return self.kept_part(f"terms {self.matcher.version} {defined}", _KEPT_TERMS)
+
     def claim_terms(self, claim: str) -> list[topic.Term]:
-        """A claim's terms: kept from an earlier run of this very report and matcher, else extracted."""
+        """A claim's terms: as the report's last run with this matcher extracted them, else extracted."""
         found = self._terms.get(claim)
         if found is None:
-            if self._kept_terms is None:
-                self._kept_terms = self.load_kept(f"terms {self.matcher.version}", _KEPT_TERMS) or {}
             stored = self._kept_terms.get(claim)
             if stored is not None:
                 found = list(stored)
             else:
-                self._new_terms = True
                 found = self.matcher.terms(claim, self.abbreviations)
+                self._kept_terms[claim] = tuple(found)
             self._terms[claim] = found
         return found
 
@@ -186,28 +221,21 @@ class ReportContext:
             found = self._field_checks[key] = metadata.compare_fields(fields, record)
         return found
 
-    # ------------------------------------------------------------ what is kept beside a kept report
+    # ------------------------------------------------------------ what is kept for the report's next run
 
-    def load_kept(self, part: str, tp: Any) -> Any:
-        """What an earlier run of this very report kept as `part`, as a `tp`; None when nothing was."""
-        return kept.load_aside(self.run.kept, self.digest, part, tp) if self.digest else None
-
-    def keep(self, part: str, value: Any) -> None:
-        """Keep `value` beside the kept report at the end of its checks (a check that worked something out anew)."""
-        self.kept[part] = value
-        self._fresh.add(part)
+    def kept_part(self, part: str, tp: Any) -> Kept[Any, Any]:
+        """The entries of `part` (a `tp`: a dict) the report's last run kept, and where this run's go."""
+        found = self._kept.get(part)
+        if found is None:
+            stored = kept.load_aside(self.run.kept, self.place, part, tp) if self.place else None
+            found = self._kept[part] = Kept(stored)
+        return found
 
     def finish(self) -> None:
         """Keep what was worked out from the report's text alone, for its next run."""
-        if not self.digest:
-            return
-        if self._new_terms:
-            terms = {claim: tuple(found) for claim, found in self._terms.items()}
-            kept.keep_aside(self.run.kept, self.digest, f"terms {self.matcher.version}", terms)
-        if self._new_citing:
-            kept.keep_aside(self.run.kept, self.digest, "citing", self._citing)
-        for part in self._fresh:
-            kept.keep_aside(self.run.kept, self.digest, part, self.kept[part])
+        for part, entries in self._kept.items():
+            if entries.changed:
+                kept.keep_aside(self.run.kept, self.place, part, entries.used)
 
 
 def comparable(record: Record) -> Record:

@@ -31,7 +31,7 @@ from itertools import combinations
 from typing import Any, ClassVar, NamedTuple, cast
 
 from clinaudit.check import figures as fig
-from clinaudit.check.context import ReportContext
+from clinaudit.check.context import Kept, ReportContext
 from clinaudit.check.interface import Citation, Verdict
 from clinaudit.core import catalogue
 from clinaudit.core.ids import describe
@@ -528,7 +528,8 @@ def _quote(text: str) -> str:
 
 # ---------------------------------------------------------------- one citation's uses, and their findings
 
-_KEPT_TYPE = dict[tuple[str, str, bool], Grounding]
+_UseKey = tuple[str, str, bool]  # what the use says, its abstract's digest, whether the sentence cites several
+_KEPT_TYPE = dict[_UseKey, Grounding]
 _KEEP_ABSTRACTS = 2048
 _KIND_WORDS = {
     "percent": "percentages",
@@ -594,16 +595,11 @@ class Grounded:
         topic = citation.part("topic")
         if record is None or citation.result.status not in GROUNDED or (topic is not None and topic.verdict == "no"):
             return None
-        part = f"grounding {version()}"
-        known = report.kept.get(part)
-        if known is None:
-            known = report.kept[part] = report.load_kept(part, _KEPT_TYPE) or {}
+        known = report.kept_part(f"grounding {version()}", _KEPT_TYPE)
         abstracts = report.run.stash.get(ABSTRACTS, dict)
-        uses, findings, fresh = check_uses(
+        uses, findings = check_uses(
             citation.result, record, report.mentions.get(citation.result.id, []), report.shared, known, abstracts
         )
-        if fresh:
-            report.keep(part, known)
         return Verdict(uses, tuple(findings))
 
 
@@ -612,18 +608,16 @@ def check_uses(
     record: Record,
     mentions: list[CitationMention],
     shared: set[str],
-    known: dict[tuple[str, str, bool], Grounding] | None = None,
+    known: Kept[_UseKey, Grounding] | None = None,
     abstracts: dict[str, Source | None] | None = None,
-) -> tuple[tuple[Grounding, ...], list[Finding], bool]:
+) -> tuple[tuple[Grounding, ...], list[Finding]]:
     """Each citing use of one record checked against its abstract, and the findings they raise.
 
     A sentence citing several works may take a figure or an effect from any of them: it is
-    shown, never flagged. A record without an abstract is never flagged. `known`: the uses an
-    earlier run of this very report worked out (and where new ones go); the last of the three
-    says whether any was new.
+    shown, never flagged. A record without an abstract is never flagged. `known`: the uses the
+    report's last run worked out (and where this run's go).
     """
-    known = {} if known is None else known
-    fresh = False
+    known = Kept() if known is None else known
     uses: list[Grounding] = []
     findings: list[Finding] = []
     seen: set[str] = set()
@@ -636,12 +630,11 @@ def check_uses(
             continue
         seen.add(text)
         several = mention.sentence in shared
-        use, new = _use(text, mention, record, several, known, abstracts)
-        fresh = fresh or new
+        use = _use(text, mention, record, several, known, abstracts)
         uses.append(use)
         if not several and record.abstract.strip():
             findings += _use_findings(use, mention, result.id, what)
-    return tuple(uses), findings, fresh
+    return tuple(uses), findings
 
 
 def _use_text(mention: CitationMention) -> str:
@@ -656,19 +649,19 @@ def _use(
     mention: CitationMention,
     record: Record,
     several: bool,
-    known: dict[tuple[str, str, bool], Grounding],
+    known: Kept[_UseKey, Grounding],
     abstracts: dict[str, Source | None] | None,
-) -> tuple[Grounding, bool]:
-    """(the use, whether it is new): as an earlier run worked it out, at this mention's line, else worked out and kept."""
+) -> Grounding:
+    """The use as the report's last run worked it out, at this mention's line; else worked out, and kept."""
     key = (text, _digest(record.abstract), several)
     use = known.get(key)
     if use is not None:
-        return (use if use.line == mention.span.line else replace(use, line=mention.span.line)), False
+        return use if use.line == mention.span.line else replace(use, line=mention.span.line)
     use = ground(text, mention.span.line, abstract_of(record, abstracts))
     if several and record.abstract.strip():
         use = replace(use, note="not flagged: the sentence cites several works")
     known[key] = use
-    return use, True
+    return use
 
 
 def _use_findings(use: Grounding, mention: CitationMention, cited: str, what: str) -> list[Finding]:

@@ -16,6 +16,11 @@ Document is rebuilt field by field from the record types' own annotations (clina
 with its string table: a sentence citing n ids would otherwise be written n times), and a
 copy that does not give back exactly what was read is not kept. A copy that cannot be read
 or written only means reading the report, as before.
+
+Beside it, the checks keep what they work out from the text alone (a claim's topic terms, a
+citing row as read, a use against an abstract), by the report's name and this build, each
+entry keyed by the text it came from: a report edited since is read again, but its
+unchanged sentences are not worked out again.
 """
 
 from __future__ import annotations
@@ -85,28 +90,38 @@ def keep(folder: Path | None, name: str, document: Document) -> None:
         pass
 
 
-def load_aside(folder: Path | None, digest: str, part: str, tp: Any) -> Any:
-    """What the checks kept beside a kept report (`part`: "terms <matcher version>", "citing"), as a `tp`.
+def place(name: str) -> str:
+    """Where the checks keep what they worked out for the report of that name, by this build.
+
+    By name, not by content: each entry inside is keyed by the text it was worked out from
+    (a claim, a citing row, a use against an abstract), so a report edited since keeps what
+    its unchanged sentences gave, and a changed sentence is simply a key not found.
+    """
+    return hashlib.sha256(f"{VERSION}\0{package_stamp()}\0{name}".encode()).hexdigest()
+
+
+def load_aside(folder: Path | None, where: str, part: str, tp: Any) -> Any:
+    """What the checks kept for a report (`where`, see `place`) as `part` ("terms <matcher version>", "citing"), as a `tp`.
 
     None when there is none, or it is not exactly a `tp`: the caller then works it out again.
     """
-    if folder is None or not digest:
+    if folder is None or not where:
         return None
     try:
-        return codec.decoder(tp, True)(json.loads(_read(folder / f"{_aside_name(digest, part)}.json")))
+        return codec.decoder(tp, True)(json.loads(_read(folder / f"{_aside_name(where, part)}.json")))
     except (OSError, ValueError, TypeError, IndexError, KeyError, AttributeError):
         return None
 
 
-def keep_aside(folder: Path | None, digest: str, part: str, value: Any) -> None:
-    """Keep what the checks of a kept report worked out from its text alone, so a warm run does not repeat it."""
-    if digest:
+def keep_aside(folder: Path | None, where: str, part: str, value: Any) -> None:
+    """Keep what the checks of a report worked out from its text alone, so a warm run does not repeat it."""
+    if where:
         with contextlib.suppress(TypeError):  # a value the stored form cannot hold is worked out again next time
-            _write(folder, _aside_name(digest, part), codec.encode(value, shared=True))
+            _write(folder, _aside_name(where, part), codec.encode(value, shared=True))
 
 
-def _aside_name(digest: str, part: str) -> str:
-    return hashlib.sha256(f"{VERSION}\0{part}\0{digest}".encode()).hexdigest()
+def _aside_name(where: str, part: str) -> str:
+    return hashlib.sha256(f"{VERSION}\0{part}\0{where}".encode()).hexdigest()
 
 
 def _read(path: Path) -> bytes:

@@ -1,8 +1,9 @@
-"""A report's reading, and its claims' topic terms, kept by content (clinaudit/read/kept.py).
+"""A report's reading kept by content, and what its checks worked out kept by its name (clinaudit/read/kept.py).
 
 An unchanged report is not read again; any change to what its reading depends on
-(the text, its corrections, clinaudit itself) reads it afresh; a copy that is damaged
-or not ours is never trusted; every copy is JSON that gives back exactly what was read.
+(the text, its corrections, clinaudit itself) reads it afresh; an edited report's
+unchanged sentences are not worked out again; a copy that is damaged or not ours is
+never trusted; every copy is JSON that gives back exactly what was read.
 """
 
 from __future__ import annotations
@@ -143,6 +144,83 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
     statuses = [(c.id, c.status, c.topic_verdict) for c in second.files[0].citations]
     assert statuses == [(c.id, c.status, c.topic_verdict) for c in first.files[0].citations]
     assert ("pmid:29768149", "off_topic", "no") in [(i, str(s), t) for i, s, t in statuses]
+
+
+def test_an_edited_report_works_out_again_only_its_changed_sentence(tmp_path, services, monkeypatch):
+    """Read afresh, but the unchanged sentences' terms, citing readings and uses come from its last run."""
+    kept_sentence = "MEK inhibition prolonged survival in BRAF-mutant metastatic melanoma (PMID 22663011)."
+    report = write(
+        tmp_path,
+        f"{kept_sentence}\n\nMetformin 500 mg twice daily lowers HbA1c in type 2 diabetes (PMID 29768149).\n",
+    )
+    options = Options.from_environment(timeout=30)
+    pipeline.audit_paths([str(report)], options)
+    edited = "Budesonide-formoterol as needed reduced severe exacerbations in mild asthma (PMID 29768149)."
+    report.write_text(f"{kept_sentence}\n\n{edited}\n", encoding="utf-8")
+    expected = pipeline.audit_paths([str(report)], Options.from_environment(timeout=30, cache_dir=str(tmp_path / "c")))
+
+    report.write_text(f"{kept_sentence}\n\nMetformin lowers HbA1c (PMID 29768149).\n", encoding="utf-8")
+    pipeline.audit_paths([str(report)], options)  # the last run: the first sentence as it was, the second not
+    worked: list[str] = []
+    real_terms, real_read, real_ground = topic.Matcher.terms, citing.read, grounding.ground
+
+    def terms(self, text, abbreviations=None):
+        worked.append(f"terms {text}")
+        return real_terms(self, text, abbreviations)
+
+    def read(text, cells=()):
+        worked.append(f"read {text}")
+        return real_read(text, cells)
+
+    def ground(text, *args, **kwargs):
+        worked.append(f"ground {text}")
+        return real_ground(text, *args, **kwargs)
+
+    monkeypatch.setattr(topic.Matcher, "terms", terms)
+    monkeypatch.setattr(citing, "read", read)
+    monkeypatch.setattr(grounding, "ground", ground)
+    report.write_text(f"{kept_sentence}\n\n{edited}\n", encoding="utf-8")
+    second = pipeline.audit_paths([str(report)], options)
+    assert worked and all(kept_sentence not in w and "MEK" not in w for w in worked), worked
+    assert any(edited[:40] in w for w in worked)
+    assert second.files[0].citations == expected.files[0].citations
+    assert second.files[0].findings == expected.files[0].findings
+
+
+def test_what_an_edit_removed_is_not_kept_for_the_next_run(tmp_path, services):
+    gone = "Metformin 500 mg twice daily lowers HbA1c in type 2 diabetes (PMID 29768149)."
+    stays = "MEK inhibition prolonged survival in BRAF-mutant metastatic melanoma (PMID 22663011)."
+    report = write(tmp_path, f"{stays}\n\n{gone}\n")
+    options = Options.from_environment(timeout=30)
+    pipeline.audit_paths([str(report)], options)
+    report.write_text(f"{stays}\n", encoding="utf-8")
+    pipeline.audit_paths([str(report)], options)
+    folder = stages.kept_folder()
+    asides = [path.read_text(encoding="utf-8") for path in copies() if kept.load(folder, path.stem) is None]
+    assert len(asides) == 3 and all("BRAF" in text for text in asides)  # terms, citing readings, uses
+    assert not any("Metformin" in text for text in asides)
+
+
+def test_terms_are_kept_apart_for_another_set_of_abbreviations(tmp_path, services, monkeypatch):
+    """A claim's terms read "CKD" as the report defines it: a report defining it otherwise works them out again."""
+    claim = "ACE inhibitors slow CKD progression (PMID 22663011)."
+    report = write(tmp_path, f"Chronic kidney disease (CKD) is common.\n\n{claim}\n")
+    options = Options.from_environment(timeout=30)
+    pipeline.audit_paths([str(report)], options)
+    extracted: list[str] = []
+    real = topic.Matcher.terms
+
+    def terms(self, text, abbreviations=None):
+        extracted.append(text)
+        return real(self, text, abbreviations)
+
+    monkeypatch.setattr(topic.Matcher, "terms", terms)
+    report.write_text(f"Chronic kidney disease (CKD) is common!\n\n{claim}\n", encoding="utf-8")
+    pipeline.audit_paths([str(report)], options)
+    assert not any("ACE inhibitors" in text for text in extracted)  # the same abbreviations: kept
+    report.write_text(f"Cyclin-dependent kinase (CKD) is a kinase.\n\n{claim}\n", encoding="utf-8")
+    pipeline.audit_paths([str(report)], options)
+    assert any("ACE inhibitors" in text for text in extracted)
 
 
 @pytest.mark.parametrize(
