@@ -13,6 +13,7 @@ never in a module's globals.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -105,7 +106,7 @@ class ReportContext:
         self.path = document.path
         self.title = document.title
         # what the checks work out from the text is kept where the report's reading is (clinaudit/read/kept.py)
-        self.place = kept.place(document.path) if document.digest else ""
+        self.place = kept.place(os.path.abspath(document.path)) if document.digest else ""
         self.abbreviations = dict(document.abbreviations)
         self.mentions: dict[str, list[CitationMention]] = {}
         per_sentence: dict[str, set[str]] = {}
