@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
 from clinaudit.check import citing, metadata, topic
 from clinaudit.core.ids import describe as describe_id
@@ -42,8 +42,6 @@ TEXT_SHOWN = 80
 _KEPT_TERMS = dict[str, tuple[topic.Term, ...]]  # a claim's text → its terms
 _KEPT_CITING = dict[tuple[str, tuple[str, ...]], citing.Citing]  # (text, cells) → its reading
 Review = Callable[[str, tuple[CitationResult, ...]], tuple[CitationResult, ...]]
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
 
 
 class CheckRun(Protocol):
@@ -55,38 +53,6 @@ class CheckRun(Protocol):
     def stash(self) -> Stash: ...
     @property
     def review(self) -> Review | None: ...
-
-
-class Kept(Generic[K, V]):
-    """What an earlier run of the report worked out, by what each entry came from, and what this run uses of it.
-
-    Only what this run used (found or worked out anew) is kept for the next: the entries of
-    sentences edited away go with the next write.
-    """
-
-    __slots__ = ("fresh", "stored", "used")
-
-    def __init__(self, stored: dict[K, V] | None = None) -> None:
-        self.stored: dict[K, V] = stored or {}
-        self.used: dict[K, V] = {}
-        self.fresh = False
-
-    def get(self, key: K) -> V | None:
-        value = self.used.get(key)
-        if value is None:
-            value = self.stored.get(key)
-            if value is not None:
-                self.used[key] = value
-        return value
-
-    def __setitem__(self, key: K, value: V) -> None:
-        self.used[key] = value
-        self.fresh = True
-
-    @property
-    def changed(self) -> bool:
-        """Whether the next run should find another set: something new, or something no longer used."""
-        return self.fresh or len(self.stored) > len(self.used)
 
 
 class ReportContext:
@@ -120,7 +86,7 @@ class ReportContext:
         self._sections: dict[tuple[str, ...], str] = {}
         self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
         self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text
-        self._kept: dict[str, Kept[Any, Any]] = {}  # what the checks keep for the report's next run, by part name
+        self._kept: dict[str, kept.Memo[Any, Any]] = {}  # what the checks keep for the report's next run, by part name
 
     # ------------------------------------------------------------ the report's corrections and matcher
 
@@ -175,11 +141,11 @@ class ReportContext:
         return tuple(found)
 
     @cached_property
-    def _citings(self) -> Kept[tuple[str, tuple[str, ...]], citing.Citing]:
+    def _citings(self) -> kept.Memo[tuple[str, tuple[str, ...]], citing.Citing]:
         return self.kept_part("citing", _KEPT_CITING)
 
     @cached_property
-    def _kept_terms(self) -> Kept[str, tuple[topic.Term, ...]]:
+    def _kept_terms(self) -> kept.Memo[str, tuple[topic.Term, ...]]:
         """Terms depend on the matcher (its synonyms) and on the abbreviations the report defines."""
         defined = hashlib.sha256(repr(sorted(self.abbreviations.items())).encode()).hexdigest()[:16]
         return self.kept_part(f"terms {self.matcher.version} {defined}", _KEPT_TERMS)
@@ -224,19 +190,17 @@ class ReportContext:
 
     # ------------------------------------------------------------ what is kept for the report's next run
 
-    def kept_part(self, part: str, tp: Any) -> Kept[Any, Any]:
+    def kept_part(self, part: str, tp: Any) -> kept.Memo[Any, Any]:
         """The entries of `part` (a `tp`: a dict) the report's last run kept, and where this run's go."""
         found = self._kept.get(part)
         if found is None:
-            stored = kept.load_aside(self.run.kept, self.place, part, tp) if self.place else None
-            found = self._kept[part] = Kept(stored)
+            found = self._kept[part] = kept.memo(self.run.kept, self.place, part, tp)
         return found
 
     def finish(self) -> None:
         """Keep what was worked out from the report's text alone, for its next run."""
         for part, entries in self._kept.items():
-            if entries.changed:
-                kept.keep_aside(self.run.kept, self.place, part, entries.used)
+            kept.keep_memo(self.run.kept, self.place, part, entries)
 
 
 def comparable(record: Record) -> Record:

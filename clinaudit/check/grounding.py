@@ -31,7 +31,7 @@ from itertools import combinations
 from typing import Any, ClassVar, NamedTuple, cast
 
 from clinaudit.check import figures as fig
-from clinaudit.check.context import Kept, ReportContext
+from clinaudit.check.context import ReportContext
 from clinaudit.check.interface import Citation, Verdict
 from clinaudit.core import catalogue
 from clinaudit.core.ids import describe
@@ -49,6 +49,7 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.core.stash import StashKey
+from clinaudit.read import kept
 
 NO_ABSTRACT = "figures not checked: no abstract"
 CONTRADICTED: EffectVerdict = "contradicted"
@@ -608,7 +609,7 @@ def check_uses(
     record: Record,
     mentions: list[CitationMention],
     shared: set[str],
-    known: Kept[_UseKey, Grounding] | None = None,
+    known: kept.Memo[_UseKey, Grounding] | None = None,
     abstracts: dict[str, Source | None] | None = None,
 ) -> tuple[tuple[Grounding, ...], list[Finding]]:
     """Each citing use of one record checked against its abstract, and the findings they raise.
@@ -617,7 +618,7 @@ def check_uses(
     shown, never flagged. A record without an abstract is never flagged. `known`: the uses the
     report's last run worked out (and where this run's go).
     """
-    known = Kept() if known is None else known
+    known = kept.Memo() if known is None else known
     uses: list[Grounding] = []
     findings: list[Finding] = []
     seen: set[str] = set()
@@ -649,7 +650,7 @@ def _use(
     mention: CitationMention,
     record: Record,
     several: bool,
-    known: Kept[_UseKey, Grounding],
+    known: kept.Memo[_UseKey, Grounding],
     abstracts: dict[str, Source | None] | None,
 ) -> Grounding:
     """The use as the report's last run worked it out, at this mention's line; else worked out, and kept."""

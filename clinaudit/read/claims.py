@@ -360,6 +360,10 @@ class ClaimRules:
     def by_name(self, name: str) -> ClaimType:
         return next(t for t in self.types if t.name == name)
 
+    def named(self, name: str) -> ClaimType | None:
+        """The claim type of that name, if these rules have one."""
+        return next((t for t in self.types if t.name == name), None)
+
     def is_disclaimer(self, text: str) -> bool:
         lowered = text.lower()
         return self._first(self.disclaimers, lowered, self._live_groups(lowered)) is not None

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from clinaudit.core import catalogue, collector
 from clinaudit.core.models import (
@@ -38,6 +38,9 @@ from clinaudit.core.models import (
 from clinaudit.core.text import counted as text_counted
 from clinaudit.read import citations, claims, sentences
 from clinaudit.read.inputs import LogLines, lines_ended
+
+if TYPE_CHECKING:
+    from clinaudit.read.kept import Memo
 from clinaudit.read.parse import (
     REFERENCE_LINK,
     LineIndex,
@@ -91,6 +94,26 @@ class _Decided(NamedTuple):
     known: Sequence[tuple[KnownFailure, int, int]]  # the known failures it states
 
 
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a sentence's text alone decides, as a report's next run finds it (clinaudit/read/kept.py).
+
+    The known failures it states are not kept: they come from the corrections of the run.
+    """
+
+    display: str
+    disclaimer: bool
+    claim: str  # its claim type's name; "" for a sentence that is no claim
+    why: str
+    terms: tuple[str, ...]
+    in_context: bool
+    weak: tuple[tuple[str, int, int], ...]
+
+
+DECISIONS = "decided"  # the kept part's name …
+Decisions = dict[tuple[str, bool], Decision]  # … and its form: (sentence, in a medical document) → what it decides
+
+
 @dataclass(slots=True)
 class _Reading:
     sentences: int = 0
@@ -125,6 +148,7 @@ class _Reading:
     # on the document is medical, and a statement needs no medical word of its own to be a claim.
     medical: int = 0
     decided_in_medical: dict[str, _Decided] = field(default_factory=dict)  # `decided`, once it is
+    kept: Memo[tuple[str, bool], Decision] | None = None  # what the report's last run decided, and this run's
     # The same for each unit's layout, by its text and links: list items, table rows and
     # boilerplate paragraphs come back in a report.
     layouts: dict[tuple[str, tuple[Link, ...]], _Layout] = field(default_factory=dict)
@@ -139,22 +163,24 @@ def read_document(
     markdown: bool,
     known: KnownFailures | None = None,
     sources: Sequence[str] = (),
+    decided: Memo[tuple[str, bool], Decision] | None = None,
 ) -> Document:
     """One report's text (in chunks: text, the line it starts on) read into a Document.
 
     `sources`: a corpus record's sources, which sit beside its text (--jsonl-sources):
     its reference list, given apart from the text so that the text's lines stay its own.
+    `decided`: what the report's last run decided of its sentences (a report edited since
+    has most of them unchanged), where this run's decisions go too.
 
     The cyclic garbage collector rests meanwhile (clinaudit/core/collector.py says why).
     """
     with collector.paused():
-        return _read_document(path, chunks, markdown, known, sources)
+        return _read_document(path, chunks, markdown, _Reading(corrections=known, kept=decided), sources)
 
 
 def _read_document(
-    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, known: KnownFailures | None, sources: Sequence[str]
+    path: str, chunks: Iterable[tuple[str, int]], markdown: bool, reading: _Reading, sources: Sequence[str]
 ) -> Document:
-    reading = _Reading(corrections=known)
     state: ReadState | None = None  # what a chunk hands to the next: its section and its open list
     for text, line_base in chunks:
         if isinstance(text, LogLines):
@@ -499,7 +525,7 @@ def _read_prose(
         memo = reading.decided_in_medical if medical else reading.decided
         decided = memo.get(raw)
         if decided is None:
-            decided = memo[raw] = _decide(raw, rules, reading.corrections, medical)
+            decided = memo[raw] = _decide(raw, rules, reading, medical)
         display, disclaimer, found, weak_mentions, known = decided
         if found is not None and not found.in_context:
             reading.medical += 1
@@ -619,14 +645,31 @@ def _lead_in(unit: Unit, bounds: list[tuple[int, int]], per_sentence: list[list[
         reading.above = "caption"
 
 
-def _decide(raw: str, rules: claims.ClaimRules, known: KnownFailures | None, medical: bool = False) -> _Decided:
-    return _Decided(
-        _display(raw),
-        rules.is_disclaimer(raw),
-        rules.explain(raw, medical),
-        citations.find_weak(raw),
-        known.sentence_hits(raw) if known is not None else [],
+def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool = False) -> _Decided:
+    """What the sentence's text decides: as the report's last run decided it, else decided now (and kept)."""
+    known = reading.corrections.sentence_hits(raw) if reading.corrections is not None else []
+    kept = reading.kept
+    stored = kept.get((raw, medical)) if kept is not None else None
+    if stored is not None:
+        claim_type = rules.named(stored.claim) if stored.claim else None
+        if claim_type is not None or not stored.claim:
+            match = claims.Match(claim_type, stored.why, stored.terms, stored.in_context) if claim_type else None
+            return _Decided(stored.display, stored.disclaimer, match, list(stored.weak), known)
+    decided = _Decided(
+        _display(raw), rules.is_disclaimer(raw), rules.explain(raw, medical), citations.find_weak(raw), known
     )
+    if kept is not None:
+        found = decided.claim
+        kept[(raw, medical)] = Decision(
+            decided.display,
+            decided.disclaimer,
+            found.type.name if found else "",
+            found.why if found else "",
+            found.terms if found else (),
+            found.in_context if found else False,
+            tuple(decided.weak),
+        )
+    return decided
 
 
 def _layout(unit: Unit) -> _Layout:

@@ -17,8 +17,9 @@ with its string table: a sentence citing n ids would otherwise be written n time
 copy that does not give back exactly what was read is not kept. A copy that cannot be read
 or written only means reading the report, as before.
 
-Beside it, the checks keep what they work out from the text alone (a claim's topic terms, a
-citing row as read, a use against an abstract), by the report's name and this build, each
+Beside it, what is worked out from the text alone is kept (what each sentence decides, its
+claim type among it; a claim's topic terms, a citing row as read, a use against an abstract),
+by the report's name and this build, each
 entry keyed by the text it came from: a report edited since is read again, but its
 unchanged sentences are not worked out again.
 """
@@ -31,10 +32,10 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from clinaudit.core import models
 from clinaudit.core.models import Document
@@ -46,6 +47,8 @@ MAX_BYTES = 8 * 1024 * 1024  # a larger report is read in a stream, and not kept
 MAX_RECORDS = 50_000  # markers, citations and findings: a report with more is read again, not kept
 MAX_COPY = 32 * 1024 * 1024  # a larger copy is not kept (nor one an older build left): reading it again is cheaper
 _pruned = False  # once per process is enough
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 def key(name: str, markdown: bool, chunks: Iterable[tuple[str, int]], depends: Iterable[object]) -> str:
@@ -88,6 +91,49 @@ def keep(folder: Path | None, name: str, document: Document) -> None:
             _write(folder, name, value)
     except (TypeError, ValueError):
         pass
+
+
+class Memo(Generic[K, V]):
+    """What the report's last run worked out, by what each entry came from, and what this run uses of it.
+
+    Only what this run used (found or worked out anew) is kept for the next: the entries of
+    sentences edited away go with the next write.
+    """
+
+    __slots__ = ("fresh", "stored", "used")
+
+    def __init__(self, stored: dict[K, V] | None = None) -> None:
+        self.stored: dict[K, V] = stored or {}
+        self.used: dict[K, V] = {}
+        self.fresh = False
+
+    def get(self, key: K) -> V | None:
+        value = self.used.get(key)
+        if value is None:
+            value = self.stored.get(key)
+            if value is not None:
+                self.used[key] = value
+        return value
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.used[key] = value
+        self.fresh = True
+
+    @property
+    def changed(self) -> bool:
+        """Whether the next run should find another set: something new, or something no longer used."""
+        return self.fresh or len(self.stored) > len(self.used)
+
+
+def memo(folder: Path | None, where: str, part: str, tp: Any) -> Memo[Any, Any]:
+    """The entries of `part` (a `tp`, a dict) the report's last run kept (`where`: see `place`)."""
+    return Memo(load_aside(folder, where, part, tp))
+
+
+def keep_memo(folder: Path | None, where: str, part: str, entries: Memo[Any, Any]) -> None:
+    """Keep what this run used of `part`, when that is not what is kept already."""
+    if entries.changed:
+        keep_aside(folder, where, part, entries.used)
 
 
 def place(name: str) -> str:

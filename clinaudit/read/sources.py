@@ -8,6 +8,7 @@ not read again. The corrections come from the check stage through `Known`, hande
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -53,10 +54,14 @@ def read_source(
         name = kept.key(source.name, source.markdown, chunks, known.stamps(source.name))
         document = kept.load(folder, name)
         if document is None:  # not read before in this form: read it, and keep what was read
-            from clinaudit.read.document import read_document  # a kept reading needs none of the reader
+            from clinaudit.read.document import DECISIONS, Decisions, read_document  # a kept reading needs none
 
-            document = replace(read_document(source.name, chunks, source.markdown, corrections), digest=name)
+            where = kept.place(os.path.abspath(source.name))  # what its last run, edited since, decided
+            decided = kept.memo(folder, where, DECISIONS, Decisions)
+            read = read_document(source.name, chunks, source.markdown, corrections, decided=decided)
+            document = replace(read, digest=name)
             kept.keep(folder, name, document)
+            kept.keep_memo(folder, where, DECISIONS, decided)
         return document
     except InputError as exc:
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))

@@ -9,14 +9,17 @@ never trusted; every copy is JSON that gives back exactly what was read.
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from clinaudit.check import citing, grounding, topic
 from clinaudit.core.models import Options
+from clinaudit.read import claims, entries, kept
 from clinaudit.read import document as reader
-from clinaudit.read import entries, kept
+from clinaudit.read.document import read_document
 from clinaudit.run import pipeline
 from clinaudit.store import codec
 
@@ -43,9 +46,9 @@ def counting_reads(monkeypatch) -> list[str]:
     calls: list[str] = []
     real = reader.read_document
 
-    def spy(path, chunks, markdown, known=None):
+    def spy(path, chunks, markdown, known=None, **kwargs):
         calls.append(path)
-        return real(path, chunks, markdown, known)
+        return real(path, chunks, markdown, known, **kwargs)
 
     monkeypatch.setattr(reader, "read_document", spy)
     return calls
@@ -54,6 +57,11 @@ def counting_reads(monkeypatch) -> list[str]:
 def copies() -> list[Path]:
     folder = stages.kept_folder()
     return sorted(folder.glob("*.json")) if folder and folder.is_dir() else []
+
+
+def readings() -> list[Path]:
+    """The kept readings among the copies: not what the report's sentences decided, kept by its name beside them."""
+    return [path for path in copies() if kept.load(path.parent, path.stem) is not None]
 
 
 def real_reports(folder: Path) -> list[Path]:
@@ -82,7 +90,7 @@ def test_an_unchanged_report_is_read_once_and_any_change_reads_it_again(tmp_path
     report = write(tmp_path, REPORT)
     calls = counting_reads(monkeypatch)
     first = read(report)
-    assert calls == [str(report)] and first.digest and len(copies()) == 1
+    assert calls == [str(report)] and first.digest and len(readings()) == 1 and len(copies()) == 2
     assert read(report) == first and calls == [str(report)]  # from the copy: not read again
 
     report.write_text(REPORT.replace("500 mg", "850 mg"), encoding="utf-8")
@@ -102,7 +110,7 @@ def test_an_unchanged_report_is_read_once_and_any_change_reads_it_again(tmp_path
 def test_a_damaged_or_foreign_copy_is_never_trusted(tmp_path, monkeypatch):
     report = write(tmp_path, REPORT)
     first = read(report)
-    (copy,) = copies()
+    (copy,) = readings()
     calls = counting_reads(monkeypatch)
     good = json.loads(copy.read_bytes())
     wrong_type = [*good[:1], str(good[1]), *good[2:]]  # the sentence count as a string
@@ -129,7 +137,8 @@ def test_the_claims_topic_terms_are_kept_with_the_reading(tmp_path, services, mo
     )
     options = Options.from_environment(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
-    assert len(copies()) == 4  # the reading, its claims' terms, its citing sentences as read, their grounding
+    # the reading; its sentences as decided; its claims' terms, its citing sentences as read, their grounding
+    assert len(copies()) == 5
 
     def refuse(self, text, abbreviations=None):
         raise AssertionError(f"terms extracted again: {text!r}")
@@ -187,6 +196,41 @@ def test_an_edited_report_works_out_again_only_its_changed_sentence(tmp_path, se
     assert second.files[0].findings == expected.files[0].findings
 
 
+def test_an_edited_report_decides_again_only_its_changed_sentences(tmp_path, monkeypatch):
+    """Read afresh, with what its last run decided of each unchanged sentence: the same Document as a first read."""
+    report = write(tmp_path, REPORT)
+    read(report)
+    edited_text = REPORT.replace("500 mg", "850 mg")
+    report.write_text(edited_text, encoding="utf-8")
+    fresh = read_document(
+        str(report), [(edited_text, 0)], True, stages.check.Hooks(stages.options()).for_report(str(report))
+    )
+    asked: list[str] = []
+    real = claims.ClaimRules.explain
+
+    def explain(self, sentence, medical_document=False):
+        asked.append(sentence)
+        return real(self, sentence, medical_document)
+
+    monkeypatch.setattr(claims.ClaimRules, "explain", explain)
+    edited = read(report)
+    assert asked == ["The usual dose of metformin is 850 mg twice daily."]
+    assert replace(edited, digest="") == fresh
+
+
+def test_a_kept_decision_naming_no_claim_type_is_decided_again(tmp_path, monkeypatch):
+    report = write(tmp_path, "Metformin lowers HbA1c in type 2 diabetes.\n")
+    first = read(report)
+    where = kept.place(os.path.abspath(report))
+    folder = stages.kept_folder()
+    stored = kept.load_aside(folder, where, reader.DECISIONS, reader.Decisions)
+    assert stored and all(d.claim for d in stored.values())
+    kept.keep_aside(folder, where, reader.DECISIONS, {k: replace(d, claim="no such type") for k, d in stored.items()})
+    report.write_text("Metformin lowers HbA1c in type 2 diabetes.\n\n", encoding="utf-8")  # read again
+    again = read(report)
+    assert [(c.claim_type, c.why) for c in again.claims] == [(c.claim_type, c.why) for c in first.claims]
+
+
 def test_what_an_edit_removed_is_not_kept_for_the_next_run(tmp_path, services):
     gone = "Metformin 500 mg twice daily lowers HbA1c in type 2 diabetes (PMID 29768149)."
     stays = "MEK inhibition prolonged survival in BRAF-mutant metastatic melanoma (PMID 22663011)."
@@ -197,7 +241,7 @@ def test_what_an_edit_removed_is_not_kept_for_the_next_run(tmp_path, services):
     pipeline.audit_paths([str(report)], options)
     folder = stages.kept_folder()
     asides = [path.read_text(encoding="utf-8") for path in copies() if kept.load(folder, path.stem) is None]
-    assert len(asides) == 3 and all("BRAF" in text for text in asides)  # terms, citing readings, uses
+    assert len(asides) == 4 and all("BRAF" in text for text in asides)  # decisions, terms, citing readings, uses
     assert not any("Metformin" in text for text in asides)
 
 
@@ -243,7 +287,7 @@ def test_a_damaged_copy_of_the_checks_is_worked_out_again(tmp_path, services, da
     )
     options = Options.from_environment(timeout=30)
     first = pipeline.audit_paths([str(report)], options)
-    assert len(copies()) == 4
+    assert len(copies()) == 5
     for path in copies():  # the reading too: read again, it has the same name, and its checks' copies are damaged
         path.write_bytes(damage)
     second = pipeline.audit_paths([str(report)], options)

@@ -31,6 +31,11 @@ def copies() -> list[Path]:
     return sorted(folder.glob("*.json")) if folder and folder.is_dir() else []
 
 
+def readings() -> list[Path]:
+    """The kept readings among the copies: not what the report's sentences decided, kept by its name beside them."""
+    return [path for path in copies() if kept.load(path.parent, path.stem) is not None]
+
+
 def ids(n: int) -> str:
     return ", ".join(str(10000000 + i) for i in range(n))
 
@@ -108,7 +113,7 @@ def test_the_copy_writes_each_long_string_once_and_short_ones_in_place():
 def test_a_copy_with_a_bad_reference_is_never_trusted(tmp_path):
     report = write(tmp_path, f"Aspirin reduces mortality after a heart attack in adults PMID {ids(5)}.\n")
     first = read(report)
-    (copy,) = copies()
+    (copy,) = readings()
     good = json.loads(copy.read_bytes())
     (fields, table) = good  # codec.encode(shared=True): [the Document's fields, the string table]
     assert isinstance(fields[0], int)  # the path: long, so in the table
@@ -130,13 +135,13 @@ def test_a_copy_with_a_bad_reference_is_never_trusted(tmp_path):
 def test_a_copy_over_the_bound_is_not_kept_nor_read(tmp_path, monkeypatch):
     report = write(tmp_path, f"Aspirin works. PMID {ids(300)}\n")
     first = read(report)
-    (copy,) = copies()
+    (copy,) = readings()
     size = copy.stat().st_size
     monkeypatch.setattr(kept, "MAX_COPY", size - 1)
     assert kept.load(copy.parent, copy.stem) is None  # larger than any copy kept now: not even read
     copy.unlink()
     again = read(report)
-    assert again == first and copies() == []  # read as before, just not kept
+    assert again == first and readings() == []  # read as before, just not kept
 
 
 def test_an_oversized_copy_an_older_build_left_is_pruned(tmp_path, monkeypatch):
@@ -148,7 +153,7 @@ def test_an_oversized_copy_an_older_build_left_is_pruned(tmp_path, monkeypatch):
     monkeypatch.setattr(kept, "MAX_COPY", 4000)  # a copy of one short sentence is far smaller
     monkeypatch.setattr(kept, "_pruned", False)
     read(write(tmp_path, "Aspirin works. PMID 22663011\n"))
-    assert not big.exists() and len(copies()) == 1
+    assert not big.exists() and len(readings()) == 1
 
 
 def test_the_cli_on_a_sentence_citing_3000_ids_writes_a_small_copy(tmp_path):
