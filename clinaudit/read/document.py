@@ -356,10 +356,7 @@ def _link_references(reading: _Reading) -> None:
     definitions serve every part. Each entry is used or reported on its own, so two
     entries with one label never hide each other.
     """
-    lists: dict[int, dict[str, int]] = {}  # group → label → first entry with it
-    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
-        if entry.label:
-            lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
+    lists = _entry_lists(reading)
     parts = sorted(g for g in lists if g != DEFINITIONS)
     used: set[int] = set()
     # One finding per missing label, however often it is used: a million `[1] ` with no list is
@@ -385,14 +382,35 @@ def _link_references(reading: _Reading) -> None:
                 counts[label] = counts.get(label, 0) + 1
                 continue
             used.add(hit)
-            entry = reading.entries[hit]
-            ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
-            for cid, kind, value in ids:
-                reading.mentions.append(
-                    CitationMention(
-                        cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
-                    )
-                )
+            _mention_entry(reading, reading.entries[hit], label, use)
+    _report_dangling(reading, dangling, counts)
+    _mention_uncited(reading, used)
+
+
+def _entry_lists(reading: _Reading) -> dict[int, dict[str, int]]:
+    """Group (a part's list, or DEFINITIONS) → label → the first entry with it: where a marker looks."""
+    lists: dict[int, dict[str, int]] = {}
+    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
+        if entry.label:
+            lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
+    return lists
+
+
+def _mention_entry(reading: _Reading, entry: ReferenceEntry, label: str, use: MarkerUse) -> None:
+    """A marker tied to its entry cites each id the entry names; an entry with none, itself (`ref:n`)."""
+    ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
+    for cid, kind, value in ids:
+        reading.mentions.append(
+            CitationMention(
+                cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
+            )
+        )
+
+
+def _report_dangling(
+    reading: _Reading, dangling: dict[str, tuple[MarkerUse, list[int]]], counts: dict[str, int]
+) -> None:
+    """One finding per label no list has, at its first use, with how often and where it was used."""
     for label, (first, lines) in dangling.items():
         reading.findings.append(
             catalogue.finding(
@@ -404,7 +422,11 @@ def _link_references(reading: _Reading) -> None:
                 suggestion="Add the entry under References, or correct the marker's number.",
             )
         )
-    for k, entry in enumerate(reading.entries):  # listed but never cited in the text: still reported
+
+
+def _mention_uncited(reading: _Reading, used: set[int]) -> None:
+    """An entry listed but never cited in the text is still reported: its ids are checked as the list's."""
+    for k, entry in enumerate(reading.entries):
         if k in used:
             continue
         marker = f"[{entry.label}]" if entry.label else ""
