@@ -17,8 +17,8 @@ boundary, the start, or characters that cannot be letters (spaces, digits, punct
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # typeshed describes re's private parser modules under their old public names
     import sre_constants as C
@@ -103,7 +103,9 @@ def _walk(items, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
     """(best anchors of the node list, whether the character before its end is surely no letter).
 
     `ok` says the same of the character before the list starts; `rest` whether the first
-    character after the list (what follows it in the pattern) is surely no letter.
+    character after the list (what follows it in the pattern) is surely no letter. A run of
+    letters is read by _word, a node that holds others by its reader in _READERS; any other
+    node matches one character.
     """
     best: frozenset[str] | None = None
     items = _nodes(items)
@@ -111,52 +113,91 @@ def _walk(items, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
     while i < len(items):
         op, av = items[i]
         if op is C.LITERAL and chr(av).isalpha():
-            run = []
-            while i < len(items) and items[i][0] is C.LITERAL and chr(items[i][1]).isalpha():
-                run.append(chr(items[i][1]))
-                i += 1
-            if ok:
-                word = "".join(run)
-                whole = _next_no_letter(items, i, rest)
-                best = _better(best, frozenset({"=" + word if whole else word}))
-                if i < len(items) and items[i][0] is C.BRANCH:  # "c" + (i|onfidence…): "ci", "confidence"
-                    best = _better(best, _expand(word, items[i][1][1], _next_no_letter(items, i + 1, rest)))
-                elif i < len(items) and items[i][0] is C.IN and _letters_only(items[i][1]):  # "m" + [gl]: "mg", "ml"
-                    whole = _next_no_letter(items, i + 1, rest)
-                    grown = (word + chr(c) for _, c in items[i][1])
-                    best = _better(best, frozenset("=" + w if whole else w for w in grown))
+            i, found = _word(items, i, ok, rest)
+            best = _better(best, found)
             ok = False
             continue
-        if op is C.AT:
-            ok = ok or av in _WORD_START
-        elif op in (C.ASSERT, C.ASSERT_NOT):
-            pass  # consumes nothing
-        elif op is C.BRANCH:
-            after = _next_no_letter(items, i + 1, rest)
-            results = [_walk(alt, ok, after) for alt in av[1]]
-            each = [found for found, _ in results if found is not None]
-            if len(each) == len(results):
-                best = _better(best, frozenset[str]().union(*each))
-            ok = all(end for _, end in results)
-        elif op is C.SUBPATTERN:
-            found, ok = _walk(av[3], ok, _next_no_letter(items, i + 1, rest))
-            best = _better(best, found)
-        elif op is C.ATOMIC_GROUP:
-            found, ok = _walk(av, ok, _next_no_letter(items, i + 1, rest))
-            best = _better(best, found)
-        elif op in _REPEATS:
-            low, high, sub = av
-            found, once = _walk(sub, ok, _next_no_letter(items, i + 1, rest) if high == 1 else False)
-            again = _walk(sub, once, False)[1] if high != 1 else once  # a later iteration starts after an earlier one
-            if low >= 1:
-                best = _better(best, found)
-                ok = once and again
-            else:
-                ok = ok and once and again
-        else:
+        reader = _READERS.get(op)
+        if reader is None:
             ok = _no_letters(op, av)
+        else:
+            found, ok = reader(items, i, ok, rest)
+            best = _better(best, found)
         i += 1
     return best, ok
+
+
+def _word(items: list, i: int, ok: bool, rest: bool) -> tuple[int, frozenset[str] | None]:
+    """The run of letters from items[i]: where it ends, and its anchors when a word starts there (`ok`).
+
+    A factored prefix grows by what follows it: "c" + (i|onfidence…) gives "ci" and "confidence",
+    "m" + [gl] gives "mg" and "ml".
+    """
+    run = []
+    while i < len(items) and items[i][0] is C.LITERAL and chr(items[i][1]).isalpha():
+        run.append(chr(items[i][1]))
+        i += 1
+    if not ok:
+        return i, None
+    word = "".join(run)
+    best: frozenset[str] | None = frozenset({"=" + word if _next_no_letter(items, i, rest) else word})
+    if i < len(items) and items[i][0] is C.BRANCH:
+        best = _better(best, _expand(word, items[i][1][1], _next_no_letter(items, i + 1, rest)))
+    elif i < len(items) and items[i][0] is C.IN and _letters_only(items[i][1]):
+        whole = _next_no_letter(items, i + 1, rest)
+        grown = (word + chr(c) for _, c in items[i][1])
+        best = _better(best, frozenset("=" + w if whole else w for w in grown))
+    return i, best
+
+
+def _at(items: list, i: int, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """An assertion of place (`\\b`, `^`): a word starts after it when it is a boundary or the start."""
+    return None, ok or items[i][1] in _WORD_START
+
+
+def _lookaround(items: list, i: int, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """A lookahead or lookbehind consumes nothing: what is known before it holds after it."""
+    return None, ok
+
+
+def _branch(items: list, i: int, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """Alternatives anchor only when each of them does: then by all their anchors together."""
+    after = _next_no_letter(items, i + 1, rest)
+    results = [_walk(alt, ok, after) for alt in items[i][1][1]]
+    each = [found for found, _ in results if found is not None]
+    return (frozenset[str]().union(*each) if len(each) == len(results) else None), all(end for _, end in results)
+
+
+def _group(items: list, i: int, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """A group, capturing or not, anchors as its contents do."""
+    return _walk(items[i][1][3], ok, _next_no_letter(items, i + 1, rest))
+
+
+def _atomic(items: list, i: int, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """An atomic group anchors as its contents do."""
+    return _walk(items[i][1], ok, _next_no_letter(items, i + 1, rest))
+
+
+def _repeat(items: list, i: int, ok: bool, rest: bool) -> tuple[frozenset[str] | None, bool]:
+    """A repeat anchors only when it matches at least once; a later iteration starts after an earlier one."""
+    low, high, sub = items[i][1]
+    found, once = _walk(sub, ok, _next_no_letter(items, i + 1, rest) if high == 1 else False)
+    again = _walk(sub, once, False)[1] if high != 1 else once
+    if low >= 1:
+        return found, once and again
+    return None, ok and once and again
+
+
+# The nodes that hold others or consume nothing, by opcode; any other matches one character (_no_letters).
+_READERS: dict[Any, Callable[[list, int, bool, bool], tuple[frozenset[str] | None, bool]]] = {
+    C.AT: _at,
+    C.ASSERT: _lookaround,
+    C.ASSERT_NOT: _lookaround,
+    C.BRANCH: _branch,
+    C.SUBPATTERN: _group,
+    C.ATOMIC_GROUP: _atomic,
+    **dict.fromkeys(_REPEATS, _repeat),
+}
 
 
 def _nodes(items) -> list:

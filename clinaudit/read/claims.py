@@ -496,37 +496,24 @@ def compile_rules(
     known: dict[str, frozenset[str] | None] | None = None,
     needs: dict[str, str] | None = None,
 ) -> ClaimRules:
+    """The claim rules (rules/claims.yaml) compiled: every pattern a part in one table, filed by its anchors.
+
+    The parts are numbered in the order they are added (types, ignore, disclaimers, shapes),
+    which is what a part's number and group mean in the table of anchors.
+    """
     parts = _Parts(known, needs)
     typed: list[ClaimType] = []
     gated: list[ClaimType] = []
     for name, spec in data["types"].items():
         (gated if spec.get("medical") else typed).append(_claim_type(name, spec, parts))
-    order = lambda t: (-t.severity.rank, -t.priority)  # noqa: E731
-    typed.sort(key=order)
-    gated.sort(key=order)
+    typed.sort(key=_rank)
+    gated.sort(key=_rank)
     ignore = parts.add(data.get("ignore") or [])
     disclaimers = parts.add(data["disclaimer"])
     shapes_spec = data.get("not_claims") or {}
-    shapes = []
-    for name, patterns in (shapes_spec.get("shapes") or {}).items():
-        at_start = parts.add([p for p in patterns if p.startswith("^")])
-        anywhere = parts.add([p for p in patterns if not p.startswith("^")])
-        shapes.append(Shape(name, at_start, anywhere))
-    medical_spec = data.get("medical")
-    medical = None
-    if medical_spec is not None:
-        words = vocabulary | {plural_stem(w.lower()) for w in medical_spec.get("words") or []}
-        signals = [_lower_pattern(p) for p in medical_spec.get("signals") or []]
-        entity = medical_spec.get("entity")
-        in_document = medical_spec.get("document_words")
-        medical = MedicalContent(
-            frozenset(words),
-            LazyRegex(_alternation(signals) or r"(?!)"),
-            LazyRegex(entity) if entity else None,
-            None if in_document in (None, "any") else frozenset(plural_stem(w.lower()) for w in in_document),
-        )
+    shapes = _shapes(shapes_spec.get("shapes") or {}, parts)
     return ClaimRules(
-        types=tuple(sorted((*typed, *gated), key=order)),
+        types=tuple(sorted((*typed, *gated), key=_rank)),
         parts=tuple(parts.parts),
         by_key={key: tuple(ids) for key, ids in parts.by_key.items()},
         always=frozenset(parts.always),
@@ -538,16 +525,52 @@ def compile_rules(
         ignore_parts=ignore,
         ignore=LazyRegex(_alternation([_lower_pattern(p) for p in data["ignore"]])) if data.get("ignore") else None,
         disclaimers=disclaimers,
-        shapes=tuple(shapes),
-        openers=LazyRegex(_lower_pattern(shapes_spec["openers"])) if shapes_spec.get("openers") else None,
-        medical=medical,
+        shapes=shapes,
+        openers=_lower_regex(shapes_spec, "openers"),
+        medical=_medical_content(data.get("medical"), vocabulary),
         general=next((t for t in typed if t.name == "general"), None),
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
-        contrast=LazyRegex(_lower_pattern(shapes_spec["contrast"])) if shapes_spec.get("contrast") else None,
+        contrast=_lower_regex(shapes_spec, "contrast"),
         reasoned=frozenset(shapes_spec.get("reasoned") or ()),
-        effect=LazyRegex(_lower_pattern(shapes_spec["effect"])) if shapes_spec.get("effect") else None,
+        effect=_lower_regex(shapes_spec, "effect"),
     )
+
+
+def _rank(claim_type: ClaimType) -> tuple[int, int]:
+    """Claim types are tried highest severity first, then highest priority."""
+    return -claim_type.severity.rank, -claim_type.priority
+
+
+def _shapes(spec: dict, parts: _Parts) -> tuple[Shape, ...]:
+    """The shapes of sentences that are no claim: patterns anchored with `^` are matched at the start."""
+    shapes = []
+    for name, patterns in spec.items():
+        at_start = parts.add([p for p in patterns if p.startswith("^")])
+        anywhere = parts.add([p for p in patterns if not p.startswith("^")])
+        shapes.append(Shape(name, at_start, anywhere))
+    return tuple(shapes)
+
+
+def _medical_content(spec: dict | None, vocabulary: frozenset[str]) -> MedicalContent | None:
+    """What makes a sentence medical, when the rules say: the vocabulary with their words, and their shapes."""
+    if spec is None:
+        return None
+    words = vocabulary | {plural_stem(w.lower()) for w in spec.get("words") or []}
+    signals = [_lower_pattern(p) for p in spec.get("signals") or []]
+    entity = spec.get("entity")
+    in_document = spec.get("document_words")
+    return MedicalContent(
+        frozenset(words),
+        LazyRegex(_alternation(signals) or r"(?!)"),
+        LazyRegex(entity) if entity else None,
+        None if in_document in (None, "any") else frozenset(plural_stem(w.lower()) for w in in_document),
+    )
+
+
+def _lower_regex(spec: dict, key: str) -> LazyRegex | None:
+    """The spec's pattern under `key`, for lower-cased text, compiled on first use; None when it has none."""
+    return LazyRegex(_lower_pattern(spec[key])) if spec.get(key) else None
 
 
 def load_vocabulary(text: str) -> frozenset[str]:

@@ -382,10 +382,7 @@ def _link_references(reading: _Reading) -> None:
     definitions serve every part. Each entry is used or reported on its own, so two
     entries with one label never hide each other.
     """
-    lists: dict[int, dict[str, int]] = {}  # group → label → first entry with it
-    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
-        if entry.label:
-            lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
+    lists = _entry_lists(reading)
     parts = sorted(g for g in lists if g != DEFINITIONS)
     used: set[int] = set()
     # One finding per missing label, however often it is used: a million `[1] ` with no list is
@@ -411,14 +408,35 @@ def _link_references(reading: _Reading) -> None:
                 counts[label] = counts.get(label, 0) + 1
                 continue
             used.add(hit)
-            entry = reading.entries[hit]
-            ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
-            for cid, kind, value in ids:
-                reading.mentions.append(
-                    CitationMention(
-                        cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
-                    )
-                )
+            _mention_entry(reading, reading.entries[hit], label, use)
+    _report_dangling(reading, dangling, counts)
+    _mention_uncited(reading, used)
+
+
+def _entry_lists(reading: _Reading) -> dict[int, dict[str, int]]:
+    """Group (a part's list, or DEFINITIONS) → label → the first entry with it: where a marker looks."""
+    lists: dict[int, dict[str, int]] = {}
+    for k, (entry, group) in enumerate(zip(reading.entries, reading.entry_groups, strict=True)):
+        if entry.label:
+            lists.setdefault(group, {}).setdefault(_label_key(entry.label), k)
+    return lists
+
+
+def _mention_entry(reading: _Reading, entry: ReferenceEntry, label: str, use: MarkerUse) -> None:
+    """A marker tied to its entry cites each id the entry names; an entry with none, itself (`ref:n`)."""
+    ids = entry.ids or ((f"ref:{label}", CitationKind.REFERENCE, label),)
+    for cid, kind, value in ids:
+        reading.mentions.append(
+            CitationMention(
+                cid, kind, value, use.span, use.sentence, entry.text, f"[{label}]", use.claim_type, use.context
+            )
+        )
+
+
+def _report_dangling(
+    reading: _Reading, dangling: dict[str, tuple[MarkerUse, list[int]]], counts: dict[str, int]
+) -> None:
+    """One finding per label no list has, at its first use, with how often and where it was used."""
     for label, (first, lines) in dangling.items():
         reading.findings.append(
             catalogue.finding(
@@ -430,7 +448,11 @@ def _link_references(reading: _Reading) -> None:
                 suggestion="Add the entry under References, or correct the marker's number.",
             )
         )
-    for k, entry in enumerate(reading.entries):  # listed but never cited in the text: still reported
+
+
+def _mention_uncited(reading: _Reading, used: set[int]) -> None:
+    """An entry listed but never cited in the text is still reported: its ids are checked as the list's."""
+    for k, entry in enumerate(reading.entries):
         if k in used:
             continue
         marker = f"[{entry.label}]" if entry.label else ""
@@ -486,39 +508,24 @@ def _read_prose(
     reading: _Reading,
     previous: tuple[str, str | None, int | None, str] | None = None,
 ) -> None:
+    """A unit of prose, sentence by sentence: its claims, its citations, and what its words alone report.
+
+    The loop runs once per sentence of a report, so what every sentence does stays inline here;
+    what only some do (a claim, a weak citation, a line of citations alone) is a helper of its own.
+    """
     text = unit.text
-    key = (text, unit.links)
-    layout = reading.layouts.get(key)
-    if layout is None:
-        if len(reading.layouts) >= _LAYOUTS_KEPT:
-            reading.layouts.clear()
-        layout = reading.layouts[key] = _layout(unit)
-        if layout.bounds:
-            _abbreviations(text, reading)  # a text seen before defined its abbreviations then
-    bounds, cites, per_sentence, prose, ends = layout
+    bounds, cites, per_sentence, prose, ends = _unit_layout(unit, reading)
     if not bounds:
         return
     reading.prose = True
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
-    context: Context | None
     claim_at: list[int | None] = [None] * len(bounds)  # each sentence's claim, by its index in reading.claims
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:
-            if k == 0 and not row and previous is not None and _citation_lead().match(raw):
-                # "Source: PMID 123" as a paragraph of its own cites the sentence above it
-                display, name, claimed, said = previous
-                if claimed is not None:
-                    reading.claims[claimed] = replace(reading.claims[claimed], cited=True, scope="source-line")
-                context = _context(unit, said, display, reading)
-                for cite in per_sentence[0]:
-                    _record(cite, unit, index, display, name, reading, context)
-            elif k == 0 and not row:  # a citation standing alone (a paragraph that is just "PMID: 123")
-                alone = _display(raw)
-                context = _context(unit, raw, alone, reading)  # one for all its citations: a paragraph of 1,000 ids
-                for cite in per_sentence[0]:
-                    _record(cite, unit, index, alone, None, reading, context)
+            if k == 0 and not row:
+                _read_citations_alone(unit, index, raw, per_sentence[0], reading, previous)
             continue
         reading.sentences += 1
         medical = reading.medical >= MEDICAL_DOCUMENT
@@ -527,61 +534,132 @@ def _read_prose(
         if decided is None:
             decided = memo[raw] = _decide(raw, rules, reading, medical)
         display, disclaimer, found, weak_mentions, known = decided
-        if found is not None and not found.in_context:
-            reading.medical += 1
-        if disclaimer:
-            reading.has_disclaimer = True
-        claim_type = found.type if found is not None else None
-        name = claim_type.name if claim_type else None
+        name = None
         if found is not None:
-            sentence = Sentence(display, unit_span(unit, index, a, b), 0, unit.kind)
-            cited = bool(per_sentence[k] or (row and cites))
-            scope: CitationScope = ("row" if row and not per_sentence[k] else "sentence") if cited else reading.above
-            claim_at[k] = len(reading.claims)
-            reading.claims.append(
-                Claim(
-                    found.type.name,
-                    found.type.severity,
-                    sentence,
-                    cited or bool(scope),
-                    found.why,
-                    unit.section,
-                    unit.item and bool(cites),
-                    scope,
-                )
-            )
+            if not found.in_context:
+                reading.medical += 1
+            name = found.type.name
+            claim_at[k] = _add_claim(unit, index, (a, b), display, found, per_sentence[k], row, cites, reading)
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
                 strongest = found.type
-        for weak, s, e in weak_mentions:
-            if _in_id_link(a + s, a + e, cites):
-                continue  # link text whose target is a PMID, DOI or NCT id: reference text, compared with the record
-            reading.findings.append(
-                catalogue.finding(
-                    catalogue.WEAK_CITATION,
-                    unit_span(unit, index, a + s, a + e),
-                    f"'{weak}' names a source that cannot be checked",
-                    sentence=display,
-                    claim_type=name,
-                    suggestion="Add the PMID, DOI or NCT id of the work you mean.",
-                )
-            )
-        for entry, s, e in known:  # known failures fire whether or not the sentence is cited
-            reading.findings.append(entry.finding(unit_span(unit, index, a + s, a + e), display, claim_type=name))
+        if disclaimer:
+            reading.has_disclaimer = True
+        if weak_mentions or known:
+            _word_findings(unit, index, a, decided, name, cites, reading)
         if not row:
-            full = text[a : ends[k]] if ends[k] != b else raw  # with the markers it took over
-            context = _context(unit, full, display if ends[k] == b else "", reading) if per_sentence[k] else None
-            for cite in per_sentence[k]:
-                _record(cite, unit, index, display, name, reading, context)
-            claimed = len(reading.claims) - 1 if claim_type is not None else None
-            reading.last_sentence = (display, name, claimed, raw)
+            if per_sentence[k]:
+                _record_sentence(unit, index, raw, text[b : ends[k]], display, name, per_sentence[k], reading)
+            reading.last_sentence = (display, name, claim_at[k], raw)
     if row:
-        row_text = _display(text)
-        context = _context(unit, text, "", reading)
-        for cite in cites:
-            _record(cite, unit, index, row_text, strongest.name if strongest else None, reading, context)
+        _record_row(unit, index, cites, strongest.name if strongest else None, reading)
     elif cites:
         _closing_group(text, bounds, cites, per_sentence, prose, claim_at, reading)
         _lead_in(unit, bounds, per_sentence, reading)
+
+
+def _unit_layout(unit: Unit, reading: _Reading) -> _Layout:
+    """The unit's layout, read once per text and links: list items, rows and boilerplate come back."""
+    key = (unit.text, unit.links)
+    layout = reading.layouts.get(key)
+    if layout is None:
+        if len(reading.layouts) >= _LAYOUTS_KEPT:
+            reading.layouts.clear()
+        layout = reading.layouts[key] = _layout(unit)
+        if layout.bounds:
+            _abbreviations(unit.text, reading)  # a text seen before defined its abbreviations then
+    return layout
+
+
+def _read_citations_alone(
+    unit: Unit,
+    index,
+    raw: str,
+    cites: list[_Cite],
+    reading: _Reading,
+    previous: tuple[str, str | None, int | None, str] | None,
+) -> None:
+    """A paragraph that opens with citations alone: "Source: PMID 123" cites the sentence above it, else itself."""
+    if previous is not None and _citation_lead().match(raw):
+        display, name, claimed, said = previous
+        if claimed is not None:
+            reading.claims[claimed] = replace(reading.claims[claimed], cited=True, scope="source-line")
+        context = _context(unit, said, display, reading)
+        for cite in cites:
+            _record(cite, unit, index, display, name, reading, context)
+        return
+    alone = _display(raw)  # a paragraph that is just "PMID: 123"
+    context = _context(unit, raw, alone, reading)  # one for all its citations: a paragraph of 1,000 ids
+    for cite in cites:
+        _record(cite, unit, index, alone, None, reading, context)
+
+
+def _add_claim(
+    unit: Unit,
+    index,
+    bound: tuple[int, int],
+    display: str,
+    found: claims.Match,
+    own: list[_Cite],
+    row: bool,
+    cites: list[_Cite],
+    reading: _Reading,
+) -> int:
+    """A sentence's claim, cited by its own citations (a row's, by any cell's) or by what is above it; its index."""
+    sentence = Sentence(display, unit_span(unit, index, *bound), 0, unit.kind)
+    cited = bool(own or (row and cites))
+    scope: CitationScope = ("row" if row and not own else "sentence") if cited else reading.above
+    reading.claims.append(
+        Claim(
+            found.type.name,
+            found.type.severity,
+            sentence,
+            cited or bool(scope),
+            found.why,
+            unit.section,
+            unit.item and bool(cites),
+            scope,
+        )
+    )
+    return len(reading.claims) - 1
+
+
+def _word_findings(
+    unit: Unit, index, a: int, decided: _Decided, name: str | None, cites: list[_Cite], reading: _Reading
+) -> None:
+    """What a sentence's words alone report: a source named but not checkable, a known failure stated."""
+    display = decided.display
+    for weak, s, e in decided.weak:
+        if _in_id_link(a + s, a + e, cites):
+            continue  # link text whose target is a PMID, DOI or NCT id: reference text, compared with the record
+        reading.findings.append(
+            catalogue.finding(
+                catalogue.WEAK_CITATION,
+                unit_span(unit, index, a + s, a + e),
+                f"'{weak}' names a source that cannot be checked",
+                sentence=display,
+                claim_type=name,
+                suggestion="Add the PMID, DOI or NCT id of the work you mean.",
+            )
+        )
+    for entry, s, e in decided.known:  # known failures fire whether or not the sentence is cited
+        reading.findings.append(entry.finding(unit_span(unit, index, a + s, a + e), display, claim_type=name))
+
+
+def _record_sentence(
+    unit: Unit, index, raw: str, took: str, display: str, name: str | None, own: list[_Cite], reading: _Reading
+) -> None:
+    """A sentence's own citations; the markers it took over from the next (`took`) are part of their context."""
+    context = _context(unit, raw + took, "", reading) if took else _context(unit, raw, display, reading)
+    for cite in own:
+        _record(cite, unit, index, display, name, reading, context)
+
+
+def _record_row(unit: Unit, index, cites: list[_Cite], strongest: str | None, reading: _Reading) -> None:
+    """A table row's citations, each supporting every cell: recorded from the row, under its strongest claim."""
+    row_text = _display(unit.text)
+    context = _context(unit, unit.text, "", reading)
+    for cite in cites:
+        _record(cite, unit, index, row_text, strongest, reading, context)
 
 
 _UNDER_LEAD_IN = frozenset({"table_header", "table_row"})  # with list items: what a lead-in's citation reaches

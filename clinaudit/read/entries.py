@@ -143,30 +143,18 @@ def _bibtex(entry: str) -> EntryFields | None:
     Its fields say what each part is, so nothing is guessed from punctuation: `author` is
     "Surname, Given and Surname, Given" (or "Given Surname"), "and others" is BibTeX's et al.
     """
-    fields: dict[str, str] = {}
-    m = _BIB_KEY.search(entry)
-    while m is not None:
-        value, end = _bib_value(entry, m.end())
-        if value is None and end < 0:
-            break  # an unclosed brace runs to the end: nothing after it is a field
-        if value is not None:
-            fields.setdefault(m.group(1).lower(), " ".join(value.replace("{", "").replace("}", "").split()))
-        m = _BIB_KEY.search(entry, max(end, m.end()))  # a key inside a value is the value's text
+    fields = _bib_fields(entry)
     if len(fields.keys() & {"title", "author", "journal", "journaltitle", "year", "date"}) < 2:
         return None
     people = [p.strip() for p in _BIB_AND.split(fields.get("author", "")) if p.strip()]
     more = bool(people) and people[-1].lower() == "others"
     people = people[:-1] if more else people
     surnames = tuple(p.split(",", 1)[0].strip() if "," in p else p.split()[-1] for p in people)
-    first = people[0] if people else ""
-    if "," in first:  # "Flaherty, Keith T." as the entries' own form: "Flaherty KT"
-        family, given = (part.strip() for part in first.split(",", 1))
-        first = f"{family} {''.join(w[0] for w in given.replace('.', ' ').split() if w[0].isalpha())}".strip()
     year = _year(fields.get("year", "") or fields.get("date", ""))
     pages = re.split(r"[-–]+", fields.get("pages", ""), maxsplit=1)[0].strip()
     return EntryFields(
         clean(entry),
-        author=first,
+        author=_bib_first_author(people[0] if people else ""),
         surname=surnames[0] if surnames else "",
         title=fields.get("title", "").strip(" ."),
         journal=fields.get("journal", "") or fields.get("journaltitle", ""),
@@ -176,6 +164,28 @@ def _bibtex(entry: str) -> EntryFields | None:
         authors=surnames,
         et_al=more if people else None,
     )
+
+
+def _bib_fields(entry: str) -> dict[str, str]:
+    """Field name (lower-cased) → its value, braces taken out and spaces made one; the first of a name wins."""
+    fields: dict[str, str] = {}
+    m = _BIB_KEY.search(entry)
+    while m is not None:
+        value, end = _bib_value(entry, m.end())
+        if value is None and end < 0:
+            break  # an unclosed brace runs to the end: nothing after it is a field
+        if value is not None:
+            fields.setdefault(m.group(1).lower(), " ".join(value.replace("{", "").replace("}", "").split()))
+        m = _BIB_KEY.search(entry, max(end, m.end()))  # a key inside a value is the value's text
+    return fields
+
+
+def _bib_first_author(first: str) -> str:
+    """The first author as the entries' own form: "Flaherty, Keith T." is "Flaherty KT"; "Given Surname" stays."""
+    if "," not in first:
+        return first
+    family, given = (part.strip() for part in first.split(",", 1))
+    return f"{family} {''.join(w[0] for w in given.replace('.', ' ').split() if w[0].isalpha())}".strip()
 
 
 def _bib_value(entry: str, at: int) -> tuple[str | None, int]:

@@ -323,12 +323,18 @@ def _plain(line: bytes, blank: bool, continues: bool) -> bool:
 
 
 def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
+    """The report in chunks of about CHUNK_BYTES, each cut before a top-level block; a log's lines a chunk apart.
+
+    Asked of every line, so the loop keeps inline what every line does (is it plain text, the
+    buffer, the run of plain lines); a cut, a fence and a comment are rare and have helpers.
+    """
     buffer: list[bytes] = []
     size = 0
     line_base = 0  # lines before the current chunk
     lines_in_buffer = 0
     in_fence: bytes | None = None
     in_comment = False
+    literal = False  # in a fence or a comment: no line there is plain text or opens a block
     previous_blank = False
     first = True
     run_start: int | None = None  # where the buffer's stretch of plain lines without a sentence end starts
@@ -336,43 +342,18 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
     log = False  # the buffer holds a log's lines (LogLines)
     for line in _lines(stream, name, max_bytes):
         first = False
-        stripped = line.strip()
-        blank = not stripped
-        plain = (
-            in_fence is None and not in_comment and _plain(line, blank, run_start is not None and not previous_blank)
-        )
-        if log and (not plain or size >= CHUNK_BYTES):  # the log ends here, or its chunk is full
-            yield LogLines(_decode(b"".join(buffer), name, line_base)), line_base
+        blank = not line.strip()
+        plain = not literal and _plain(line, blank, run_start is not None and not previous_blank)
+        # Cut where the log ends or its chunk is full, or before a line that starts a new top-level block.
+        if (log and not plain) or (size >= CHUNK_BYTES and (log or _opens_block(line, blank, previous_blank, literal))):
+            yield _decoded(buffer, name, line_base, log), line_base
             line_base += lines_in_buffer
             buffer, size, lines_in_buffer = [], 0, 0
-            log = plain
-            run_start = 0 if plain else None
-        # Cut before a line that starts a new top-level block after a blank line.
-        elif (
-            size >= CHUNK_BYTES
-            and previous_blank
-            and not blank
-            and in_fence is None
-            and not in_comment
-            and line[:1] not in b" \t"
-        ):
-            yield _decode(b"".join(buffer), name, line_base), line_base
-            line_base += lines_in_buffer
-            buffer, size, lines_in_buffer = [], 0, 0
-            run_start = 0 if run_start is not None else None
-            run_bytes = 0
+            log &= plain  # a log goes on into the next chunk while its lines are plain
+            run_start = None  # the new buffer's run of plain lines starts at this line, if it is plain
         fence = _FENCE.match(line)
-        if fence:
-            marker = fence.group(1)
-            if in_fence is None:
-                in_fence = marker
-            elif marker[:1] == in_fence[:1] and len(marker) >= len(in_fence) and not line[fence.end() :].strip():
-                in_fence = None
-        if in_fence is None:
-            if b"<!--" in line and b"-->" not in line[line.rfind(b"<!--") :]:
-                in_comment = True
-            elif in_comment and b"-->" in line:
-                in_comment = False
+        if fence or in_comment or b"<!--" in line:
+            in_fence, in_comment, literal = _fence_and_comment(line, fence, in_fence, in_comment)
         buffer.append(line)
         size += len(line)
         lines_in_buffer += 1
@@ -393,8 +374,36 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
                 run_start = 0
             log = True
     if buffer or first:
-        text = _decode(b"".join(buffer), name, line_base)
-        yield (LogLines(text) if log else text), line_base
+        yield _decoded(buffer, name, line_base, log), line_base
+
+
+def _opens_block(line: bytes, blank: bool, previous_blank: bool, literal: bool) -> bool:
+    """Does the line start a new top-level block (after a blank line, outside a fence or comment, unindented)?"""
+    return previous_blank and not blank and not literal and line[:1] not in b" \t"
+
+
+def _fence_and_comment(
+    line: bytes, fence: re.Match[bytes] | None, in_fence: bytes | None, in_comment: bool
+) -> tuple[bytes | None, bool, bool]:
+    """The code fence and the HTML comment open after `line` (`fence`: its fence marker, if any), and either."""
+    if fence:
+        marker = fence.group(1)
+        if in_fence is None:
+            in_fence = marker
+        elif marker[:1] == in_fence[:1] and len(marker) >= len(in_fence) and not line[fence.end() :].strip():
+            in_fence = None
+    if in_fence is None:
+        if b"<!--" in line and b"-->" not in line[line.rfind(b"<!--") :]:
+            in_comment = True
+        elif in_comment and b"-->" in line:
+            in_comment = False
+    return in_fence, in_comment, in_fence is not None or in_comment
+
+
+def _decoded(buffer: list[bytes], name: str, line_base: int, log: bool) -> str:
+    """The buffer's lines as one chunk of text: LogLines when they are a log's."""
+    text = _decode(b"".join(buffer), name, line_base)
+    return LogLines(text) if log else text
 
 
 def lines_ended(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -174,6 +175,7 @@ def _markdown():  # built on first use: the import costs time a `--help` need no
 
 
 def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None) -> ParsedDocument:
+    """Markdown → units, each block by its own reader (_Blocks), then the `[n]: …` definitions markdown-it kept."""
     text = lines_ended(text)  # else markdown-it's line numbers and LineIndex's disagree, and lines are lost
     md = _markdown()
     env: dict = {}
@@ -185,14 +187,10 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
     index = LineIndex(text, line_base)
     doc = ParsedDocument(units=[], index=index)
     references = env.get("references") or {}
-    # Named labels only: a numbered one (`[1]: …`) is read as a marker wherever it is written.
-    defined = state.labels | {k for k in references if not is_marker_label(k)} if references else state.labels
-    doc.state.labels = defined
+    doc.state.labels = _defined_labels(state.labels, references)
     covered = bytearray(len(index.starts))
-    section = state.section
-    labels = _list_labels(tokens, state, doc.state)
-    label = ""
-    item = False
+    blocks = _Blocks(text, index, doc, state.section, _list_labels(tokens, state, doc.state))
+    read = _BLOCK_READERS.get
     i = 0
     n = len(tokens)
     while i < n:
@@ -201,66 +199,123 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
             first, end = tok.map[0], min(tok.map[1], len(covered))
             if end > first:
                 covered[first:end] = b"\x01" * (end - first)
-        kind = tok.type
-        if kind == "list_item_open":
-            label = labels.get(i, "")
-            item = True
-        elif kind == "heading_open":
-            inline = tokens[i + 1]
-            unit = _block_unit(text, index, inline.content, inline.map, "heading", section, level=int(tok.tag[1:] or 1))
-            unit, links, comments = _mask_inline(unit, defined)  # a heading may cite: "## Metformin (PMID 123)"
-            if comments:
-                doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
-            section = unit.text.strip()
-            doc.units.append(_with_links(unit, links))
-            i += 2
-            continue
-        elif kind == "paragraph_open":
-            inline = tokens[i + 1]
-            unit = _block_unit(text, index, inline.content, inline.map, "paragraph", section, label, item=item)
-            label = ""
-            item = False
-            unit, links, comments = _mask_inline(unit, defined)
-            if comments:
-                doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
-            unit = _with_links(unit, links)
-            head, rest = _split_reference_heading(unit)
-            if head is not None:
-                section = head.text.strip()
-                doc.units.append(head)
-                if rest is not None:
-                    doc.units.append(Unit(rest.kind, rest.text, rest.line_starts, rest.links, section, rest.label))
-            else:
-                doc.units.append(unit)
-            i += 2
-            continue
-        elif kind == "tr_open":
-            j = i + 1
-            cells = []
-            header = False
-            while j < n and tokens[j].type != "tr_close":
-                if tokens[j].type == "inline":
-                    cells.append(tokens[j].content)
-                elif tokens[j].type == "th_open":
-                    header = True
-                j += 1
-            unit = _table_row_unit(text, index, tok.map, cells, "table_header" if header else "table_row", section)
-            unit, links, comments = _mask_inline(unit, defined)
-            if comments:
-                doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
-            doc.units.append(_with_links(unit, links))
-            i = j + 1
-            continue
-        elif kind == "html_block":
-            start = index.starts[tok.map[0]] if tok.map else 0
-            doc.comments.extend(Comment(start + at, body) for at, body, _ in html_comments(tok.content))
-            html = _html_unit(text, index, tok, section)
-            if html is not None:
-                doc.units.append(html)
-        i += 1
+        reader = read(tok.type)
+        i = i + 1 if reader is None else reader(blocks, tokens, i)
+    _definitions(text, index, covered, references, doc)
+    doc.state.section = blocks.section
+    return doc
+
+
+def _defined_labels(carried: frozenset[str], references: dict) -> frozenset[str]:
+    """The named link labels defined so far; a numbered one (`[1]: …`) is read as a marker wherever it is written."""
+    if not references:
+        return carried
+    return carried | {k for k in references if not is_marker_label(k)}
+
+
+class _Blocks:
+    """The blocks of one Markdown text read into units, in order: the section each is under, and the list
+    item whose first paragraph is next (its number as a reader sees it)."""
+
+    __slots__ = ("defined", "doc", "index", "item", "label", "labels", "section", "text")
+
+    def __init__(self, text: str, index: LineIndex, doc: ParsedDocument, section: str, labels: dict[int, str]):
+        self.text = text
+        self.index = index
+        self.doc = doc
+        self.defined = doc.state.labels
+        self.section = section
+        self.labels = labels  # token index of each ordered-list item → its number
+        self.label = ""
+        self.item = False
+
+    def list_item(self, tokens: list, i: int) -> int:
+        """A list item: its first paragraph takes its number and is read as an item."""
+        self.label = self.labels.get(i, "")
+        self.item = True
+        return i + 1
+
+    def heading(self, tokens: list, i: int) -> int:
+        """A heading is the section of what follows; it may cite: "## Metformin (PMID 123)"."""
+        inline = tokens[i + 1]
+        level = int(tokens[i].tag[1:] or 1)
+        unit = self._masked(
+            _block_unit(self.text, self.index, inline.content, inline.map, "heading", self.section, level=level)
+        )
+        self.section = unit.text.strip()
+        self.doc.units.append(unit)
+        return i + 2
+
+    def paragraph(self, tokens: list, i: int) -> int:
+        """A paragraph, which may open with a reference heading ("**References**") that starts a section."""
+        inline = tokens[i + 1]
+        unit = _block_unit(
+            self.text, self.index, inline.content, inline.map, "paragraph", self.section, self.label, item=self.item
+        )
+        self.label = ""
+        self.item = False
+        unit = self._masked(unit)
+        head, rest = _split_reference_heading(unit)
+        if head is None:
+            self.doc.units.append(unit)
+            return i + 2
+        self.section = head.text.strip()
+        self.doc.units.append(head)
+        if rest is not None:
+            self.doc.units.append(Unit(rest.kind, rest.text, rest.line_starts, rest.links, self.section, rest.label))
+        return i + 2
+
+    def table_row(self, tokens: list, i: int) -> int:
+        """A table row, whole, as one unit; a row of `th` cells is the header."""
+        n = len(tokens)
+        j = i + 1
+        cells = []
+        header = False
+        while j < n and tokens[j].type != "tr_close":
+            if tokens[j].type == "inline":
+                cells.append(tokens[j].content)
+            elif tokens[j].type == "th_open":
+                header = True
+            j += 1
+        kind: UnitKind = "table_header" if header else "table_row"
+        self.doc.units.append(
+            self._masked(_table_row_unit(self.text, self.index, tokens[i].map, cells, kind, self.section))
+        )
+        return j + 1
+
+    def html(self, tokens: list, i: int) -> int:
+        """An HTML block: its comments kept (for suppressions), the text a reader sees read as prose."""
+        tok = tokens[i]
+        start = self.index.starts[tok.map[0]] if tok.map else 0
+        self.doc.comments.extend(Comment(start + at, body) for at, body, _ in html_comments(tok.content))
+        html = _html_unit(self.text, self.index, tok, self.section)
+        if html is not None:
+            self.doc.units.append(html)
+        return i + 1
+
+    def _masked(self, unit: Unit) -> Unit:
+        """The unit with code, HTML and link targets blanked, its links kept and its comments taken out."""
+        unit, links, comments = _mask_inline(unit, self.defined)
+        if comments:
+            self.doc.comments += [Comment(unit_to_doc(unit, o), c) for o, c in comments]
+        return _with_links(unit, links)
+
+
+# What each token that opens a block is read by; the others are passed over (their content is read by these).
+_BLOCK_READERS: dict[str, Callable[[_Blocks, list, int], int]] = {
+    "list_item_open": _Blocks.list_item,
+    "heading_open": _Blocks.heading,
+    "paragraph_open": _Blocks.paragraph,
+    "tr_open": _Blocks.table_row,
+    "html_block": _Blocks.html,
+}
+
+
+def _definitions(text: str, index: LineIndex, covered: bytearray, references: dict, doc: ParsedDocument) -> None:
+    """The `[n]: …` definitions, which markdown-it keeps to itself: on the lines no block took, then the rest."""
     line0 = covered.find(0)
     read: set[int] = set()
-    while line0 >= 0:  # the lines no block took: `[n]: …` definitions, which markdown-it keeps to itself
+    while line0 >= 0:
         ls, le = index.line_bounds(line0)
         m = _REF_DEFINITION.match(text, ls, le) if le > ls else None  # most are blank
         if m:
@@ -272,8 +327,6 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
         _contained_definitions(text, index, references, read, doc)
         if len(doc.definitions) > scanned:  # in the order written: the first of a label is the one it means
             doc.definitions.sort(key=lambda d: (d[2].line, d[2].column))
-    doc.state.section = section
-    return doc
 
 
 def _contained_definitions(text: str, index: LineIndex, references: dict, read: set[int], doc: ParsedDocument) -> None:
@@ -307,24 +360,39 @@ def _list_labels(tokens, carried: ReadState, out: ReadState) -> dict[int, str]:
     for i, tok in enumerate(tokens):
         kind = tok.type
         if kind in ("ordered_list_open", "bullet_list_open"):
-            previous = None
-            if kind == "ordered_list_open" and tok.level == 0 and first_block and tok.markup == carried.list_markup:
-                previous = carried.list_last  # the list the last chunk ended with, continued
-            stack.append([kind == "ordered_list_open", previous])
+            stack.append(_opened_list(tok, carried, first_block))
         elif kind in ("ordered_list_close", "bullet_list_close"):
-            ordered, previous = stack.pop() if stack else (False, None)
-            if tok.level == 0:
-                out.list_markup, out.list_last = (tok.markup, previous or 0) if ordered else ("", 0)
+            _close_list(tok, stack, out)
         elif kind == "list_item_open" and stack and stack[-1][0]:
-            written = (tok.info or "").lstrip("0") or "0"
-            label = next_number(written, stack[-1][1])
-            labels[i] = label
-            stack[-1][1] = int(label) if label.isdigit() else None
+            labels[i] = _item_number(tok, stack[-1])
         elif tok.level == 0 and tok.nesting >= 0:
             out.list_markup, out.list_last = "", 0  # another block: the list is over
         if tok.level == 0 and tok.nesting >= 0:
             first_block = False
     return labels
+
+
+def _opened_list(tok, carried: ReadState, first_block: bool) -> list:
+    """[ordered, the number before its first item]: an ordered list opening a chunk may go on with the last one's."""
+    ordered = tok.type == "ordered_list_open"
+    if ordered and tok.level == 0 and first_block and tok.markup == carried.list_markup:
+        return [ordered, carried.list_last]  # the list the last chunk ended with, continued
+    return [ordered, None]
+
+
+def _close_list(tok, stack: list[list], out: ReadState) -> None:
+    """A list closed; one at the top level is what the next chunk may continue (an ordered one)."""
+    ordered, previous = stack.pop() if stack else (False, None)
+    if tok.level == 0:
+        out.list_markup, out.list_last = (tok.markup, previous or 0) if ordered else ("", 0)
+
+
+def _item_number(tok, open_list: list) -> str:
+    """An ordered item's number as a reader sees it, counted on from the list's previous item."""
+    written = (tok.info or "").lstrip("0") or "0"
+    label = next_number(written, open_list[1])
+    open_list[1] = int(label) if label.isdigit() else None
+    return label
 
 
 def _html_unit(text: str, index: LineIndex, tok, section: str) -> Unit | None:
@@ -504,40 +572,18 @@ def _mask_inline(
     if "`" not in s and "<" not in s and "[" not in s:  # most units: three searches in C, no generator
         return unit, [], []
     chars = list(s)
-    comments: list[tuple[int, str]] = []
-    anchors: list[Link] = []
     spans, escapes = _code_spans(s, markdown and "\\" in s)
     for a, b in spans:
         _mask(chars, a, b)
     for k in escapes:
         chars[k] = _ESCAPED
     masked = "".join(chars)
+    comments: list[tuple[int, str]] = []
+    links: list[Link] = []
     if "<" in masked:
-        for start, body, end in html_comments(masked):
-            comments.append((start, _shown(s, masked, start + 4, end - 3) if escapes else body))
-            _mask(chars, start, end)
-        masked = "".join(chars)
-        for m in _AUTOLINK.finditer(masked):
-            _mask(chars, m.start(), m.start() + 1)
-            _mask(chars, m.end() - 1, m.end())
-        for m in _HTML_TAG.finditer(masked):
-            _mask(chars, m.start(), m.end())
-            tag = _shown(s, masked, m.start(), m.end()) if escapes else m.group(0)
-            href = _HREF.search(tag) if tag[:3].lower() == "<a " else None
-            if href:  # <a href="https://pubmed…"> cites; its text stays prose, as a Markdown link's does
-                anchors.append(Link("", href.group(1) or href.group(2) or href.group(3), m.start(), m.end()))
-        masked = "".join(chars)
-    links: list[Link] = anchors
+        masked = _mask_html(s, masked, chars, bool(escapes), comments, links)
     if "](" in masked:
-        for m in _LINK.finditer(masked):
-            text, target = (_shown(s, masked, *m.span(g)) for g in (2, 3)) if escapes else m.group(2, 3)
-            links.append(Link(text, target.strip("<>"), m.start(), m.end()))
-            if m.group(1):  # an image: its alt text is not prose either
-                _mask(chars, m.start(), m.end())
-            else:
-                _mask(chars, m.start(), m.start(2))
-                _mask(chars, m.end(2), m.end())
-        masked = "".join(chars)
+        masked = _mask_links(s, masked, chars, bool(escapes), links)
     if markdown and "[" in masked and (labels or "][" in masked):  # a lone `[label]` is a link only if defined
         links += _reference_links(s, masked, chars, labels, bool(escapes))
     if escapes:  # the scanners are done: the escaped characters are shown as written
@@ -547,6 +593,39 @@ def _mask_inline(
     masked = "".join(chars)
     unit = Unit(unit.kind, masked, unit.line_starts, unit.links, unit.section, unit.label, *unit_extras(unit))
     return unit, links, comments
+
+
+def _mask_html(
+    s: str, masked: str, chars: list[str], escapes: bool, comments: list[tuple[int, str]], links: list[Link]
+) -> str:
+    """Blank comments (kept in `comments`), autolinks' brackets and tags; an `<a href>` is a link. The text after."""
+    for start, body, end in html_comments(masked):
+        comments.append((start, _shown(s, masked, start + 4, end - 3) if escapes else body))
+        _mask(chars, start, end)
+    masked = "".join(chars)
+    for m in _AUTOLINK.finditer(masked):
+        _mask(chars, m.start(), m.start() + 1)
+        _mask(chars, m.end() - 1, m.end())
+    for m in _HTML_TAG.finditer(masked):
+        _mask(chars, m.start(), m.end())
+        tag = _shown(s, masked, m.start(), m.end()) if escapes else m.group(0)
+        href = _HREF.search(tag) if tag[:3].lower() == "<a " else None
+        if href:  # <a href="https://pubmed…"> cites; its text stays prose, as a Markdown link's does
+            links.append(Link("", href.group(1) or href.group(2) or href.group(3), m.start(), m.end()))
+    return "".join(chars)
+
+
+def _mask_links(s: str, masked: str, chars: list[str], escapes: bool, links: list[Link]) -> str:
+    """Blank each `[text](target)` but its text, an image's alt text too; each is a link. The text after."""
+    for m in _LINK.finditer(masked):
+        text, target = (_shown(s, masked, *m.span(g)) for g in (2, 3)) if escapes else m.group(2, 3)
+        links.append(Link(text, target.strip("<>"), m.start(), m.end()))
+        if m.group(1):  # an image: its alt text is not prose either
+            _mask(chars, m.start(), m.end())
+        else:
+            _mask(chars, m.start(), m.start(2))
+            _mask(chars, m.end(2), m.end())
+    return "".join(chars)
 
 
 def _shown(s: str, masked: str, start: int, end: int) -> str:
