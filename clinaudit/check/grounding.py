@@ -49,6 +49,7 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.core.stash import StashKey
+from clinaudit.core.text import EFFECT
 from clinaudit.read import kept
 
 NO_ABSTRACT = "figures not checked: no abstract"
@@ -251,11 +252,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s", "ed", "ing", "al", "ic"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
+_stem = EFFECT  # one inflection off: "reduced" meets "reduces"
 
 
 # ---------------------------------------------------------------- one citing use

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from clinaudit.core.models import FieldMatchVerdict, FieldVerdict, Record, Severity
+from clinaudit.core.text import TITLE, greek_spelled
 from clinaudit.read.entries import EntryFields, parse
 
 TITLE_SAME = 80.0  # token ratio from which a searched title is taken for the entry's paper
@@ -35,8 +36,6 @@ MINOR: FieldMatchVerdict = "minor"  # a slip: the reference still describes the 
 MISMATCH: FieldMatchVerdict = "mismatch"
 MAX_DRIFT_WORDS = 2  # new words in a title that otherwise agrees: a drift (low); more is a reworded title
 _TITLE_TOKEN = re.compile(r"[a-z0-9]+")
-_SUFFIXES = ("ies", "es", "s", "ed", "ing")
-STEM = 6  # a word's first letters after its suffix: "inhibitor" and "inhibition" are one word
 SEVERAL = 3  # details wrong at once that read as another paper whatever its title
 DETAILS = frozenset({"author", "authors", "year", "journal", "volume", "page"})
 _NOT_TITLE_WORDS = frozenset({
@@ -232,7 +231,6 @@ def _tables() -> dict[str, Any]:
     rows = [(str(rx), str(to)) for rx, to in topic_data().get("spelling", ())]
     spelling = re.compile("|".join(f"(?P<s{k}>{rx})" for k, (rx, _) in enumerate(rows)), re.IGNORECASE)
     return {
-        "greek": {str(k): str(v) for k, v in (data.get("greek") or {}).items()},
         "function": frozenset(str(w) for w in data.get("function_words") or ()),
         "preprints": frozenset(str(w).lower() for w in data.get("preprint_servers") or ()),
         "conference": re.compile(
@@ -246,8 +244,7 @@ def _tables() -> dict[str, Any]:
 def _words(title: str) -> list[str]:
     """A title's words in one form: lower case, no accents or punctuation, Greek spelled out, American spelling."""
     tables = _tables()
-    for letter, name in tables["greek"].items():
-        title = title.replace(letter, f" {name} ")
+    title = greek_spelled(title, " ")
     title = unicodedata.normalize("NFKD", title)
     title = "".join(c for c in title if not unicodedata.combining(c)).lower()
     spelled = tables["spelled"]
@@ -255,12 +252,7 @@ def _words(title: str) -> list[str]:
     return _TITLE_TOKEN.findall(title)
 
 
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
-            word = word[: -len(suffix)]
-            break
-    return word[:STEM]
+_stem = TITLE  # one inflection off, the first six letters: "inhibitor" and "inhibition" are one word
 
 
 def _title_verdict(given: str, record: str, score: float) -> FieldVerdict:

@@ -1,15 +1,20 @@
-"""Text helpers every stage shares: text safe to print, Unicode folding, the two stemmers, a lazy regex.
+"""Text helpers every stage shares: text safe to print, Unicode folding, the stemmer, a lazy regex.
 
 `printable` and `shown` are the one escaping of everything a report contributes to
 output (its text, its file names): control characters and bidirectional overrides are
 written out as `\\xNN` / `\\u202e`, so a report cannot drive a terminal, reorder what a
 reviewer reads, or start a line a CI log reads as a command.
 
-The two stemmers differ on purpose. `plural_stem` only takes a plural ending off: the
-claim detector's vocabulary (data/claim-vocabulary.txt) is stored in that form.
-`topic_stem` also strips derivational suffixes, so the topic check meets
-"mitochondria" with "mitochondrial"; the packaged MeSH keys (data/mesh-*.gz) are stored
-in that form, so changing either means rebuilding its data.
+One suffix stripper (`Stemmer`), set four ways, each for what its check compares, on
+purpose. `PLURAL` only takes a plural ending off: the claim detector's vocabulary
+(data/claim-vocabulary.txt) is stored in that form. `TOPIC` also strips derivational
+suffixes, so the topic check meets "mitochondria" with "mitochondrial"; the packaged MeSH
+keys (data/mesh-*.gz) are stored in that form, so changing either means rebuilding its
+data. `TITLE` (the reference-metadata check's words of a title, cut to their first six
+letters) and `EFFECT` (the grounding check's words of a sentence and an abstract) take
+one inflection off.
+
+One Greek table (`GREEK`), for every comparison that spells the letters out.
 """
 
 from __future__ import annotations
@@ -93,23 +98,12 @@ def _as_u(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group()):04x}"
 
 
-_GREEK = {
+GREEK = {  # Greek letters as writers spell them out: "TNF-α" is "TNF-alpha"
     "α": "alpha", "β": "beta", "γ": "gamma", "δ": "delta", "ε": "epsilon", "ζ": "zeta", "η": "eta",
     "θ": "theta", "ι": "iota", "κ": "kappa", "λ": "lambda", "ν": "nu", "ξ": "xi", "π": "pi",
     "ρ": "rho", "σ": "sigma", "ς": "sigma", "τ": "tau", "υ": "upsilon", "φ": "phi", "χ": "chi",
     "ψ": "psi", "ω": "omega", "µ": "u", "μ": "mu",
 }  # fmt: skip
-_SUFFIXES = (
-    "izations", "isations", "ization", "isation", "ational", "ations", "iveness", "fulness", "ousness",
-    "ically", "ation", "ments", "ities", "ially", "ment", "ness", "ical", "ings", "ally", "edly", "ions",
-    "ity", "ing", "ial", "ics", "ive", "ous", "ion", "ers", "ism", "ist", "ize", "ise", "ed", "al", "ic",
-    "ly", "er",
-)  # fmt: skip
-# the suffixes by length, longest first: where one suffix ends another, the longer comes first in
-# _SUFFIXES too (a test holds it), so trying lengths in turn strips what the tuple's order would
-_SUFFIX_LENGTHS = tuple(
-    (n, frozenset(s for s in _SUFFIXES if len(s) == n)) for n in sorted({len(s) for s in _SUFFIXES}, reverse=True)
-)
 
 
 def counted(count: int, noun: str, plural: str = "") -> str:
@@ -117,24 +111,93 @@ def counted(count: int, noun: str, plural: str = "") -> str:
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
+class Stemmer:
+    """A suffix stripper: at most one plural ending, then at most one suffix, then the trailing vowels.
+
+    `endings`: (endings, unless it ends in one of these, longer than, letters cut, letters put
+    back), the first that fits, in order. `suffixes`: the longest that leaves `keep` letters.
+    `bare`: trailing vowels dropped where three letters stay. `first`: the stem cut to that
+    many letters (0, all of it). `shortest`: a word this short or shorter is its own stem.
+    """
+
+    __slots__ = ("_by_length", "bare", "endings", "first", "keep", "shortest")
+
+    def __init__(
+        self,
+        endings: tuple[tuple[tuple[str, ...], tuple[str, ...], int, int, str], ...] = (),
+        suffixes: tuple[str, ...] = (),
+        keep: int = 0,
+        bare: bool = False,
+        first: int = 0,
+        shortest: int = 0,
+    ) -> None:
+        self.endings = endings
+        self.keep = keep
+        self.bare = bare
+        self.first = first
+        self.shortest = shortest
+        # the suffixes by length, longest first: a set look-up per length, not an endswith per suffix
+        self._by_length = tuple(
+            (n, frozenset(x for x in suffixes if len(x) == n)) for n in sorted({len(x) for x in suffixes}, reverse=True)
+        )
+
+    def __call__(self, word: str) -> str:
+        if len(word) <= self.shortest:
+            return word
+        for ends, unless, longer, cut, put in self.endings:
+            if len(word) > longer and word.endswith(ends) and not (unless and word.endswith(unless)):
+                word = word[:-cut] + put
+                break
+        for n, suffixes in self._by_length:
+            if len(word) - n >= self.keep and word[-n:] in suffixes:
+                word = word[:-n]
+                break
+        if self.bare:
+            stripped = word.rstrip("aeiouy")
+            word = stripped if len(stripped) >= 3 else word
+        return word[: self.first] if self.first else word
+
+
+_DERIVED = (
+    "izations", "isations", "ization", "isation", "ational", "ations", "iveness", "fulness", "ousness",
+    "ically", "ation", "ments", "ities", "ially", "ment", "ness", "ical", "ings", "ally", "edly", "ions",
+    "ity", "ing", "ial", "ics", "ive", "ous", "ion", "ers", "ism", "ist", "ize", "ise", "ed", "al", "ic",
+    "ly", "er",
+)  # fmt: skip
+PLURAL = Stemmer(
+    endings=(
+        (("ies",), (), 4, 3, "y"),
+        (("sses", "xes", "ches", "shes", "zzes"), (), 4, 2, ""),
+        (("s",), ("ss", "us", "is", "'s"), 3, 1, ""),
+        (("'s",), (), 0, 2, ""),
+    )
+)
+TOPIC = Stemmer(
+    endings=(
+        (("ies",), (), 4, 3, "y"),
+        (("sses", "xes", "ches", "shes"), (), 0, 2, ""),
+        (("is",), (), 5, 2, ""),
+        (("s",), ("ss", "us"), 0, 1, ""),
+    ),
+    suffixes=_DERIVED,
+    keep=4,
+    bare=True,
+    shortest=3,
+)
+TITLE = Stemmer(suffixes=("ies", "es", "s", "ed", "ing"), keep=3, first=6)  # "inhibitor" and "inhibition" are one
+EFFECT = Stemmer(suffixes=("ies", "es", "s", "ed", "ing", "al", "ic"), keep=4)
+
+
 def plural_stem(word: str) -> str:
     """A word without its plural ending, so "cats" finds "cat" and "diseases" finds "disease"."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("sses", "xes", "ches", "shes", "zzes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
-        return word[:-1]
-    if word.endswith("'s"):
-        return word[:-2]
-    return word
+    return PLURAL(word)
 
 
 def topic_stem(word: str) -> str:
     """A light suffix stripper: enough to meet 'mitochondria' with 'mitochondrial', and 'doses' with 'dose'."""
     done = _TOPIC_STEMS.get(word)
     if done is None:
-        done = _topic_stem(word)
+        done = TOPIC(word)
         if len(_TOPIC_STEMS) < 200_000:
             _TOPIC_STEMS[word] = done
     return done
@@ -143,35 +206,26 @@ def topic_stem(word: str) -> str:
 _TOPIC_STEMS: dict[str, str] = {}
 
 
-def _topic_stem(word: str) -> str:
-    w = word
-    if len(w) <= 3:
-        return w
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith(("sses", "xes", "ches", "shes")) or (w.endswith("is") and len(w) > 5):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us")):
-        w = w[:-1]
-    for n, suffixes in _SUFFIX_LENGTHS:  # a set look-up per length, not an endswith per suffix
-        if len(w) - n >= 4 and w[-n:] in suffixes:
-            w = w[:-n]
-            break
-    bare = w.rstrip("aeiouy")
-    return bare if len(bare) >= 3 else w
+def greek_spelled(text: str, between: str = "") -> str:
+    """Greek letters spelled out, either case (TNF-α = TNF-alpha); `between` on each side of a name."""
+    if text.isascii():
+        return text
+    return _greek().sub(
+        lambda m: f"{between}{GREEK.get(m.group(0)) or GREEK.get(m.group(0).lower(), '')}{between}", text
+    )
 
 
 @lru_cache(maxsize=1)
 def _greek() -> re.Pattern[str]:
     """Greek letters, compiled on the first text that is not ASCII (most reports are)."""
-    return re.compile("|".join(map(re.escape, _GREEK)), re.IGNORECASE)
+    return re.compile("|".join(map(re.escape, GREEK)), re.IGNORECASE)
 
 
 def fold(text: str) -> str:
     """NFKC, Greek letters spelled out (TNF-α = TNF-alpha), accents dropped."""
     if text.isascii():
         return text
-    text = _greek().sub(lambda m: _GREEK.get(m.group(0), _GREEK.get(m.group(0).lower(), "")), text)
+    text = greek_spelled(text)
     text = unicodedata.normalize("NFKD", text)
     return "".join(c for c in text if not unicodedata.combining(c))
 

@@ -163,14 +163,14 @@ def test_a_retraction_notice_or_erratum_has_no_topic_to_match(records):
 
 
 def test_where_one_suffix_ends_another_the_longer_is_stripped_first():
-    """The stemmer tries suffix lengths longest first; that equals _SUFFIXES' order only while this holds."""
-    from clinaudit.core.text import _SUFFIXES
-    from clinaudit.core.text import _topic_stem as _stem
+    """The stemmer tries suffix lengths longest first; that equals _DERIVED's order only while this holds."""
+    from clinaudit.core.text import _DERIVED
+    from clinaudit.core.text import TOPIC as _stem
 
-    for shorter in _SUFFIXES:
-        for longer in _SUFFIXES:
+    for shorter in _DERIVED:
+        for longer in _DERIVED:
             if longer != shorter and longer.endswith(shorter):
-                assert _SUFFIXES.index(longer) < _SUFFIXES.index(shorter), (longer, shorter)
+                assert _DERIVED.index(longer) < _DERIVED.index(shorter), (longer, shorter)
     expected = {  # as the suffix-by-suffix loop stemmed them
         "organizations": "organ",
         "mitochondrial": "mitochondr",
