@@ -34,9 +34,11 @@ from clinaudit.core.models import (
     CitationResult,
     FileReport,
     Finding,
+    MetadataResult,
     Record,
     Severity,
     Status,
+    TopicResult,
     distinct_works,
 )
 from clinaudit.core.text import counted, printable, shown
@@ -243,97 +245,125 @@ def page(result: AuditResult, view: View = View()) -> str:
 
 
 def _summary(result: AuditResult, files: list[_FileView], view: View) -> str:
+    """The side panel: the verdict and counts first, then every finding linked to where it stands."""
     findings = [(f, finding, k) for f in files for k, finding in enumerate(f.report.findings)]
     severities = Counter(finding.severity.value for _, finding, _ in findings)
     rules = Counter(finding.rule for _, finding, _ in findings)
-    statuses = Counter(c.status for f in files for c in distinct_works(f.report.citations))
-    grounded = sum(r.grounded_claims for r in result.files)
-    claims = sum(r.claims for r in result.files)
-    share = result.coverage
-    verdict = VERDICT_LOOK.get(result.verdict, Look("", result.verdict.upper(), "neutral"))
-    out = [
+    parts = [
         '<aside id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary</h2>',
-        f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
-        f"{verdict.label}</span></p>",
-        f"<p>{counted(len(files), 'file')} · {counted(len(findings), 'finding')} · "
-        f"{counted(sum(len(distinct_works(f.report.citations)) for f in files), 'citation')}"
-        + (f" · {len(result.suppressed)} suppressed" if result.suppressed else "")
-        + "</p>",
-        "<p>Coverage: "
-        + ("no claims" if share is None else f"<strong>{share:g}%</strong> ({grounded} of {claims} claims cited)")
-        + "</p>",
-        '<h3>By severity</h3><table class="counts"><tbody>',
-        *(
-            f'<tr><td><span class="badge sev-{s.value}"><span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> '
-            f'{s.value}</span></td><td class="n">{severities[s.value]}</td></tr>'
-            for s in Severity
-            if s is not Severity.INFO or severities[s.value]
-        ),
-        "</tbody></table>",
+        _overview(result, files, len(findings)),
+        _severity_counts(severities),
+        _rule_counts(rules),
+        _status_counts(Counter(c.status for f in files for c in distinct_works(f.report.citations))),
+        _filters(severities, rules) if findings else "",
+        _file_index(files) if len(files) > 1 else "",
+        _findings_list(findings, len(files) > 1),
+        _suppressed_list(files, view.show_suppressed),
+        "</aside>",
     ]
-    if rules:
-        out += [
-            '<h3>By rule</h3><table class="counts"><tbody>',
-            *(
-                f'<tr><td><code>{esc_line(rule)}</code></td><td class="n">{count}</td></tr>'
-                for rule, count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))
-            ),
-            "</tbody></table>",
-        ]
-    if statuses:
-        out += [
-            '<h3>Citations by status</h3><table class="counts"><tbody>',
-            *(
-                f"<tr><td>{_status_badge(status)}</td><td class='n'>{count}</td></tr>"
-                for status, count in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0].value))
-            ),
-            "</tbody></table>",
-        ]
-    if findings:
-        out.append(_filters(severities, rules))
-    if len(files) > 1:
-        out += ['<h3>Files</h3><nav aria-label="Files"><ol class="files">']
-        for f in files:
-            look = _file_verdict(f.report)
-            out.append(
-                f'<li><a href="#{f.anchor}"><code>{esc_line(shown_path(f.report.path))}</code></a> '
-                f'<span class="badge t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span> '
-                f"{counted(len(f.report.findings), 'finding')}</li>"
-            )
-        out.append("</ol></nav>")
-    out.append('<h3 id="findings-h">Findings</h3>')
-    if findings:
-        out.append(
-            '<p id="shown" class="meta" aria-live="polite"></p><ol class="findings" aria-labelledby="findings-h">'
-        )
-        for f, finding, k in findings:
-            where = f"{shown_path(f.report.path)}:" if len(files) > 1 else ""
-            out.append(
-                f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
-                f"{_severity_badge(finding.severity.value)} "
-                f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
-                f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{f.unplaced_detail(k)}</li>"
-            )
-        out.append("</ol>")
+    return "".join(parts)
+
+
+def _overview(result: AuditResult, files: list[_FileView], findings: int) -> str:
+    """The verdict, the counts and the coverage: the panel's answer before any detail."""
+    verdict = VERDICT_LOOK.get(result.verdict, Look("", result.verdict.upper(), "neutral"))
+    share = result.coverage
+    citations = sum(len(distinct_works(f.report.citations)) for f in files)
+    suppressed = f" · {len(result.suppressed)} suppressed" if result.suppressed else ""
+    if share is None:
+        coverage = "no claims"
     else:
-        out.append("<p>No findings.</p>")
-    suppressed = [(f, s) for f in files for s in f.report.suppressed]
-    if suppressed and view.show_suppressed:
-        out.append('<h3>Suppressed</h3><ol class="findings">')
-        for f, s in suppressed:
-            out.append(
-                f"<li>{_severity_badge(s.finding.severity.value)} "
-                f'<a href="#{f.line_anchor(s.finding.span.line)}">{s.finding.span.line}:{s.finding.span.column}</a> '
-                f"<code>{esc_line(s.finding.rule)}</code> {esc(s.finding.message)} "
-                f'<span class="meta">({esc_line(s.kind)}{": " + esc(s.reason) if s.reason else ""})</span></li>'
-            )
-        out.append("</ol>")
-    elif suppressed:
-        out.append(
-            f"<p class='meta'>{counted(len(suppressed), 'suppressed finding')}, listed with --show-suppressed.</p>"
+        grounded = sum(r.grounded_claims for r in result.files)
+        coverage = f"<strong>{share:g}%</strong> ({grounded} of {sum(r.claims for r in result.files)} claims cited)"
+    return (
+        f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
+        f"{verdict.label}</span></p>"
+        f"<p>{counted(len(files), 'file')} · {counted(findings, 'finding')} · {counted(citations, 'citation')}"
+        f"{suppressed}</p><p>Coverage: {coverage}</p>"
+    )
+
+
+def _severity_counts(severities: Counter[str]) -> str:
+    """Findings by severity, every severity shown (info only when there is one): a zero says something too."""
+    rows = "".join(
+        f'<tr><td><span class="badge sev-{s.value}"><span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> '
+        f'{s.value}</span></td><td class="n">{severities[s.value]}</td></tr>'
+        for s in Severity
+        if s is not Severity.INFO or severities[s.value]
+    )
+    return f'<h3>By severity</h3><table class="counts"><tbody>{rows}</tbody></table>'
+
+
+def _rule_counts(rules: Counter[str]) -> str:
+    """Findings by rule, the commonest first: which kind of problem the report has most of."""
+    if not rules:
+        return ""
+    rows = "".join(
+        f'<tr><td><code>{esc_line(rule)}</code></td><td class="n">{count}</td></tr>'
+        for rule, count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    return f'<h3>By rule</h3><table class="counts"><tbody>{rows}</tbody></table>'
+
+
+def _status_counts(statuses: Counter[Status]) -> str:
+    """Distinct works by status, the commonest first; none when nothing is cited."""
+    if not statuses:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_status_badge(status)}</td><td class='n'>{count}</td></tr>"
+        for status, count in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0].value))
+    )
+    return f'<h3>Citations by status</h3><table class="counts"><tbody>{rows}</tbody></table>'
+
+
+def _file_index(files: list[_FileView]) -> str:
+    """Links to each report's section with its verdict, for a page of several reports."""
+    items = []
+    for f in files:
+        look = _file_verdict(f.report)
+        items.append(
+            f'<li><a href="#{f.anchor}"><code>{esc_line(shown_path(f.report.path))}</code></a> '
+            f'<span class="badge t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span> '
+            f"{counted(len(f.report.findings), 'finding')}</li>"
         )
-    out.append("</aside>")
-    return "".join(out)
+    return f'<h3>Files</h3><nav aria-label="Files"><ol class="files">{"".join(items)}</ol></nav>'
+
+
+def _findings_list(findings: list[tuple[_FileView, Finding, int]], several: bool) -> str:
+    """Every finding, linked to its badge on the text (or its report's section): the filters count these rows."""
+    if not findings:
+        return '<h3 id="findings-h">Findings</h3><p>No findings.</p>'
+    items = []
+    for f, finding, k in findings:
+        where = f"{shown_path(f.report.path)}:" if several else ""
+        items.append(
+            f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
+            f"{_severity_badge(finding.severity.value)} "
+            f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
+            f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{f.unplaced_detail(k)}</li>"
+        )
+    return (
+        '<h3 id="findings-h">Findings</h3>'
+        '<p id="shown" class="meta" aria-live="polite"></p><ol class="findings" aria-labelledby="findings-h">'
+        f"{''.join(items)}</ol>"
+    )
+
+
+def _suppressed_list(files: list[_FileView], show: bool) -> str:
+    """Suppressed findings with their reasons when asked for (--show-suppressed), else only how many there are."""
+    suppressed = [(f, s) for f in files for s in f.report.suppressed]
+    if not suppressed:
+        return ""
+    if not show:
+        return f"<p class='meta'>{counted(len(suppressed), 'suppressed finding')}, listed with --show-suppressed.</p>"
+    items = "".join(
+        f"<li>{_severity_badge(s.finding.severity.value)} "
+        f'<a href="#{f.line_anchor(s.finding.span.line)}">{s.finding.span.line}:{s.finding.span.column}</a> '
+        f"<code>{esc_line(s.finding.rule)}</code> {esc(s.finding.message)} "
+        f'<span class="meta">({esc_line(s.kind)}{": " + esc(s.reason) if s.reason else ""})</span></li>'
+        for f, s in suppressed
+    )
+    return f'<h3>Suppressed</h3><ol class="findings">{items}</ol>'
 
 
 def _filters(severities: Counter[str], rules: Counter[str]) -> str:
@@ -530,49 +560,56 @@ class _FileView:
         if c.ref_text:
             rows.append(("Cited as", esc(c.ref_text)))
         record = c.record
-        if record is not None and record.exists:
-            rows += _record_rows(record)
         if record is not None:
-            rows += _retraction_rows(record)
-        meta = c.metadata
-        if meta is not None and meta.mismatches:
-            rows.append(
-                (
-                    "Differs from record",
-                    ", ".join(esc_line(m) for m in meta.mismatches) + " (the reference text does not match the record)",
-                )
-            )
-        elif meta is not None and meta.match:
-            rows.append(("Reference text", "matches the record"))
-        topic = c.topic
-        if topic is not None and topic.verdict != "unchecked":
-            score = "" if topic.score is None else f" ({topic.score:.2f})"
-            terms = ""
-            if topic.matched:
-                terms += f"; matched: {esc(', '.join(topic.matched))}"
-            if topic.missing:
-                terms += f"; missing: {esc(', '.join(topic.missing))}"
-            rows.append(("On topic", f"{esc_line(topic.verdict)}{score}{terms}"))
-        credible = c.credibility
-        if credible is not None:
-            rows.append(
-                ("Credibility", f"{credible.score}/100" + (f" ({esc(credible.source)})" if credible.source else ""))
-            )
-        if c.evidence_level:
-            rows.append(("Evidence level", esc_line(c.evidence_level)))
-        if c.grounding:
-            rows.append(("Figures checked", _grounding(c)))
-        if c.judge is not None:
-            rows.append(("Judge", esc_line(c.judge.verdict) + (f": {esc(c.judge.reason)}" if c.judge.reason else "")))
-        lines = sorted({c.span.line, *(u.span.line for u in c.uses)})
-        rows.append(
-            (
-                "Cited on",
-                (self._cited_on(c) if links else ", ".join(f"line {line}" for line in lines))
-                + (f" ({counted(c.mentions, 'mention')})" if c.mentions > 1 else ""),
-            )
-        )
+            rows += (_record_rows(record) if record.exists else []) + _retraction_rows(record)
+        rows += _check_rows(c)
+        rows.append(("Cited on", self._cited_on_cell(c, links)))
         return '<div class="card"><dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl></div>"
+
+    def _cited_on_cell(self, c: CitationResult, links: bool) -> str:
+        """The lines that cite it, as links only in the list's card (see `_card`), and how often it is mentioned."""
+        if links:
+            lines = self._cited_on(c)
+        else:
+            lines = ", ".join(f"line {line}" for line in sorted({c.span.line, *(u.span.line for u in c.uses)}))
+        return lines + (f" ({counted(c.mentions, 'mention')})" if c.mentions > 1 else "")
+
+
+def _check_rows(c: CitationResult) -> list[tuple[str, str]]:
+    """What each check said of the citation, in the order the checks run; a check with nothing to say has no row."""
+    rows = [*_metadata_rows(c.metadata), *_topic_rows(c.topic)]
+    credible = c.credibility
+    if credible is not None:
+        rows.append(
+            ("Credibility", f"{credible.score}/100" + (f" ({esc(credible.source)})" if credible.source else ""))
+        )
+    if c.evidence_level:
+        rows.append(("Evidence level", esc_line(c.evidence_level)))
+    if c.grounding:
+        rows.append(("Figures checked", _grounding(c)))
+    if c.judge is not None:
+        rows.append(("Judge", esc_line(c.judge.verdict) + (f": {esc(c.judge.reason)}" if c.judge.reason else "")))
+    return rows
+
+
+def _metadata_rows(meta: MetadataResult | None) -> list[tuple[str, str]]:
+    """Whether the reference text describes the record: the fields that differ, or that it matches."""
+    if meta is None:
+        return []
+    if meta.mismatches:
+        differs = ", ".join(esc_line(m) for m in meta.mismatches)
+        return [("Differs from record", differs + " (the reference text does not match the record)")]
+    return [("Reference text", "matches the record")] if meta.match else []
+
+
+def _topic_rows(topic: TopicResult | None) -> list[tuple[str, str]]:
+    """The topic verdict with its score and the terms it matched and missed; none when it was not checked."""
+    if topic is None or topic.verdict == "unchecked":
+        return []
+    score = "" if topic.score is None else f" ({topic.score:.2f})"
+    matched = f"; matched: {esc(', '.join(topic.matched))}" if topic.matched else ""
+    missing = f"; missing: {esc(', '.join(topic.missing))}" if topic.missing else ""
+    return [("On topic", f"{esc_line(topic.verdict)}{score}{matched}{missing}")]
 
 
 def _file_meta(report: FileReport) -> str:
