@@ -30,7 +30,7 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.report.formats import FORMATS, render
-from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, page, safe_url
+from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, link_target, page
 
 from helpers import samples_repo
 from helpers.cli import run_cli
@@ -267,11 +267,11 @@ def test_what_the_databases_return_is_escaped_too(tmp_path):
 
 
 def test_only_plain_http_urls_become_links():
-    assert safe_url("https://example.org/a?b=c#d") == "https://example.org/a?b=c#d"
-    assert safe_url("HTTP://example.org/") == "HTTP://example.org/"
+    assert link_target("https://example.org/a?b=c#d") == "https://example.org/a?b=c#d"
+    assert link_target("HTTP://example.org/") == "HTTP://example.org/"
     for url in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", " https://x.example/", "java\tscript:x",
                 "data:text/html,x", "vbscript:x", 'https://x.example/"a', "https://x.example/\nb", "//x.example/"):  # fmt: skip
-        assert safe_url(url) is None, url
+        assert link_target(url) is None, url
 
 
 def test_escape_writes_out_markup_controls_and_bidi():

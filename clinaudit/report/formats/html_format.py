@@ -687,7 +687,7 @@ def _grounding(c: CitationResult) -> str:
     return f"<ul>{''.join(items)}</ul>"
 
 
-_SAFE_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f\"'<>`\\]+\Z", re.IGNORECASE)
+_LINK_TARGET = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f\"'<>`\\]+\Z", re.IGNORECASE)
 _LINKS = {
     CitationKind.PMID: "https://pubmed.ncbi.nlm.nih.gov/{}/",
     CitationKind.PMCID: "https://pmc.ncbi.nlm.nih.gov/articles/{}/",
@@ -697,9 +697,9 @@ _LINKS = {
 _ID_CHARS = re.compile(r"[A-Za-z0-9./_;()\-:]+\Z")  # what an id may hold to be put in a link unquoted
 
 
-def safe_url(url: str) -> str | None:
+def link_target(url: str) -> str | None:
     """The URL when it is a plain http(s) one, else None: `javascript:`, `data:` and the like never become links."""
-    return url if _SAFE_URL.match(url) else None
+    return url if _LINK_TARGET.match(url) else None
 
 
 def _outlink(c: CitationResult) -> str:
@@ -708,7 +708,7 @@ def _outlink(c: CitationResult) -> str:
     if pattern is not None and _ID_CHARS.match(c.value):
         url: str | None = pattern.format(c.value)
     elif c.kind is CitationKind.URL:
-        url = safe_url(c.value)
+        url = link_target(c.value)
     else:
         url = None
     if url is None:
