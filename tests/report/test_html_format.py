@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from clinaudit.core.models import (
     AuditResult,
@@ -29,8 +32,9 @@ from clinaudit.core.models import (
     Span,
     Status,
 )
+from clinaudit.core.text import printable, shown
 from clinaudit.report.formats import FORMATS, render
-from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, link_target, page
+from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, esc_line, link_target, page
 
 from helpers import samples_repo
 from helpers.cli import run_cli
@@ -278,6 +282,16 @@ def test_escape_writes_out_markup_controls_and_bidi():
     assert esc("<a href='x'>&</a>") == "&lt;a href=&#x27;x&#x27;&gt;&amp;&lt;/a&gt;"
     assert esc("a\u202eb\x1bc\x00") == "a\\u202eb\\x1bc\\x00"
     assert esc("two\nlines\ttab") == "two lines\ttab"
+
+
+# what a report may hold that escaping must see: markup, quotes, controls, bidi marks, newlines and tabs
+_TRICKY = st.text(st.sampled_from("ab <>&\"'\n\t\r\x00\x1b\x7f\x85\u202e\u2066é\\x"), max_size=30)
+
+
+@given(_TRICKY)
+def test_the_escapes_quick_path_writes_what_the_full_escape_would(text):
+    assert esc(text) == html.escape(printable(text).replace("\n", " "), quote=True)
+    assert esc_line(text) == html.escape(shown(text), quote=True)
 
 
 def test_the_source_lines_keep_their_numbers_and_text(repo):

@@ -25,6 +25,7 @@ import html
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
@@ -55,12 +56,23 @@ def esc(text: object) -> str:
     A newline becomes a space, as HTML would show it: no line of the file starts with a
     report's words, so a CI log that prints the artifact cannot read one as a command.
     """
-    return html.escape(printable(str(text)).replace("\n", " "), quote=True)
+    text = str(text)
+    if _MARKUP.search(text) is None:  # nothing for html.escape to do: printable writes controls out in plain ASCII
+        return printable(text)
+    return html.escape(printable(text).replace("\n", " "), quote=True)
 
 
-def esc_line(text: object) -> str:
-    """As `esc`, on one line: a newline or tab in a name is written out too."""
+@lru_cache(maxsize=4096)
+def esc_line(text: str) -> str:
+    """As `esc`, on one line: a newline or tab in a name is written out too. Cached: a page writes each rule and
+    citation id several times."""
+    if _MARKUP_IN_LINE.search(text) is None:  # as in `esc`: the commonest name needs no entity
+        return shown(text)
     return html.escape(shown(text), quote=True)
+
+
+_MARKUP = re.compile("[&<>\"'\n]")  # what `esc` changes besides what `printable` writes out
+_MARKUP_IN_LINE = re.compile("[&<>\"']")
 
 
 # ---------------------------------------------------------------- what each mark looks like
@@ -390,8 +402,16 @@ def _severity_badge(severity: str) -> str:
 
 
 def _status_badge(status: Status) -> str:
-    look = STATUS_LOOK.get(status, Look("", status.value, "neutral"))
-    return f'<span class="status t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span>'
+    """A citation's status in words and icon, made once per status: a page shows one for every citation, twice."""
+    badge = _STATUS_BADGES.get(status)
+    if badge is None:
+        look = STATUS_LOOK.get(status, Look("", status.value, "neutral"))
+        badge = f'<span class="status t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span>'
+        _STATUS_BADGES[status] = badge
+    return badge
+
+
+_STATUS_BADGES: dict[Status, str] = {}
 
 
 def _file_verdict(report: FileReport) -> Look:
@@ -546,7 +566,7 @@ class _FileView:
         lines = sorted({c.span.line, *(u.span.line for u in c.uses)})
         if lead and len(lines) < 2:
             return ""
-        return lead + ", ".join(f'<a href="#{self.line_anchor(line)}">line {line}</a>' for line in lines)
+        return lead + ", ".join([f'<a href="#{self.line_anchor(line)}">line {line}</a>' for line in lines])
 
     def _card(self, c: CitationResult, links: bool = False) -> str:
         """What is known about a citation. The card on the text holds no link, so Tab moves from one citation to
@@ -564,14 +584,14 @@ class _FileView:
             rows += (_record_rows(record) if record.exists else []) + _retraction_rows(record)
         rows += _check_rows(c)
         rows.append(("Cited on", self._cited_on_cell(c, links)))
-        return '<div class="card"><dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl></div>"
+        return '<div class="card"><dl>' + "".join([f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows]) + "</dl></div>"
 
     def _cited_on_cell(self, c: CitationResult, links: bool) -> str:
         """The lines that cite it, as links only in the list's card (see `_card`), and how often it is mentioned."""
         if links:
             lines = self._cited_on(c)
         else:
-            lines = ", ".join(f"line {line}" for line in sorted({c.span.line, *(u.span.line for u in c.uses)}))
+            lines = ", ".join([f"line {line}" for line in sorted({c.span.line, *(u.span.line for u in c.uses)})])
         return lines + (f" ({counted(c.mentions, 'mention')})" if c.mentions > 1 else "")
 
 
@@ -734,7 +754,7 @@ def _covered(span, lines: list[str]) -> Iterable[tuple[int, int, int]]:
 def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Iterable[_Insert]) -> str:
     """A line with its ranges wrapped (nested, each cut at every boundary) and its inserts put in place."""
     ranges = list(ranges)
-    inserts = sorted(i._replace(column=min(i.column, len(text))) for i in inserts)
+    inserts = sorted([_Insert(min(i.column, len(text)), i.order, i.html) for i in inserts])
     cuts = sorted({0, len(text), *(r[0] for r in ranges), *(r[1] for r in ranges), *(i.column for i in inserts)})
     out: list[str] = []
     at_insert = 0
