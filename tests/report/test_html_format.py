@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from clinaudit import audit_paths
 from clinaudit.core.models import (
     AuditResult,
     CitationKind,
@@ -33,6 +34,7 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.core.text import printable, shown
+from clinaudit.read.inputs import Source, read_chunks
 from clinaudit.report.formats import FORMATS, render
 from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, esc_line, link_target, page
 
@@ -292,6 +294,49 @@ _TRICKY = st.text(st.sampled_from("ab <>&\"'\n\t\r\x00\x1b\x7f\x85\u202e\u2066é
 def test_the_escapes_quick_path_writes_what_the_full_escape_would(text):
     assert esc(text) == html.escape(printable(text).replace("\n", " "), quote=True)
     assert esc_line(text) == html.escape(shown(text), quote=True)
+
+
+def _shown_lines(doc: str) -> list[str]:
+    """The text of each source line of a page with nothing marked on it, as a reader sees it."""
+    return [html.unescape(body) for body in re.findall(r'<span class="tx">([^<]*)</span></div>', doc)]
+
+
+ODD_LINE_ENDS = b"\xef\xbb\xbf# Clinic notes\r\n\r\nThe clinic opens at nine.\rBring the forms.\r\nAsk at the desk.\n"
+
+
+def test_the_text_shown_is_the_text_check_read(tmp_path):
+    """A byte-order mark, CRLF and lone CR line ends: the page shows the lines the read stage read, one for one."""
+    path = tmp_path / "notes.md"
+    path.write_bytes(ODD_LINE_ENDS)
+    result = audit_paths([str(path)])
+    assert not result.files[0].findings, "nothing marked: every line is shown as plain text"
+    read = "".join(chunk for chunk, _ in read_chunks(Source(str(path), path, True), 1 << 20))
+    assert _shown_lines(page(result)) == read.split("\n")[:-1]
+    assert _shown_lines(page(result))[:3] == ["# Clinic notes", "", "The clinic opens at nine."]
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [(b"caf\xe9 au lait\n", "not UTF-8"), ("Notes\n".encode("utf-16"), "UTF-16"), (b"a\x00b\n", "NUL")],
+)
+def test_text_check_could_not_read_is_not_shown(tmp_path, raw, why):
+    path = tmp_path / "odd.md"
+    path.write_bytes(raw)
+    result = audit_paths([str(path)])
+    assert result.files[0].error, why
+    doc = page(result)
+    assert 'id="f1-L1"' not in doc and "Error: " in doc
+
+
+def test_a_report_changed_since_the_audit_is_refused_as_the_read_stage_refuses_it(tmp_path):
+    """Bytes `check` would refuse, written after it read the file: no text under findings made from other text."""
+    path = tmp_path / "notes.md"
+    path.write_bytes(ODD_LINE_ENDS)
+    result = audit_paths([str(path)])
+    path.write_bytes(b"The clinic opens at nine \xff.\n")
+    doc = page(result)
+    assert 'id="f1-L1"' not in doc
+    assert "Its text cannot be shown: not UTF-8 text (byte 0xff on line 1); save it as UTF-8." in doc
 
 
 def test_the_source_lines_keep_their_numbers_and_text(repo):

@@ -13,7 +13,7 @@ records the databases returned): a hostile report stays text. The page loads not
 CSS and the one script are inline, and a Content-Security-Policy allows exactly those two
 (by their hashes, so the page is the same bytes each run) and nothing else.
 
-The AuditResult carries no text, so the report is read again from its path; a report
+The AuditResult carries no text, so the report is read again from its path, by the read stage's own reader; a report
 from stdin or a corpus record has no path to read, and its page lists the findings alone.
 """
 
@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+from clinaudit.core.errors import InputError
 from clinaudit.core.models import (
     AuditResult,
     CitationKind,
@@ -43,7 +44,7 @@ from clinaudit.core.models import (
     distinct_works,
 )
 from clinaudit.core.text import counted, printable, shown
-from clinaudit.read.inputs import lines_ended
+from clinaudit.read.inputs import Source, read_chunks
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import shown_path
 
@@ -773,7 +774,11 @@ def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Ite
 
 
 def _source(report: FileReport) -> tuple[list[str] | None, str]:
-    """The report's lines as the audit read them (UTF-8, line ends as LF), or None and why they are not shown."""
+    """The report's lines as the audit read them, or None and why they are not shown.
+
+    Read by the read stage's own reader (`read_chunks`): the same UTF-8, byte-order mark and line
+    ends as `check` read, and what it refuses (not UTF-8, UTF-16, a NUL byte) is refused here too.
+    """
     if report.line or report.record is not None:
         return None, "A corpus record: its text is not shown here, only what was found in it."
     if report.path == "-":
@@ -784,10 +789,12 @@ def _source(report: FileReport) -> tuple[list[str] | None, str]:
     try:
         if path.stat().st_size > MAX_SOURCE_BYTES:
             return None, f"Larger than {MAX_SOURCE_BYTES >> 20} MB: its text is not shown here."
-        data = path.read_bytes()
     except OSError as exc:
         return None, f"Its text cannot be shown: {exc.strerror or exc}."
-    text = lines_ended(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"))
+    try:
+        text = "".join(chunk for chunk, _ in read_chunks(Source(report.path, path, True), MAX_SOURCE_BYTES))
+    except InputError as exc:  # changed since `check` read it
+        return None, f"Its text cannot be shown: {str(exc).removeprefix(report.path + ': ')}."
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the last line's end starts no line
