@@ -13,8 +13,9 @@ records the databases returned): a hostile report stays text. The page loads not
 CSS and the one script are inline, and a Content-Security-Policy allows exactly those two
 (by their hashes, so the page is the same bytes each run) and nothing else.
 
-The AuditResult carries no text, so the report is read again from its path, by the read stage's own reader; a report
-from stdin or a corpus record has no path to read, and its page lists the findings alone.
+The AuditResult carries no text, so the report is read again from its path, by the read
+stage's own reader (`_source`); a report from stdin or a corpus record has no path to read,
+and its page lists the findings alone.
 """
 
 from __future__ import annotations
