@@ -112,25 +112,13 @@ def finished(text: str, start: int, open_at: int, final: bool, memo: Memo | None
         memo.split_from, memo.sentence, memo.first = pos, pos, True
     while pos < n:
         boundary = block_boundary(text, pos, memo)
-        closed = boundary is not None or final
         stop = boundary if boundary is not None else n
-        base, first = pos, True
-        if memo is not None and memo.pos == pos and memo.split_from > pos:
-            base, first = memo.split_from, memo.first
-        region = text[base:stop]
-        bounds = [(base + a, base + b) for a, b in _split(region)]
-        if memo is not None and base > pos and bounds:  # the split started over inside memo.sentence
-            bounds[0] = (memo.sentence, bounds[0][1])
-        heads = [
-            a for k, (a, b) in enumerate(bounds) if (k == 0 and first) or has_prose(text[a : max(a, min(b, open_at))])
-        ]
-        if bounds and not first:
-            heads.insert(0, pos)  # the region's first sentence lies before: it heads the first group
+        heads, bounds, first = _heads(text, pos, stop, open_at, memo)
         group_start = pos
         for head in heads[1:]:
             out.append((group_start, head))
             group_start = head
-        if not closed:
+        if boundary is None and not final:  # the region is still open: its last group may grow
             if memo is not None and memo.pos == pos and not out and bounds:
                 last_first = first if len(bounds) == 1 else False
                 _settle(text, memo, bounds[-1][0], last_first, min(n - _SETTLED, open_at, memo.wait))
@@ -138,6 +126,26 @@ def finished(text: str, start: int, open_at: int, final: bool, memo: Memo | None
         out.append((group_start, stop))
         pos = stop
     return out
+
+
+def _heads(
+    text: str, pos: int, stop: int, open_at: int, memo: Memo | None
+) -> tuple[list[int], list[tuple[int, int]], bool]:
+    """Where each sentence with prose starts in the region `pos`..`stop` (a group runs from one to the next),
+    the sentences split there, and whether the first of them is the region's first.
+
+    With a memo the split starts over where `_settle` left it, not at the region's start.
+    """
+    base, first = pos, True
+    if memo is not None and memo.pos == pos and memo.split_from > pos:
+        base, first = memo.split_from, memo.first
+    bounds = [(base + a, base + b) for a, b in _split(text[base:stop])]
+    if memo is not None and base > pos and bounds:  # the split started over inside memo.sentence
+        bounds[0] = (memo.sentence, bounds[0][1])
+    heads = [a for k, (a, b) in enumerate(bounds) if (k == 0 and first) or has_prose(text[a : max(a, min(b, open_at))])]
+    if bounds and not first:
+        heads.insert(0, pos)  # the region's first sentence lies before: it heads the first group
+    return heads, bounds, first
 
 
 def _split(region: str) -> list[tuple[int, int]]:

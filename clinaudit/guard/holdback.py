@@ -406,39 +406,49 @@ def _consumes(items, ch: str, flags: int) -> bool:
         if op is c.ANY and (ch != "\n" or flags & re.DOTALL):
             return True
         if op is c.IN:
-            negate, hit = False, False
-            for kind, value in av:
-                if kind is c.NEGATE:
-                    negate = True
-                elif kind is c.LITERAL:
-                    hit |= chr(value) == ch
-                elif kind is c.RANGE:
-                    hit |= value[0] <= ord(ch) <= value[1]
-                elif kind is c.CATEGORY:
-                    name = str(value)
-                    positive = next((k for k in _CATEGORIES if str(k) == name.replace("NOT_", "")), None)
-                    if positive is None:
-                        return True  # a category not known here: assume it may
-                    hit |= _CATEGORIES[positive](ch) != name.startswith("CATEGORY_NOT_")
-                else:
-                    return True
-            if hit != negate:
+            if _in_set(av, ch):
                 return True
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            if _consumes(av[2], ch, flags):
-                return True
-        elif op is c.SUBPATTERN:
-            if _consumes(av[-1], ch, flags):
-                return True
-        elif op is c.ATOMIC_GROUP:
-            if _consumes(av, ch, flags):
-                return True
-        elif op is c.BRANCH:
-            if any(_consumes(branch, ch, flags) for branch in av[1]):
+            continue
+        inner = _INNER.get(op)
+        if inner is not None:
+            if any(_consumes(sub, ch, flags) for sub in inner(av)):
                 return True
         elif op not in (c.LITERAL, c.NOT_LITERAL, c.ANY, c.AT, c.ASSERT, c.ASSERT_NOT):
             return True  # anything else: assume it may
     return False
+
+
+# The parts of a pattern that hold other parts, each with where its parts are: a repeat's body, a group's,
+# an atomic group's, every branch. What they hold consumes what they consume.
+_INNER = {
+    c.MAX_REPEAT: lambda av: (av[2],),
+    c.MIN_REPEAT: lambda av: (av[2],),
+    c.POSSESSIVE_REPEAT: lambda av: (av[2],),
+    c.SUBPATTERN: lambda av: (av[-1],),
+    c.ATOMIC_GROUP: lambda av: (av,),
+    c.BRANCH: lambda av: av[1],
+}
+
+
+def _in_set(av, ch: str) -> bool:
+    """Whether a character set (`[...]`, `\\s`) can match `ch`; True for a part of a set not known here."""
+    negate, hit = False, False
+    for kind, value in av:
+        if kind is c.NEGATE:
+            negate = True
+        elif kind is c.LITERAL:
+            hit |= chr(value) == ch
+        elif kind is c.RANGE:
+            hit |= value[0] <= ord(ch) <= value[1]
+        elif kind is c.CATEGORY:
+            name = str(value)
+            positive = next((k for k in _CATEGORIES if str(k) == name.replace("NOT_", "")), None)
+            if positive is None:
+                return True  # a category not known here: assume it may
+            hit |= _CATEGORIES[positive](ch) != name.startswith("CATEGORY_NOT_")
+        else:
+            return True
+    return hit != negate
 
 
 def max_width(pattern: re.Pattern[str]) -> int:

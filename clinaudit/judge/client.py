@@ -44,7 +44,7 @@ class Outcome:
     fatal: bool = False  # the endpoint will not work this run (unreachable, 401/403/404)
 
 
-def safe_url(url: str) -> str:
+def masked_url(url: str) -> str:
     """The URL without credentials, query or fragment: safe to print and log."""
     parts = urlsplit(url)
     host = parts.hostname or ""
@@ -76,7 +76,7 @@ class Caller:
     def __init__(self, url: str, model: str, api_key: str | None, log: JudgeLog | None):
         self.url = url
         self.model = model
-        self.where = safe_url(url)
+        self.where = masked_url(url)
         self._key = api_key
         self._log = log
         self._mode = MODES[0]

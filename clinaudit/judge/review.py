@@ -93,9 +93,9 @@ def endpoint(url: str) -> str:
 
 
 def _shown(url: str) -> str:
-    from clinaudit.judge.client import safe_url
+    from clinaudit.judge.client import masked_url
 
-    return safe_url(url) if "@" in url else url
+    return masked_url(url) if "@" in url else url
 
 
 def reviewer(

@@ -70,6 +70,7 @@ class Query:
 # How well an entry's text describes a candidate record: a score (higher is better) when it is the
 # entry's paper, None when it is not. `citmatched`: ECitMatch named it from journal, volume and page.
 SamePaper = Callable[[str, Record, bool], float | None]
+Asker = Callable[[str, dict[str, str]], Any]  # a GET (or a POST, with an API key) to an E-utilities path
 
 
 def query(text: str) -> Query:
@@ -87,28 +88,11 @@ def search(
     queries: list[Query], http: Http, caller: Caller, same_paper: SamePaper, cache: ResolutionCache
 ) -> dict[str, Resolution]:
     """ECitMatch, then esearch, then the candidates' records, through the run's one client; by query key."""
-    from clinaudit.lookup.http import Fault
-
     faults: dict[str, str] = {}
     candidates: dict[str, list[str]] = {q.key: [] for q in queries}
     ask = _asker(http, caller)
-    lines = [q for q in queries if q.citmatch]
-    for start in range(0, len(lines), ECITMATCH_BATCH):
-        batch = lines[start : start + ECITMATCH_BATCH]
-        try:
-            for key, pmids in citmatch(ask, [q.citmatch for q in batch]).items():
-                if key in candidates:
-                    candidates[key] += pmids
-        except Fault as fault:
-            for q in batch:
-                faults[q.key] = fault.reason
-    for q in queries:
-        if not q.term or candidates[q.key]:  # ECitMatch named it: no title search needed
-            continue
-        try:
-            candidates[q.key] += [p for p in esearch(ask, q.term) if p not in candidates[q.key]]
-        except Fault as fault:
-            faults.setdefault(q.key, fault.reason)
+    _by_citation(ask, queries, candidates, faults)
+    _by_title(ask, queries, candidates, faults)
     pmids = sorted({p for ids in candidates.values() for p in ids[:CANDIDATES]})
     records, unfetched = _records(http, caller, cache, pmids) if pmids else ({}, {})
     out = {}
@@ -119,7 +103,36 @@ def search(
     return out
 
 
-def _asker(http: Http, caller: Caller) -> Callable[[str, dict[str, str]], Any]:
+def _by_citation(ask: Asker, queries: list[Query], candidates: dict[str, list[str]], faults: dict[str, str]) -> None:
+    """The PMIDs ECitMatch names from journal, volume and page, in batches; a batch's fault is each query's."""
+    from clinaudit.lookup.http import Fault
+
+    lines = [q for q in queries if q.citmatch]
+    for start in range(0, len(lines), ECITMATCH_BATCH):
+        batch = lines[start : start + ECITMATCH_BATCH]
+        try:
+            for key, pmids in citmatch(ask, [q.citmatch for q in batch]).items():
+                if key in candidates:
+                    candidates[key] += pmids
+        except Fault as fault:
+            for q in batch:
+                faults[q.key] = fault.reason
+
+
+def _by_title(ask: Asker, queries: list[Query], candidates: dict[str, list[str]], faults: dict[str, str]) -> None:
+    """The PMIDs esearch finds by title words, for the queries ECitMatch named none for; its fault comes second."""
+    from clinaudit.lookup.http import Fault
+
+    for q in queries:
+        if not q.term or candidates[q.key]:  # ECitMatch named it: no title search needed
+            continue
+        try:
+            candidates[q.key] += [p for p in esearch(ask, q.term) if p not in candidates[q.key]]
+        except Fault as fault:
+            faults.setdefault(q.key, fault.reason)
+
+
+def _asker(http: Http, caller: Caller) -> Asker:
     def ask(path: str, params: dict[str, str]):
         params = {**params, "tool": "clinaudit"}
         if caller.email:

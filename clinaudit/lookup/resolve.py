@@ -252,19 +252,9 @@ class _Session:
         """The ids of mapping services first (PMC ids → PMIDs); then every service at once, the mapped ids among
         the others, each with the service that answers for its kind; the mirror's retraction notices over all."""
         pending = {name: ids for name, ids in pending.items() if ids}
-        mappers: dict[str, Mapper] = {}
-        for name in pending:
-            made = self.service(name)
-            if made is not None and is_mapping(made):
-                mappers[name] = made
+        mappers = self._mappers(pending)
         links = self._round({name: pending[name] for name in mappers}) if mappers else {}
-        rest = {name: list(ids) for name, ids in pending.items() if name not in mappers}
-        for name, mapper in mappers.items():
-            for cid in pending[name]:
-                target = mapper.target(links.get(cid) or _NO_ANSWER)
-                answers = self._owner_of(target) if target else None
-                if target and answers is not None and target not in rest.setdefault(answers, []):
-                    rest[answers].append(target)
+        rest = self._with_targets(pending, mappers, links)
         out = self._round(rest) if rest else {}
         for name, mapper in mappers.items():
             for cid in pending[name]:
@@ -273,6 +263,29 @@ class _Session:
                 out[cid] = mapper.combine(cid, link, out.get(target) if target else None)
         answered = {cid: out[cid] for ids in pending.values() for cid in ids}
         return self.mirror.overlay(answered) if self.mirror is not None else answered
+
+    def _mappers(self, pending: Mapping[str, list[str]]) -> dict[str, Mapper]:
+        """The services asked whose answers name another id to resolve: they go a round before the others."""
+        mappers: dict[str, Mapper] = {}
+        for name in pending:
+            made = self.service(name)
+            if made is not None and is_mapping(made):
+                mappers[name] = made
+        return mappers
+
+    def _with_targets(
+        self, pending: Mapping[str, list[str]], mappers: Mapping[str, Mapper], links: Mapping[str, Resolution]
+    ) -> dict[str, list[str]]:
+        """The other services' ids, and each id a mapper's answer names with the service that owns it, once:
+        a PMC id's PMID is asked in the same efetch batches as the report's own PMIDs."""
+        rest = {name: list(ids) for name, ids in pending.items() if name not in mappers}
+        for name, mapper in mappers.items():
+            for cid in pending[name]:
+                target = mapper.target(links.get(cid) or _NO_ANSWER)
+                answers = self._owner_of(target) if target else None
+                if target and answers is not None and target not in rest.setdefault(answers, []):
+                    rest[answers].append(target)
+        return rest
 
     def _owner_of(self, cid: str) -> str | None:
         """The service that answers for a canonical id ('pmid:123' → pubmed), or None."""

@@ -158,70 +158,102 @@ def _reader(tp: Any) -> Callable[[Any, _Copy], Any]:
     if tp is typing.Any:
         return _any
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        members = dict(tp._value2member_map_)  # a dict look-up: Enum.__call__ costs microseconds a value
-
-        def member(value: Any, copy: _Copy) -> Any:
-            found = members.get(value) if type(value) in _SCALARS else None
-            if found is None:
-                raise ValueError(f"{value!r} is not a {tp.__name__}")
-            return found
-
-        return member
+        return _enum_reader(tp)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _record_reader(tp)
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if origin is typing.Literal:  # a closed set of words (models.py): one of them, or the value is refused
-        allowed = {a: a for a in args}
-
-        def word(value: Any, copy: _Copy) -> Any:
-            text = value if type(value) is str else _string(value, copy)
-            if text not in allowed:
-                raise ValueError(f"{text!r} is not one of {', '.join(map(repr, args))}")
-            return allowed[text]
-
-        return word
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
         return _many_reader(args[0])
-    if origin is tuple:
-        items = [_reader(a) for a in args]
+    made = _GENERIC.get(origin)
+    found = made(args) if made is not None else None
+    if found is None:
+        raise TypeError(f"no JSON form for {tp!r}")
+    return found
 
-        def fixed(value: Any, copy: _Copy) -> tuple:
-            if type(value) is not list or len(value) != len(items):
-                raise TypeError(f"{type(value).__name__}, not a list of {len(items)}")
-            return tuple([r(v, copy) for r, v in zip(items, value, strict=True)])
 
-        return fixed
-    if origin is dict:
-        key, item = _reader(args[0]), _reader(args[1])
+def _enum_reader(tp: type[enum.Enum]) -> Callable[[Any, _Copy], Any]:
+    """An enum member from its value, by a dict look-up: Enum.__call__ costs microseconds a value."""
+    members = dict(tp._value2member_map_)
 
-        def mapping(value: Any, copy: _Copy) -> dict:
-            if type(value) is not list:
-                raise TypeError(f"{type(value).__name__}, not a list of pairs")
-            out = {}
-            for pair in value:
-                if type(pair) is not list or len(pair) != 2:
-                    raise TypeError("not a [key, value] pair")
-                out[key(pair[0], copy)] = item(pair[1], copy)
-            return out
+    def member(value: Any, copy: _Copy) -> Any:
+        found = members.get(value) if type(value) in _SCALARS else None
+        if found is None:
+            raise ValueError(f"{value!r} is not a {tp.__name__}")
+        return found
 
-        return mapping
-    if origin in (typing.Union, types.UnionType):
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            one = _reader(options[0])
-            return lambda value, copy: None if value is None else one(value, copy)
-        if all(a in _PLAIN for a in options):
-            kinds = tuple(options)
+    return member
 
-            def either(value: Any, copy: _Copy) -> Any:
-                if value is None and type(None) in args:
-                    return None
-                if type(value) in kinds:
-                    return value
-                raise TypeError(f"{type(value).__name__}, not one of {kinds}")
 
-            return either
-    raise TypeError(f"no JSON form for {tp!r}")
+def _literal_reader(args: tuple[Any, ...]) -> Callable[[Any, _Copy], Any]:
+    """A closed set of words (models.py): one of them, or the value is refused."""
+    allowed = {a: a for a in args}
+
+    def word(value: Any, copy: _Copy) -> Any:
+        text = value if type(value) is str else _string(value, copy)
+        if text not in allowed:
+            raise ValueError(f"{text!r} is not one of {', '.join(map(repr, args))}")
+        return allowed[text]
+
+    return word
+
+
+def _fixed_reader(args: tuple[Any, ...]) -> Callable[[Any, _Copy], Any]:
+    """A tuple of fixed length, each place read by its own type."""
+    items = [_reader(a) for a in args]
+
+    def fixed(value: Any, copy: _Copy) -> tuple:
+        if type(value) is not list or len(value) != len(items):
+            raise TypeError(f"{type(value).__name__}, not a list of {len(items)}")
+        return tuple([r(v, copy) for r, v in zip(items, value, strict=True)])
+
+    return fixed
+
+
+def _mapping_reader(args: tuple[Any, ...]) -> Callable[[Any, _Copy], Any]:
+    """A dict from its list of [key, value] pairs: JSON keys are strings only."""
+    key, item = _reader(args[0]), _reader(args[1])
+
+    def mapping(value: Any, copy: _Copy) -> dict:
+        if type(value) is not list:
+            raise TypeError(f"{type(value).__name__}, not a list of pairs")
+        out = {}
+        for pair in value:
+            if type(pair) is not list or len(pair) != 2:
+                raise TypeError("not a [key, value] pair")
+            out[key(pair[0], copy)] = item(pair[1], copy)
+        return out
+
+    return mapping
+
+
+def _union_reader(args: tuple[Any, ...]) -> Callable[[Any, _Copy], Any] | None:
+    """An optional value, or a union of plain types told apart by the JSON type; None for any other union."""
+    options = [a for a in args if a is not type(None)]
+    if len(options) == 1:
+        one = _reader(options[0])
+        return lambda value, copy: None if value is None else one(value, copy)
+    if not all(a in _PLAIN for a in options):
+        return None
+    kinds = tuple(options)
+
+    def either(value: Any, copy: _Copy) -> Any:
+        if value is None and type(None) in args:
+            return None
+        if type(value) in kinds:
+            return value
+        raise TypeError(f"{type(value).__name__}, not one of {kinds}")
+
+    return either
+
+
+# The generic types a record's field may have, by their origin (a variable-length tuple is `_many_reader`'s).
+_GENERIC: dict[Any, Callable[[tuple[Any, ...]], Callable[[Any, _Copy], Any] | None]] = {
+    typing.Literal: _literal_reader,
+    tuple: _fixed_reader,
+    dict: _mapping_reader,
+    typing.Union: _union_reader,
+    types.UnionType: _union_reader,
+}
 
 
 def _many_reader(item_type: Any) -> Callable[[Any, _Copy], Any]:

@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from clinaudit import audit_paths
 from clinaudit.core.models import (
     AuditResult,
     CitationKind,
@@ -29,8 +33,10 @@ from clinaudit.core.models import (
     Span,
     Status,
 )
+from clinaudit.core.text import printable, shown
+from clinaudit.read.inputs import Source, read_chunks
 from clinaudit.report.formats import FORMATS, render
-from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, page, safe_url
+from clinaudit.report.formats.html_format import CSP, PALETTE, SCRIPT, STATUS_LOOK, esc, esc_line, link_target, page
 
 from helpers import samples_repo
 from helpers.cli import run_cli
@@ -267,17 +273,70 @@ def test_what_the_databases_return_is_escaped_too(tmp_path):
 
 
 def test_only_plain_http_urls_become_links():
-    assert safe_url("https://example.org/a?b=c#d") == "https://example.org/a?b=c#d"
-    assert safe_url("HTTP://example.org/") == "HTTP://example.org/"
+    assert link_target("https://example.org/a?b=c#d") == "https://example.org/a?b=c#d"
+    assert link_target("HTTP://example.org/") == "HTTP://example.org/"
     for url in ("javascript:alert(1)", "JaVaScRiPt:alert(1)", " https://x.example/", "java\tscript:x",
                 "data:text/html,x", "vbscript:x", 'https://x.example/"a', "https://x.example/\nb", "//x.example/"):  # fmt: skip
-        assert safe_url(url) is None, url
+        assert link_target(url) is None, url
 
 
 def test_escape_writes_out_markup_controls_and_bidi():
     assert esc("<a href='x'>&</a>") == "&lt;a href=&#x27;x&#x27;&gt;&amp;&lt;/a&gt;"
     assert esc("a\u202eb\x1bc\x00") == "a\\u202eb\\x1bc\\x00"
     assert esc("two\nlines\ttab") == "two lines\ttab"
+
+
+# what a report may hold that escaping must see: markup, quotes, controls, bidi marks, newlines and tabs
+_TRICKY = st.text(st.sampled_from("ab <>&\"'\n\t\r\x00\x1b\x7f\x85\u202e\u2066é\\x"), max_size=30)
+
+
+@given(_TRICKY)
+def test_the_escapes_quick_path_writes_what_the_full_escape_would(text):
+    assert esc(text) == html.escape(printable(text).replace("\n", " "), quote=True)
+    assert esc_line(text) == html.escape(shown(text), quote=True)
+
+
+def _shown_lines(doc: str) -> list[str]:
+    """The text of each source line of a page with nothing marked on it, as a reader sees it."""
+    return [html.unescape(body) for body in re.findall(r'<span class="tx">([^<]*)</span></div>', doc)]
+
+
+ODD_LINE_ENDS = b"\xef\xbb\xbf# Clinic notes\r\n\r\nThe clinic opens at nine.\rBring the forms.\r\nAsk at the desk.\n"
+
+
+def test_the_text_shown_is_the_text_check_read(tmp_path):
+    """A byte-order mark, CRLF and lone CR line ends: the page shows the lines the read stage read, one for one."""
+    path = tmp_path / "notes.md"
+    path.write_bytes(ODD_LINE_ENDS)
+    result = audit_paths([str(path)])
+    assert not result.files[0].findings, "nothing marked: every line is shown as plain text"
+    read = "".join(chunk for chunk, _ in read_chunks(Source(str(path), path, True), 1 << 20))
+    assert _shown_lines(page(result)) == read.split("\n")[:-1]
+    assert _shown_lines(page(result))[:3] == ["# Clinic notes", "", "The clinic opens at nine."]
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [(b"caf\xe9 au lait\n", "not UTF-8"), ("Notes\n".encode("utf-16"), "UTF-16"), (b"a\x00b\n", "NUL")],
+)
+def test_text_check_could_not_read_is_not_shown(tmp_path, raw, why):
+    path = tmp_path / "odd.md"
+    path.write_bytes(raw)
+    result = audit_paths([str(path)])
+    assert result.files[0].error, why
+    doc = page(result)
+    assert 'id="f1-L1"' not in doc and "Error: " in doc
+
+
+def test_a_report_changed_since_the_audit_is_refused_as_the_read_stage_refuses_it(tmp_path):
+    """Bytes `check` would refuse, written after it read the file: no text under findings made from other text."""
+    path = tmp_path / "notes.md"
+    path.write_bytes(ODD_LINE_ENDS)
+    result = audit_paths([str(path)])
+    path.write_bytes(b"The clinic opens at nine \xff.\n")
+    doc = page(result)
+    assert 'id="f1-L1"' not in doc
+    assert "Its text cannot be shown: not UTF-8 text (byte 0xff on line 1); save it as UTF-8." in doc
 
 
 def test_the_source_lines_keep_their_numbers_and_text(repo):

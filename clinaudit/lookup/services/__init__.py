@@ -123,6 +123,27 @@ def chunks(items: list[str], size: int) -> list[list[str]]:
     return [items[k : k + size] for k in range(0, len(items), size)]
 
 
+def in_batches(
+    ids: list[str],
+    size: int,
+    workers: int,
+    name: str,
+    ask: Callable[[list[str]], dict[str, Resolution]],
+    progress: Progress,
+) -> dict[str, Resolution]:
+    """`ask` for each batch of `size` ids, at most `workers` batches in flight (the API's own concurrency),
+    progress told as each batch comes back: the `resolve` of a service whose batches stand alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    batches = chunks(ids, size)
+    out: dict[str, Resolution] = {}
+    with ThreadPoolExecutor(max_workers=min(workers, len(batches)) or 1, thread_name_prefix=name) as pool:
+        for result in pool.map(ask, batches):
+            out.update(result)
+            progress(len(result))
+    return out
+
+
 # ---------------------------------------------------------------- shape rules
 #
 # Each service keeps one table (`SHAPE`) of what its answer must be before any of it

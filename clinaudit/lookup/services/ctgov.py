@@ -232,47 +232,63 @@ def parse_study(study: dict) -> Record | None:
         return None
     status = _get(study, "protocolSection", "statusModule") or {}
     interventions = _get(study, "protocolSection", "armsInterventionsModule", "interventions")
-    extra: list[tuple[str, Any]] = []
     official = ident.get("officialTitle")
-    if isinstance(official, str) and official:
-        extra.append(("official_title", official))
-    if isinstance(study.get("hasResults"), bool):
-        extra.append(("has_results", study["hasResults"]))
-    design = _get(study, "protocolSection", "designModule") or {}
-    for name, value in (
-        ("study_type", _get(design, "studyType")),
-        ("allocation", _get(design, "designInfo", "allocation")),
-        ("observational_model", _get(design, "designInfo", "observationalModel")),
-    ):
-        if isinstance(value, str) and value:
-            extra.append((name, value))
-    for name, key in (
-        ("start_date", "startDateStruct"),
-        ("primary_completion_date", "primaryCompletionDateStruct"),
-        ("completion_date", "completionDateStruct"),
-        ("last_update", "lastUpdatePostDateStruct"),
-    ):
-        date = _get(status, key, "date")
-        if isinstance(date, str):
-            extra.append((name, date))
-    start = _get(status, "startDateStruct", "date")
-    digits = start[:4] if isinstance(start, str) else ""
-    year = int(digits) if digits.isascii() and digits.isdigit() else None  # ASCII: "²⁰¹⁰" passes isdigit
     brief = ident.get("briefTitle")
-    overall = status.get("overallStatus") if isinstance(status, dict) else None
-    why = status.get("whyStopped") if isinstance(status, dict) else None
     return Record(
         id=f"nct:{nct}",
         database="ctgov",
         exists=True,
         title=brief if isinstance(brief, str) else (official or ""),
-        year=year,
-        trial_status=overall if isinstance(overall, str) else "",
-        why_stopped=why if isinstance(why, str) else "",
+        year=_start_year(status),
+        trial_status=_text(status, "overallStatus"),
+        why_stopped=_text(status, "whyStopped"),
         conditions=_strings(_get(study, "protocolSection", "conditionsModule", "conditions")),
         interventions=tuple(
             i["name"] for i in interventions or () if isinstance(i, dict) and isinstance(i.get("name"), str)
         ),
         phases=_strings(_get(study, "protocolSection", "designModule", "phases")),
-        extra=tuple(extra),
+        extra=_extra(study, official, status),
     )
+
+
+# Record.extra's keys, each with where the study keeps it: the design (evidence level) and the dates.
+_DESIGN = (
+    ("study_type", ("studyType",)),
+    ("allocation", ("designInfo", "allocation")),
+    ("observational_model", ("designInfo", "observationalModel")),
+)
+_DATE_KEYS = tuple(
+    zip(("start_date", "primary_completion_date", "completion_date", "last_update"), _DATES, strict=True)
+)
+
+
+def _extra(study: dict, official: Any, status: Any) -> tuple[tuple[str, Any], ...]:
+    """What the checks read beyond the Record's own fields, each only when the study gives it in its type."""
+    extra: list[tuple[str, Any]] = []
+    if isinstance(official, str) and official:
+        extra.append(("official_title", official))
+    if isinstance(study.get("hasResults"), bool):
+        extra.append(("has_results", study["hasResults"]))
+    design = _get(study, "protocolSection", "designModule") or {}
+    for name, path in _DESIGN:
+        value = _get(design, *path)
+        if isinstance(value, str) and value:
+            extra.append((name, value))
+    for name, key in _DATE_KEYS:
+        date = _get(status, key, "date")
+        if isinstance(date, str):
+            extra.append((name, date))
+    return tuple(extra)
+
+
+def _start_year(status: Any) -> int | None:
+    """The year the trial started, from its start date's first four digits; None when there are none."""
+    start = _get(status, "startDateStruct", "date")
+    digits = start[:4] if isinstance(start, str) else ""
+    return int(digits) if digits.isascii() and digits.isdigit() else None  # ASCII: "²⁰¹⁰" passes isdigit
+
+
+def _text(module: Any, key: str) -> str:
+    """A module's string field, "" when it is missing or not a string."""
+    value = module.get(key) if isinstance(module, dict) else None
+    return value if isinstance(value, str) else ""

@@ -19,12 +19,11 @@ own. NCBI's API key is never sent here: the converter is another host.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from clinaudit.core.ids import value_of
 from clinaudit.core.models import CitationKind, Record, Resolution, Status
-from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, chunks, conform, unverifiable
+from clinaudit.lookup.services import Api, Caller, Field, Progress, Rule, Shape, conform, in_batches, unverifiable
 
 if TYPE_CHECKING:
     from clinaudit.lookup.http import Http
@@ -69,13 +68,7 @@ class PmcConverter:
         return combine(cid, link, found)
 
     def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
-        batches = chunks(ids, BATCH)
-        out: dict[str, Resolution] = {}
-        with ThreadPoolExecutor(max_workers=min(2, len(batches)) or 1, thread_name_prefix="pmc") as pool:
-            for result in pool.map(lambda batch: self._batch(http, batch), batches):
-                out.update(result)
-                progress(len(result))
-        return out
+        return in_batches(ids, BATCH, self.apis[0].concurrency, "pmc", lambda batch: self._batch(http, batch), progress)
 
     def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
         from clinaudit.core.ids import valid_pmcid

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar
 
 from clinaudit.core.ids import describe_id, value_of
 from clinaudit.core.models import CitationKind, Record, Resolution, Status
 from clinaudit.lookup.faults import Malformed
-from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, Shape, chunks, conform, unverifiable
+from clinaudit.lookup.services import MB, Api, Caller, Progress, Rule, Shape, conform, in_batches, unverifiable
 
 if TYPE_CHECKING:  # parsed only when PubMed answers: an offline run reads the registry, not XML
     import xml.etree.ElementTree as ET
@@ -66,13 +65,7 @@ class PubMed:
         self.caller = caller
 
     def resolve(self, http: Http, ids: list[str], progress: Progress) -> dict[str, Resolution]:
-        batches = chunks(ids, BATCH)
-        out: dict[str, Resolution] = {}
-        with ThreadPoolExecutor(max_workers=min(3, len(batches)) or 1, thread_name_prefix="pubmed") as pool:
-            for result in pool.map(lambda batch: self._batch(http, batch), batches):
-                out.update(result)
-                progress(len(result))
-        return out
+        return in_batches(ids, BATCH, EUTILS.concurrency, "pubmed", lambda batch: self._batch(http, batch), progress)
 
     def _batch(self, http: Http, ids: list[str]) -> dict[str, Resolution]:
         from clinaudit.lookup.faults import Fault

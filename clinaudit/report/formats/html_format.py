@@ -13,8 +13,9 @@ records the databases returned): a hostile report stays text. The page loads not
 CSS and the one script are inline, and a Content-Security-Policy allows exactly those two
 (by their hashes, so the page is the same bytes each run) and nothing else.
 
-The AuditResult carries no text, so the report is read again from its path; a report
-from stdin or a corpus record has no path to read, and its page lists the findings alone.
+The AuditResult carries no text, so the report is read again from its path, by the read
+stage's own reader (`_source`); a report from stdin or a corpus record has no path to read,
+and its page lists the findings alone.
 """
 
 from __future__ import annotations
@@ -25,22 +26,26 @@ import html
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, TextIO
 
+from clinaudit.core.errors import InputError
 from clinaudit.core.models import (
     AuditResult,
     CitationKind,
     CitationResult,
     FileReport,
     Finding,
+    MetadataResult,
     Record,
     Severity,
     Status,
+    TopicResult,
     distinct_works,
 )
 from clinaudit.core.text import counted, printable, shown
-from clinaudit.read.inputs import lines_ended
+from clinaudit.read.inputs import Source, read_chunks
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import shown_path
 
@@ -53,12 +58,23 @@ def esc(text: object) -> str:
     A newline becomes a space, as HTML would show it: no line of the file starts with a
     report's words, so a CI log that prints the artifact cannot read one as a command.
     """
-    return html.escape(printable(str(text)).replace("\n", " "), quote=True)
+    text = str(text)
+    if _MARKUP.search(text) is None:  # nothing for html.escape to do: printable writes controls out in plain ASCII
+        return printable(text)
+    return html.escape(printable(text).replace("\n", " "), quote=True)
 
 
-def esc_line(text: object) -> str:
-    """As `esc`, on one line: a newline or tab in a name is written out too."""
+@lru_cache(maxsize=4096)
+def esc_line(text: str) -> str:
+    """As `esc`, on one line: a newline or tab in a name is written out too. Cached: a page writes each rule and
+    citation id several times."""
+    if _MARKUP_IN_LINE.search(text) is None:  # as in `esc`: the commonest name needs no entity
+        return shown(text)
     return html.escape(shown(text), quote=True)
+
+
+_MARKUP = re.compile("[&<>\"'\n]")  # what `esc` changes besides what `printable` writes out
+_MARKUP_IN_LINE = re.compile("[&<>\"']")
 
 
 # ---------------------------------------------------------------- what each mark looks like
@@ -243,97 +259,125 @@ def page(result: AuditResult, view: View = View()) -> str:
 
 
 def _summary(result: AuditResult, files: list[_FileView], view: View) -> str:
+    """The side panel: the verdict and counts first, then every finding linked to where it stands."""
     findings = [(f, finding, k) for f in files for k, finding in enumerate(f.report.findings)]
     severities = Counter(finding.severity.value for _, finding, _ in findings)
     rules = Counter(finding.rule for _, finding, _ in findings)
-    statuses = Counter(c.status for f in files for c in distinct_works(f.report.citations))
-    grounded = sum(r.grounded_claims for r in result.files)
-    claims = sum(r.claims for r in result.files)
-    share = result.coverage
-    verdict = VERDICT_LOOK.get(result.verdict, Look("", result.verdict.upper(), "neutral"))
-    out = [
+    parts = [
         '<aside id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary</h2>',
-        f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
-        f"{verdict.label}</span></p>",
-        f"<p>{counted(len(files), 'file')} · {counted(len(findings), 'finding')} · "
-        f"{counted(sum(len(distinct_works(f.report.citations)) for f in files), 'citation')}"
-        + (f" · {len(result.suppressed)} suppressed" if result.suppressed else "")
-        + "</p>",
-        "<p>Coverage: "
-        + ("no claims" if share is None else f"<strong>{share:g}%</strong> ({grounded} of {claims} claims cited)")
-        + "</p>",
-        '<h3>By severity</h3><table class="counts"><tbody>',
-        *(
-            f'<tr><td><span class="badge sev-{s.value}"><span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> '
-            f'{s.value}</span></td><td class="n">{severities[s.value]}</td></tr>'
-            for s in Severity
-            if s is not Severity.INFO or severities[s.value]
-        ),
-        "</tbody></table>",
+        _overview(result, files, len(findings)),
+        _severity_counts(severities),
+        _rule_counts(rules),
+        _status_counts(Counter(c.status for f in files for c in distinct_works(f.report.citations))),
+        _filters(severities, rules) if findings else "",
+        _file_index(files) if len(files) > 1 else "",
+        _findings_list(findings, len(files) > 1),
+        _suppressed_list(files, view.show_suppressed),
+        "</aside>",
     ]
-    if rules:
-        out += [
-            '<h3>By rule</h3><table class="counts"><tbody>',
-            *(
-                f'<tr><td><code>{esc_line(rule)}</code></td><td class="n">{count}</td></tr>'
-                for rule, count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))
-            ),
-            "</tbody></table>",
-        ]
-    if statuses:
-        out += [
-            '<h3>Citations by status</h3><table class="counts"><tbody>',
-            *(
-                f"<tr><td>{_status_badge(status)}</td><td class='n'>{count}</td></tr>"
-                for status, count in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0].value))
-            ),
-            "</tbody></table>",
-        ]
-    if findings:
-        out.append(_filters(severities, rules))
-    if len(files) > 1:
-        out += ['<h3>Files</h3><nav aria-label="Files"><ol class="files">']
-        for f in files:
-            look = _file_verdict(f.report)
-            out.append(
-                f'<li><a href="#{f.anchor}"><code>{esc_line(shown_path(f.report.path))}</code></a> '
-                f'<span class="badge t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span> '
-                f"{counted(len(f.report.findings), 'finding')}</li>"
-            )
-        out.append("</ol></nav>")
-    out.append('<h3 id="findings-h">Findings</h3>')
-    if findings:
-        out.append(
-            '<p id="shown" class="meta" aria-live="polite"></p><ol class="findings" aria-labelledby="findings-h">'
-        )
-        for f, finding, k in findings:
-            where = f"{shown_path(f.report.path)}:" if len(files) > 1 else ""
-            out.append(
-                f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
-                f"{_severity_badge(finding.severity.value)} "
-                f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
-                f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{f.unplaced_detail(k)}</li>"
-            )
-        out.append("</ol>")
+    return "".join(parts)
+
+
+def _overview(result: AuditResult, files: list[_FileView], findings: int) -> str:
+    """The verdict, the counts and the coverage: the panel's answer before any detail."""
+    verdict = VERDICT_LOOK.get(result.verdict, Look("", result.verdict.upper(), "neutral"))
+    share = result.coverage
+    citations = sum(len(distinct_works(f.report.citations)) for f in files)
+    suppressed = f" · {len(result.suppressed)} suppressed" if result.suppressed else ""
+    if share is None:
+        coverage = "no claims"
     else:
-        out.append("<p>No findings.</p>")
-    suppressed = [(f, s) for f in files for s in f.report.suppressed]
-    if suppressed and view.show_suppressed:
-        out.append('<h3>Suppressed</h3><ol class="findings">')
-        for f, s in suppressed:
-            out.append(
-                f"<li>{_severity_badge(s.finding.severity.value)} "
-                f'<a href="#{f.line_anchor(s.finding.span.line)}">{s.finding.span.line}:{s.finding.span.column}</a> '
-                f"<code>{esc_line(s.finding.rule)}</code> {esc(s.finding.message)} "
-                f'<span class="meta">({esc_line(s.kind)}{": " + esc(s.reason) if s.reason else ""})</span></li>'
-            )
-        out.append("</ol>")
-    elif suppressed:
-        out.append(
-            f"<p class='meta'>{counted(len(suppressed), 'suppressed finding')}, listed with --show-suppressed.</p>"
+        grounded = sum(r.grounded_claims for r in result.files)
+        coverage = f"<strong>{share:g}%</strong> ({grounded} of {sum(r.claims for r in result.files)} claims cited)"
+    return (
+        f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
+        f"{verdict.label}</span></p>"
+        f"<p>{counted(len(files), 'file')} · {counted(findings, 'finding')} · {counted(citations, 'citation')}"
+        f"{suppressed}</p><p>Coverage: {coverage}</p>"
+    )
+
+
+def _severity_counts(severities: Counter[str]) -> str:
+    """Findings by severity, every severity shown (info only when there is one): a zero says something too."""
+    rows = "".join(
+        f'<tr><td><span class="badge sev-{s.value}"><span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> '
+        f'{s.value}</span></td><td class="n">{severities[s.value]}</td></tr>'
+        for s in Severity
+        if s is not Severity.INFO or severities[s.value]
+    )
+    return f'<h3>By severity</h3><table class="counts"><tbody>{rows}</tbody></table>'
+
+
+def _rule_counts(rules: Counter[str]) -> str:
+    """Findings by rule, the commonest first: which kind of problem the report has most of."""
+    if not rules:
+        return ""
+    rows = "".join(
+        f'<tr><td><code>{esc_line(rule)}</code></td><td class="n">{count}</td></tr>'
+        for rule, count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    return f'<h3>By rule</h3><table class="counts"><tbody>{rows}</tbody></table>'
+
+
+def _status_counts(statuses: Counter[Status]) -> str:
+    """Distinct works by status, the commonest first; none when nothing is cited."""
+    if not statuses:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_status_badge(status)}</td><td class='n'>{count}</td></tr>"
+        for status, count in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0].value))
+    )
+    return f'<h3>Citations by status</h3><table class="counts"><tbody>{rows}</tbody></table>'
+
+
+def _file_index(files: list[_FileView]) -> str:
+    """Links to each report's section with its verdict, for a page of several reports."""
+    items = []
+    for f in files:
+        look = _file_verdict(f.report)
+        items.append(
+            f'<li><a href="#{f.anchor}"><code>{esc_line(shown_path(f.report.path))}</code></a> '
+            f'<span class="badge t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span> '
+            f"{counted(len(f.report.findings), 'finding')}</li>"
         )
-    out.append("</aside>")
-    return "".join(out)
+    return f'<h3>Files</h3><nav aria-label="Files"><ol class="files">{"".join(items)}</ol></nav>'
+
+
+def _findings_list(findings: list[tuple[_FileView, Finding, int]], several: bool) -> str:
+    """Every finding, linked to its badge on the text (or its report's section): the filters count these rows."""
+    if not findings:
+        return '<h3 id="findings-h">Findings</h3><p>No findings.</p>'
+    items = []
+    for f, finding, k in findings:
+        where = f"{shown_path(f.report.path)}:" if several else ""
+        items.append(
+            f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
+            f"{_severity_badge(finding.severity.value)} "
+            f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
+            f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{f.unplaced_detail(k)}</li>"
+        )
+    return (
+        '<h3 id="findings-h">Findings</h3>'
+        '<p id="shown" class="meta" aria-live="polite"></p><ol class="findings" aria-labelledby="findings-h">'
+        f"{''.join(items)}</ol>"
+    )
+
+
+def _suppressed_list(files: list[_FileView], show: bool) -> str:
+    """Suppressed findings with their reasons when asked for (--show-suppressed), else only how many there are."""
+    suppressed = [(f, s) for f in files for s in f.report.suppressed]
+    if not suppressed:
+        return ""
+    if not show:
+        return f"<p class='meta'>{counted(len(suppressed), 'suppressed finding')}, listed with --show-suppressed.</p>"
+    items = "".join(
+        f"<li>{_severity_badge(s.finding.severity.value)} "
+        f'<a href="#{f.line_anchor(s.finding.span.line)}">{s.finding.span.line}:{s.finding.span.column}</a> '
+        f"<code>{esc_line(s.finding.rule)}</code> {esc(s.finding.message)} "
+        f'<span class="meta">({esc_line(s.kind)}{": " + esc(s.reason) if s.reason else ""})</span></li>'
+        for f, s in suppressed
+    )
+    return f'<h3>Suppressed</h3><ol class="findings">{items}</ol>'
 
 
 def _filters(severities: Counter[str], rules: Counter[str]) -> str:
@@ -360,8 +404,16 @@ def _severity_badge(severity: str) -> str:
 
 
 def _status_badge(status: Status) -> str:
-    look = STATUS_LOOK.get(status, Look("", status.value, "neutral"))
-    return f'<span class="status t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span>'
+    """A citation's status in words and icon, made once per status: a page shows one for every citation, twice."""
+    badge = _STATUS_BADGES.get(status)
+    if badge is None:
+        look = STATUS_LOOK.get(status, Look("", status.value, "neutral"))
+        badge = f'<span class="status t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span>'
+        _STATUS_BADGES[status] = badge
+    return badge
+
+
+_STATUS_BADGES: dict[Status, str] = {}
 
 
 def _file_verdict(report: FileReport) -> Look:
@@ -516,7 +568,7 @@ class _FileView:
         lines = sorted({c.span.line, *(u.span.line for u in c.uses)})
         if lead and len(lines) < 2:
             return ""
-        return lead + ", ".join(f'<a href="#{self.line_anchor(line)}">line {line}</a>' for line in lines)
+        return lead + ", ".join([f'<a href="#{self.line_anchor(line)}">line {line}</a>' for line in lines])
 
     def _card(self, c: CitationResult, links: bool = False) -> str:
         """What is known about a citation. The card on the text holds no link, so Tab moves from one citation to
@@ -530,49 +582,56 @@ class _FileView:
         if c.ref_text:
             rows.append(("Cited as", esc(c.ref_text)))
         record = c.record
-        if record is not None and record.exists:
-            rows += _record_rows(record)
         if record is not None:
-            rows += _retraction_rows(record)
-        meta = c.metadata
-        if meta is not None and meta.mismatches:
-            rows.append(
-                (
-                    "Differs from record",
-                    ", ".join(esc_line(m) for m in meta.mismatches) + " (the reference text does not match the record)",
-                )
-            )
-        elif meta is not None and meta.match:
-            rows.append(("Reference text", "matches the record"))
-        topic = c.topic
-        if topic is not None and topic.verdict != "unchecked":
-            score = "" if topic.score is None else f" ({topic.score:.2f})"
-            terms = ""
-            if topic.matched:
-                terms += f"; matched: {esc(', '.join(topic.matched))}"
-            if topic.missing:
-                terms += f"; missing: {esc(', '.join(topic.missing))}"
-            rows.append(("On topic", f"{esc_line(topic.verdict)}{score}{terms}"))
-        credible = c.credibility
-        if credible is not None:
-            rows.append(
-                ("Credibility", f"{credible.score}/100" + (f" ({esc(credible.source)})" if credible.source else ""))
-            )
-        if c.evidence_level:
-            rows.append(("Evidence level", esc_line(c.evidence_level)))
-        if c.grounding:
-            rows.append(("Figures checked", _grounding(c)))
-        if c.judge is not None:
-            rows.append(("Judge", esc_line(c.judge.verdict) + (f": {esc(c.judge.reason)}" if c.judge.reason else "")))
-        lines = sorted({c.span.line, *(u.span.line for u in c.uses)})
+            rows += (_record_rows(record) if record.exists else []) + _retraction_rows(record)
+        rows += _check_rows(c)
+        rows.append(("Cited on", self._cited_on_cell(c, links)))
+        return '<div class="card"><dl>' + "".join([f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows]) + "</dl></div>"
+
+    def _cited_on_cell(self, c: CitationResult, links: bool) -> str:
+        """The lines that cite it, as links only in the list's card (see `_card`), and how often it is mentioned."""
+        if links:
+            lines = self._cited_on(c)
+        else:
+            lines = ", ".join([f"line {line}" for line in sorted({c.span.line, *(u.span.line for u in c.uses)})])
+        return lines + (f" ({counted(c.mentions, 'mention')})" if c.mentions > 1 else "")
+
+
+def _check_rows(c: CitationResult) -> list[tuple[str, str]]:
+    """What each check said of the citation, in the order the checks run; a check with nothing to say has no row."""
+    rows = [*_metadata_rows(c.metadata), *_topic_rows(c.topic)]
+    credible = c.credibility
+    if credible is not None:
         rows.append(
-            (
-                "Cited on",
-                (self._cited_on(c) if links else ", ".join(f"line {line}" for line in lines))
-                + (f" ({counted(c.mentions, 'mention')})" if c.mentions > 1 else ""),
-            )
+            ("Credibility", f"{credible.score}/100" + (f" ({esc(credible.source)})" if credible.source else ""))
         )
-        return '<div class="card"><dl>' + "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows) + "</dl></div>"
+    if c.evidence_level:
+        rows.append(("Evidence level", esc_line(c.evidence_level)))
+    if c.grounding:
+        rows.append(("Figures checked", _grounding(c)))
+    if c.judge is not None:
+        rows.append(("Judge", esc_line(c.judge.verdict) + (f": {esc(c.judge.reason)}" if c.judge.reason else "")))
+    return rows
+
+
+def _metadata_rows(meta: MetadataResult | None) -> list[tuple[str, str]]:
+    """Whether the reference text describes the record: the fields that differ, or that it matches."""
+    if meta is None:
+        return []
+    if meta.mismatches:
+        differs = ", ".join(esc_line(m) for m in meta.mismatches)
+        return [("Differs from record", differs + " (the reference text does not match the record)")]
+    return [("Reference text", "matches the record")] if meta.match else []
+
+
+def _topic_rows(topic: TopicResult | None) -> list[tuple[str, str]]:
+    """The topic verdict with its score and the terms it matched and missed; none when it was not checked."""
+    if topic is None or topic.verdict == "unchecked":
+        return []
+    score = "" if topic.score is None else f" ({topic.score:.2f})"
+    matched = f"; matched: {esc(', '.join(topic.matched))}" if topic.matched else ""
+    missing = f"; missing: {esc(', '.join(topic.missing))}" if topic.missing else ""
+    return [("On topic", f"{esc_line(topic.verdict)}{score}{matched}{missing}")]
 
 
 def _file_meta(report: FileReport) -> str:
@@ -650,7 +709,7 @@ def _grounding(c: CitationResult) -> str:
     return f"<ul>{''.join(items)}</ul>"
 
 
-_SAFE_URL = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f\"'<>`\\]+\Z", re.IGNORECASE)
+_LINK_TARGET = re.compile(r"https?://[^\s\x00-\x1f\x7f-\x9f\"'<>`\\]+\Z", re.IGNORECASE)
 _LINKS = {
     CitationKind.PMID: "https://pubmed.ncbi.nlm.nih.gov/{}/",
     CitationKind.PMCID: "https://pmc.ncbi.nlm.nih.gov/articles/{}/",
@@ -660,9 +719,9 @@ _LINKS = {
 _ID_CHARS = re.compile(r"[A-Za-z0-9./_;()\-:]+\Z")  # what an id may hold to be put in a link unquoted
 
 
-def safe_url(url: str) -> str | None:
+def link_target(url: str) -> str | None:
     """The URL when it is a plain http(s) one, else None: `javascript:`, `data:` and the like never become links."""
-    return url if _SAFE_URL.match(url) else None
+    return url if _LINK_TARGET.match(url) else None
 
 
 def _outlink(c: CitationResult) -> str:
@@ -671,7 +730,7 @@ def _outlink(c: CitationResult) -> str:
     if pattern is not None and _ID_CHARS.match(c.value):
         url: str | None = pattern.format(c.value)
     elif c.kind is CitationKind.URL:
-        url = safe_url(c.value)
+        url = link_target(c.value)
     else:
         url = None
     if url is None:
@@ -697,7 +756,7 @@ def _covered(span, lines: list[str]) -> Iterable[tuple[int, int, int]]:
 def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Iterable[_Insert]) -> str:
     """A line with its ranges wrapped (nested, each cut at every boundary) and its inserts put in place."""
     ranges = list(ranges)
-    inserts = sorted(i._replace(column=min(i.column, len(text))) for i in inserts)
+    inserts = sorted([_Insert(min(i.column, len(text)), i.order, i.html) for i in inserts])
     cuts = sorted({0, len(text), *(r[0] for r in ranges), *(r[1] for r in ranges), *(i.column for i in inserts)})
     out: list[str] = []
     at_insert = 0
@@ -716,7 +775,11 @@ def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Ite
 
 
 def _source(report: FileReport) -> tuple[list[str] | None, str]:
-    """The report's lines as the audit read them (UTF-8, line ends as LF), or None and why they are not shown."""
+    """The report's lines as the audit read them, or None and why they are not shown.
+
+    Read by the read stage's own reader (`read_chunks`): the same UTF-8, byte-order mark and line
+    ends as `check` read, and what it refuses (not UTF-8, UTF-16, a NUL byte) is refused here too.
+    """
     if report.line or report.record is not None:
         return None, "A corpus record: its text is not shown here, only what was found in it."
     if report.path == "-":
@@ -727,10 +790,12 @@ def _source(report: FileReport) -> tuple[list[str] | None, str]:
     try:
         if path.stat().st_size > MAX_SOURCE_BYTES:
             return None, f"Larger than {MAX_SOURCE_BYTES >> 20} MB: its text is not shown here."
-        data = path.read_bytes()
     except OSError as exc:
         return None, f"Its text cannot be shown: {exc.strerror or exc}."
-    text = lines_ended(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace"))
+    try:
+        text = "".join(chunk for chunk, _ in read_chunks(Source(report.path, path, True), MAX_SOURCE_BYTES))
+    except InputError as exc:  # changed since `check` read it
+        return None, f"Its text cannot be shown: {str(exc).removeprefix(report.path + ': ')}."
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the last line's end starts no line

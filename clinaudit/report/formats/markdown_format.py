@@ -9,7 +9,7 @@ from collections import Counter
 from typing import TextIO
 
 from clinaudit.core.catalogue import UNCITED_CLAIM
-from clinaudit.core.models import AuditResult, Finding, Severity, distinct_works
+from clinaudit.core.models import AuditResult, Finding, Severity, Suppressed, distinct_works
 from clinaudit.core.text import counted
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown_path
@@ -44,32 +44,64 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
 
 
 def _lines(result: AuditResult, show_suppressed: bool, view: View = View()) -> list[str]:
+    """The summary's sections, in the order a reviewer reads them; --quiet ends it at the findings."""
     findings = [(r.path, f) for r in result.files for f in r.findings]
-    listed = [(path, f) for path, f in findings if view.listed(f.severity.value)]
     suppressed = [(r.path, s) for r in result.files for s in r.suppressed]
-    citations = sum(len(distinct_works(r.citations)) for r in result.files)  # a paper cited by PMID and PMC id: once
-    counts = Counter(f.severity.value for _, f in findings)
+    lines = _heading(result, len(findings), len(suppressed), Counter(f.severity.value for _, f in findings))
+    if len(result.files) > 1 and not view.quiet:
+        lines += _files_table(result)
+    lines += _errors(result)
+    lines += _findings(findings, view)
+    if view.quiet:
+        return lines
+    lines += _suppressed(suppressed, show_suppressed)
+    return lines + _citations(result)
+
+
+def _heading(result: AuditResult, findings: int, suppressed: int, counts: Counter[str]) -> list[str]:
+    """The verdict and the counts: what a reader of the comment sees before deciding to read on."""
     files = len(result.files)
-    lines = [
+    citations = sum(len(distinct_works(r.citations)) for r in result.files)  # a paper cited by PMID and PMC id: once
+    by_severity = ", ".join(
+        f"{counts[s.value]} {s.value}" for s in Severity if s is not Severity.INFO or counts[s.value]
+    )
+    return [
         f"## clinaudit: {VERDICT.get(result.verdict, result.verdict)}",
         "",
-        f"**{files}** file{'s' if files != 1 else ''} · **{len(findings)}** finding{'s' if len(findings) != 1 else ''} "
-        f"({', '.join(f'{counts[s.value]} {s.value}' for s in Severity if s is not Severity.INFO or counts[s.value])})"
-        f" · **{len(suppressed)}** suppressed · **{citations}** citation{'s' if citations != 1 else ''}",
+        f"**{files}** file{_plural(files)} · **{findings}** finding{_plural(findings)} ({by_severity})"
+        f" · **{suppressed}** suppressed · **{citations}** citation{_plural(citations)}",
         "",
     ]
-    if files > 1 and not view.quiet:
-        lines += ["| File | Verdict | Findings | Suppressed | Citations |", "|---|---|---:|---:|---:|"]
-        for r in result.files:
-            verdict = VERDICT["error"] if r.error else VERDICT.get(r.verdict, r.verdict)
-            lines.append(
-                f"| {code(shown_path(r.path))} | {verdict} | {len(r.findings)} | {len(r.suppressed)} | {len(distinct_works(r.citations))} |"
-            )
-        lines.append("")
+
+
+def _plural(count: int) -> str:
+    """The heading's own plural ending: its counts are bold, so `counted` cannot word them."""
+    return "s" if count != 1 else ""
+
+
+def _files_table(result: AuditResult) -> list[str]:
+    """One row a report, when there are several: which of them failed is the first thing asked."""
+    lines = ["| File | Verdict | Findings | Suppressed | Citations |", "|---|---|---:|---:|---:|"]
+    for r in result.files:
+        verdict = VERDICT["error"] if r.error else VERDICT.get(r.verdict, r.verdict)
+        lines.append(
+            f"| {code(shown_path(r.path))} | {verdict} | {len(r.findings)} | {len(r.suppressed)} | {len(distinct_works(r.citations))} |"
+        )
+    return [*lines, ""]
+
+
+def _errors(result: AuditResult) -> list[str]:
+    """The reports that could not be audited, each with why: they have no findings to show instead."""
     errors = [r for r in result.files if r.error]
-    if errors:
-        lines += ["### Errors", ""] + [f"- {code(shown_path(r.path))}: {cell(r.error)}" for r in errors] + [""]
-    lines += ["### Findings", ""]
+    if not errors:
+        return []
+    return ["### Errors", ""] + [f"- {code(shown_path(r.path))}: {cell(r.error)}" for r in errors] + [""]
+
+
+def _findings(findings: list[tuple[str, Finding]], view: View) -> list[str]:
+    """The findings listed (--hide and --quiet leave some out), and a count of those left out, so none goes unsaid."""
+    listed = [(path, f) for path, f in findings if view.listed(f.severity.value)]
+    lines = ["### Findings", ""]
     if listed:
         lines += _findings_table(listed)
     elif not findings:
@@ -78,35 +110,41 @@ def _lines(result: AuditResult, show_suppressed: bool, view: View = View()) -> l
         hidden = Counter(f.severity.value for _, f in findings if not view.listed(f.severity.value))
         by = ", ".join(f"{hidden[s.value]} {s.value}" for s in Severity if hidden[s.value])
         lines += ["", f"{counted(len(findings) - len(listed), 'finding')} not listed ({by}): `--hide`."]
-    lines.append("")
-    if view.quiet:
-        return lines
-    if suppressed:
-        if show_suppressed:
-            rows = [(path, s.finding, f"{s.kind}: {s.reason}") for path, s in suppressed]
-            lines += [
-                f"<details><summary>{counted(len(suppressed), 'suppressed finding')}</summary>",
-                "",
-                *_findings_table([(p, f) for p, f, _ in rows], [why for _, _, why in rows]),
-                "",
-                "</details>",
-                "",
-            ]
-        else:
-            lines += [f"{counted(len(suppressed), 'suppressed finding')}, listed with `--show-suppressed`.", ""]
-    lines += ["### Citations by status", ""]
+    return [*lines, ""]
+
+
+def _suppressed(suppressed: list[tuple[str, Suppressed]], show_suppressed: bool) -> list[str]:
+    """Suppressed findings folded away with their reasons (--show-suppressed), else only counted."""
+    if not suppressed:
+        return []
+    if not show_suppressed:
+        return [f"{counted(len(suppressed), 'suppressed finding')}, listed with `--show-suppressed`.", ""]
+    return [
+        f"<details><summary>{counted(len(suppressed), 'suppressed finding')}</summary>",
+        "",
+        *_findings_table(
+            [(path, s.finding) for path, s in suppressed], [f"{s.kind}: {s.reason}" for _, s in suppressed]
+        ),
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _citations(result: AuditResult) -> list[str]:
+    """Citations counted by status, the commonest first, each with a few ids and where they stand."""
+    lines = ["### Citations by status", ""]
     by_status: dict[str, list[str]] = {}
     for r in result.files:
         for c in r.citations:
             by_status.setdefault(c.status.value, []).append(f"{code(c.id)} ({cell(shown_path(r.path))}:{c.span.line})")
-    if by_status:
-        lines += ["| Status | Count | Citations |", "|---|---:|---|"]
-        for status in sorted(by_status, key=lambda s: (-len(by_status[s]), s)):
-            ids = by_status[status]
-            more = f", … {len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else ""
-            lines.append(f"| {status} | {len(ids)} | {', '.join(ids[:MAX_IDS])}{more} |")
-    else:
-        lines.append("No citations.")
+    if not by_status:
+        return [*lines, "No citations."]
+    lines += ["| Status | Count | Citations |", "|---|---:|---|"]
+    for status in sorted(by_status, key=lambda s: (-len(by_status[s]), s)):
+        ids = by_status[status]
+        more = f", … {len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else ""
+        lines.append(f"| {status} | {len(ids)} | {', '.join(ids[:MAX_IDS])}{more} |")
     return lines
 
 

@@ -35,6 +35,7 @@ from clinaudit.core.models import (
     CitationUse,
     FileReport,
     Finding,
+    Grounding,
     Severity,
     Status,
     distinct_works,
@@ -199,12 +200,12 @@ class _Console(Console):
 
 
 def _file(page: Page, report: FileReport, view: View) -> None:
+    """One report's block: its heading line, then its findings, suppressed findings and citations as tables."""
     listed = [f for f in report.findings if view.listed(f.severity.value)]
     if view.quiet and not listed:
         return  # --quiet: a report with no high finding says nothing but the verdict's count
-    for f in report.findings:
-        if not view.listed(f.severity.value) and not view.quiet:
-            page.hidden[f.severity.value] = page.hidden.get(f.severity.value, 0) + 1
+    if not view.quiet:
+        _count_hidden(page, report, view)
     _say(
         page,
         (shown(report.path), "bold"),
@@ -218,69 +219,88 @@ def _file(page: Page, report: FileReport, view: View) -> None:
     if report.note and not view.quiet:
         _say(page, (f"  {report.note}", "dim"))
     if listed:
-        ungrouped, grouped = _compact(tuple(listed), view.show_all)
-        rows = [(f.span.line, f.span.column, f, "") for f in ungrouped]
-        rows += [
-            (group[0].span.line, group[0].span.column, group[0], _group_text(section, group))
-            for section, group in grouped
-        ]
-        rows.sort(key=lambda r: (r[0], r[1]))
-        _print_grid(
-            page,
-            FINDING_COLUMNS,
-            [
-                (
-                    f"{f.span.line}:{f.span.column}",
-                    (f.severity.value, SEVERITY_STYLE.get(f.severity.value, "")),
-                    f.rule,
-                    printable(summary or _message(f)),
-                )
-                for _, _, f, summary in rows
-            ],
-        )
-    if view.quiet:
-        page.console.print()
-        return
-    suppressed = [s for s in report.suppressed if view.listed(s.finding.severity.value)]  # --hide: these too
-    if view.show_suppressed and suppressed:
-        _print_grid(
-            page,
-            SUPPRESSED_COLUMNS,
-            [
-                (
-                    f"{s.finding.span.line}:{s.finding.span.column}",
-                    s.finding.severity.value,
-                    s.finding.rule,
-                    printable(s.finding.message),
-                    printable(f"{s.kind}: {s.reason}"),
-                )
-                for s in suppressed
-            ],
-            style="dim",
-        )
-    if report.citations:
-        judged = any(c.judge is not None for c in report.citations)  # a judge column only when a judge ran
-        grounded = any(c.grounding for c in report.citations)  # what the abstracts say, when any was read
-        _print_grid(
-            page,
-            CITATION_COLUMNS + ((SOURCE_SAYS,) if grounded else ()) + ((JUDGE,) if judged else ()),
-            [
-                _use_row(row, judged, grounded)
-                if row is not None
-                else (
-                    printable(c.id),
-                    (c.status.value + _link_mark(c), STATUS_STYLE.get(c.status, "red")),
-                    f"{c.span.line}:{c.span.column}",
-                    str(len(c.claims)),
-                    *_check_cells(c),
-                    *([_grounding_text(c)] if grounded else []),
-                    *([_judge_text(c)] if judged else []),
-                )
-                for c in report.citations
-                for row in (None, *_flagged_uses(c))
-            ],
-        )
+        _print_grid(page, FINDING_COLUMNS, _finding_rows(listed, view.show_all))
+    if not view.quiet:
+        _suppressed_grid(page, report, view)
+        if report.citations:
+            _citations_grid(page, report.citations)
     page.console.print()
+
+
+def _count_hidden(page: Page, report: FileReport, view: View) -> None:
+    """Findings --hide leaves out, by severity: the footer counts them, so none goes unsaid."""
+    for f in report.findings:
+        if not view.listed(f.severity.value):
+            page.hidden[f.severity.value] = page.hidden.get(f.severity.value, 0) + 1
+
+
+def _finding_rows(listed: list[Finding], show_all: bool) -> list[tuple[Cell, ...]]:
+    """The findings table's rows in line order, low claims grouped by section (`_compact`) unless --show-all."""
+    ungrouped, grouped = _compact(tuple(listed), show_all)
+    rows = [(f.span.line, f.span.column, f, "") for f in ungrouped]
+    rows += [
+        (group[0].span.line, group[0].span.column, group[0], _group_text(section, group)) for section, group in grouped
+    ]
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return [
+        (
+            f"{f.span.line}:{f.span.column}",
+            (f.severity.value, SEVERITY_STYLE.get(f.severity.value, "")),
+            f.rule,
+            printable(summary or _message(f)),
+        )
+        for _, _, f, summary in rows
+    ]
+
+
+def _suppressed_grid(page: Page, report: FileReport, view: View) -> None:
+    """The suppressed findings with what suppressed them, when asked for (--show-suppressed); --hide hides these too."""
+    suppressed = [s for s in report.suppressed if view.listed(s.finding.severity.value)]
+    if not (view.show_suppressed and suppressed):
+        return
+    _print_grid(
+        page,
+        SUPPRESSED_COLUMNS,
+        [
+            (
+                f"{s.finding.span.line}:{s.finding.span.column}",
+                s.finding.severity.value,
+                s.finding.rule,
+                printable(s.finding.message),
+                printable(f"{s.kind}: {s.reason}"),
+            )
+            for s in suppressed
+        ],
+        style="dim",
+    )
+
+
+def _citations_grid(page: Page, citations: tuple[CitationResult, ...]) -> None:
+    """Each citation on a row, its flagged uses under it; a column for the abstracts and the judge only when they ran."""
+    judged = any(c.judge is not None for c in citations)  # a judge column only when a judge ran
+    grounded = any(c.grounding for c in citations)  # what the abstracts say, when any was read
+    _print_grid(
+        page,
+        CITATION_COLUMNS + ((SOURCE_SAYS,) if grounded else ()) + ((JUDGE,) if judged else ()),
+        [
+            _citation_row(c, judged, grounded) if row is None else _use_row(row, judged, grounded)
+            for c in citations
+            for row in (None, *_flagged_uses(c))
+        ],
+    )
+
+
+def _citation_row(c: CitationResult, judged: bool, grounded: bool) -> tuple[Cell, ...]:
+    """A citation's own row: its id and status, where it stands, what the checks said of it."""
+    return (
+        printable(c.id),
+        (c.status.value + _link_mark(c), STATUS_STYLE.get(c.status, "red")),
+        f"{c.span.line}:{c.span.column}",
+        str(len(c.claims)),
+        *_check_cells(c),
+        *([_grounding_text(c)] if grounded else []),
+        *([_judge_text(c)] if judged else []),
+    )
 
 
 # ---------------------------------------------------------------- the grid
@@ -654,20 +674,30 @@ def _grounding_text(c: CitationResult) -> Text:
     notes = {u.note for u in uses if u.note}
     if notes and all(u.note for u in uses) and len(notes) == 1:
         return Text(printable(notes.pop()), style="dim")
-    checked = [f for u in uses for f in u.figures if f.found is not None]
-    parts: list[tuple[str, str]] = []
-    if checked:
-        found = sum(1 for f in checked if f.found)
-        parts.append((f"figures {found}/{len(checked)}", "green" if found == len(checked) else "red"))
-    verdicts = {u.effect.verdict for u in uses if u.effect is not None}
-    for effect in ("contradicted", "consistent"):
-        if effect in verdicts:
-            parts.append((f"effect {effect}", "red" if effect == "contradicted" else "green"))
-            break
+    parts = [part for part in (_figures_part(uses), _effect_part(uses)) if part is not None]
     out = Text()
     for k, (text, style) in enumerate(parts):
         out.append(("; " if k else "") + text, style=style)
     return out
+
+
+def _figures_part(uses: tuple[Grounding, ...]) -> tuple[str, str] | None:
+    """How many of the figures the abstract could confirm it did: red unless every one."""
+    checked = [f for u in uses for f in u.figures if f.found is not None]
+    if not checked:
+        return None
+    found = sum(1 for f in checked if f.found)
+    return f"figures {found}/{len(checked)}", "green" if found == len(checked) else "red"
+
+
+_EFFECT_STYLE = {"contradicted": "red", "consistent": "green"}  # the verdicts worth a word, the worse first
+
+
+def _effect_part(uses: tuple[Grounding, ...]) -> tuple[str, str] | None:
+    """The effect check's verdict worth showing: contradicted over consistent; unclear and unchecked say nothing."""
+    verdicts = {u.effect.verdict for u in uses if u.effect is not None}
+    effect = next((e for e in _EFFECT_STYLE if e in verdicts), None)
+    return None if effect is None else (f"effect {effect}", _EFFECT_STYLE[effect])
 
 
 def _check_cells(c: CitationResult) -> tuple[Text, str, str, str]:
