@@ -72,3 +72,38 @@ def test_a_corpus_is_cut_into_a_few_tasks_per_worker_that_cover_it_in_order(tmp_
     documents, kept = parallel.read_corpus([source], CORPUS, options, Hooks(options))
     assert [k[2] for k in kept] == [f"a{k}" for k in range(599)] and [k[1] for k in kept] == list(range(1, 600))
     assert [d.path for d in documents] == [f"{corpus}:{k}" for k in range(1, 600)]
+
+
+def _handlers(_: object) -> tuple[object, object]:
+    import signal
+
+    return signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+
+
+def test_workers_leave_on_their_own_when_done_and_without_the_parents_signal_handlers(monkeypatch):
+    """A worker killed by `terminate()` could die holding the task queue's lock (a run hung there for good)."""
+    import signal
+
+    def parents(signum, frame):  # as the CLI's: it would remove the parent's unfinished writes
+        raise AssertionError("the parent's handler ran in a worker")
+
+    options = Options.from_environment(jobs=2, offline=True)
+    old = signal.signal(signal.SIGTERM, parents)
+    try:
+        with parallel._pool(options, Hooks(options)) as pool:
+            workers = list(pool._pool)  # type: ignore[attr-defined]
+            assert pool.map(_handlers, range(4)) == [(signal.SIG_DFL, signal.SIG_DFL)] * 4
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert [w.exitcode for w in workers] == [0, 0]  # closed and joined: none was terminated
+
+
+def test_a_run_cut_short_terminates_its_workers():
+    options = Options.from_environment(jobs=2, offline=True)
+    try:
+        with parallel._pool(options, Hooks(options)) as pool:
+            workers = list(pool._pool)  # type: ignore[attr-defined]
+            raise KeyError("cut short")
+    except KeyError:
+        pass
+    assert all(w.exitcode is not None for w in workers)

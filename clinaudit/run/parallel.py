@@ -21,6 +21,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.pool import Pool
 
 from clinaudit.core import collector
 from clinaudit.core.models import CorpusRecord, Document, FileReport, Options
@@ -95,13 +99,30 @@ def _joined(ranges: list[tuple[int, int, int]], n: int) -> list[tuple[int, int, 
     return [(ranges[k][0], ranges[min(k + n, len(ranges)) - 1][1], ranges[k][2]) for k in range(0, len(ranges), n)]
 
 
-def _pool(options: Options, known: Known, corpus: JsonlCorpus | None = None):
+@contextmanager
+def _pool(options: Options, known: Known, corpus: JsonlCorpus | None = None) -> Iterator[Pool]:
+    """The workers, closed and joined when their work is done: each leaves on the sentinel it reads.
+
+    Not `with Pool(...)`, whose exit is `terminate()`: it takes the task queue's lock and
+    drains it while a worker may still be waiting on that lock for its sentinel, and a
+    killed worker can die holding it; one run in a few hundred hung there for good. Only a
+    run cut short (an error, Ctrl-C) terminates its workers.
+    """
     _warm(options, known)
     try:
         context = multiprocessing.get_context(START_METHOD)
     except ValueError:
         context = multiprocessing.get_context()
-    return context.Pool(workers(options), initializer=_init, initargs=(options, known, corpus))
+    pool = context.Pool(workers(options), initializer=_init, initargs=(options, known, corpus))
+    try:
+        yield pool
+    except BaseException:
+        pool.terminate()
+        raise
+    else:
+        pool.close()
+    finally:
+        pool.join()
 
 
 _WARM_UP = "A dose of 10 mg daily was studied (PMID: 1) [1], as Smith et al. (2019) found.\n\n## References\n\n1. X\n"
@@ -113,7 +134,15 @@ def _warm(options: Options, known: Known) -> None:
 
 
 def _init(options: Options, known: Known, corpus: JsonlCorpus | None) -> None:
+    """A worker's state; and not the parent's signal handlers, forked with it.
+
+    Ctrl-C and SIGTERM end a worker at once (Ctrl-C reaches the whole process group; the
+    parent says what happened). The parent's handler would remove the parent's unfinished
+    writes and print "terminated" to its stderr from every worker.
+    """
     global _options, _known, _corpus
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _options, _known, _corpus = options, known, corpus
 
 
