@@ -57,3 +57,30 @@ def test_the_packages_records_compare_as_dataclasses_would():
     assert Options(offline=True) == Options(offline=True) != Options()
     mention = CitationMention("pmid:1", CitationKind.PMID, "1", span, "")
     assert hash(mention) == hash(dataclasses.replace(mention))
+
+
+def test_every_frozen_record_of_the_package_is_compared():
+    """Start-up compiles no record's equality or repr: each frozen dataclass shares them from `compared`."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import clinaudit
+
+    shared = Made.__eq__.__code__
+    plain = []
+    for info in pkgutil.walk_packages(clinaudit.__path__, "clinaudit."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ != module.__name__ or not dataclasses.is_dataclass(cls):
+                continue
+            params = cls.__dataclass_params__  # type: ignore[attr-defined]
+            own = vars(cls).get("__eq__")
+            written = own is not None and own.__code__ is not shared and own.__code__.co_filename != "<string>"
+            if not params.frozen or not params.init or written:
+                continue  # mutable, declarations only (a stage's settings, which Options joins), or its own equality
+            if getattr(cls.__eq__, "__code__", None) is not shared:
+                plain.append(f"{cls.__module__}.{cls.__qualname__}")
+    assert plain == []

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from clinaudit.core.records import compared
 from clinaudit.read.entries import EntryFields, parse
 
 _PARTICLES = r"(?:(?:[Vv]an|[Vv]on|[Dd]e|[Dd]er|[Dd]en|[Dd]a|[Dd]i|[Dd]u|[Ll]e|[Ll]a|[Dd]el|dos|das|ter|ten) ){0,2}"
@@ -43,7 +44,8 @@ _FILLER = re.compile(r"\b(?:PMID|PubMed|link|source|doi|full text|abstract|here)
 _SPACE = re.compile(r"\s+")
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Citing:
     claim: str  # what the topic check reads
     references: tuple[EntryFields, ...] = ()  # what the text says the cited work is

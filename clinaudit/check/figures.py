@@ -19,6 +19,8 @@ from functools import cache
 from importlib import resources
 from typing import Any, NamedTuple
 
+from clinaudit.core.records import compared
+
 KINDS = ("percent", "points", "ratio", "ci", "p", "count", "fraction", "rate", "duration", "dose", "measure")
 
 # a number as written: 1,234 / 1 234 / 1234 / 0.77 / .02 / -0.4 (after normalising, below)
@@ -39,7 +41,8 @@ _TIME = {
 _MASS = {"g": 1000.0, "mg": 1.0, "µg": 0.001, "μg": 0.001, "mcg": 0.001, "ug": 0.001}
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Figure:
     """One quantity as a text gives it: `value` with `places` decimals, of one kind.
 

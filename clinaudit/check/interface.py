@@ -34,6 +34,7 @@ from clinaudit.core.models import (
     Resolution,
     Status,
 )
+from clinaudit.core.records import compared
 
 if TYPE_CHECKING:
     from clinaudit.check.context import ReportContext
@@ -42,7 +43,8 @@ if TYPE_CHECKING:
 WITH_RECORD = frozenset({Status.VERIFIED, Status.CONCERN, Status.RETRACTED, Status.WITHDRAWN})
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Verdict:
     """What one check says of one citation: its typed outcome, its findings, and the status it moves it to."""
 

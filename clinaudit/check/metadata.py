@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from clinaudit.core.models import FieldMatchVerdict, FieldVerdict, Record, Severity
+from clinaudit.core.records import compared
 from clinaudit.core.text import TITLE, greek_spelled
 from clinaudit.read.entries import EntryFields, parse
 
@@ -45,7 +46,8 @@ _NOT_TITLE_WORDS = frozenset({
 })  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class MetadataCheck:
     match: bool | None  # None: the entry gives nothing that could be compared; True with `minor` slips
     mismatched: tuple[str, ...] = ()  # title | author | authors | year | journal | volume | page

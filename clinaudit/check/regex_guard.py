@@ -30,6 +30,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from clinaudit.core.records import compared
+
 LINE_LENGTH = 10_000
 LINE_BUDGET = 2.0  # seconds for one search over one adversarial line
 _BOUNDED_OUTER = 10  # an outer {0,3} around \w+ is polynomial and tolerable; {0,50} is not
@@ -50,7 +52,8 @@ _REPEATS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Verdict:
     pattern: str
     ok: bool

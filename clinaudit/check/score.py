@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from clinaudit.core.models import CitationKind, Credibility, EvidenceLevel, Record, Status
+from clinaudit.core.records import compared
 
 LEVELS: tuple[EvidenceLevel, ...] = ("I", "II", "III", "IV", "V")
 _PAREN = re.compile(r"\([^)]*\)")
@@ -39,7 +40,8 @@ def journal_key(name: str) -> str:
     return " ".join(words)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Tables:
     scores: dict[str, int]
     labels: dict[str, str]

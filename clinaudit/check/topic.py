@@ -23,6 +23,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from clinaudit.core.models import Record, TopicVerdict
+from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex, fold, topic_stem
 from clinaudit.options import CheckSettings
 
@@ -51,7 +52,8 @@ _UNIT_ALIASES = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Term:
     """One term of a sentence: `keys` are the normalised forms any of which may match."""
 
@@ -61,7 +63,8 @@ class Term:
     weight: float
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class TopicMatch:
     verdict: TopicVerdict
     score: float | None  # 0–1; None when unchecked
@@ -72,7 +75,8 @@ class TopicMatch:
     level: str | None = None  # sentence | section | document: where the match was found; None when none
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class TopicTables:
     weights: dict[str, float]
     thresholds: dict[str, dict[str, float]]
@@ -158,7 +162,8 @@ def _is_symbol(token: str, caps_text: bool) -> bool:
     return not caps_text and not token.islower() and sum(c.isupper() for c in token) >= 2
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class RecordTerms:
     """A record's normalised terms, extracted once (and cached with its resolution)."""
 
@@ -544,7 +549,8 @@ class Matcher:
         return total
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Surroundings:
     """Where a claim stands: its section heading path, the document's title, the abbreviations it defines."""
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from clinaudit.core.models import CitationKind
+from clinaudit.core.records import compared
 
 PMID_MAX_DIGITS = 8
 PMCID_MAX_DIGITS = 9
@@ -78,7 +79,8 @@ RECORD_URL: dict[CitationKind, str] = {  # where a person reads the record of an
 }
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CitationId:
     """A cited id as a value: its kind and its bare value; `str()` is the canonical form records carry."""
 

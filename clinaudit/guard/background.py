@@ -18,12 +18,14 @@ from clinaudit.core import catalogue
 from clinaudit.core.deadline import Deadline
 from clinaudit.core.ids import describe
 from clinaudit.core.models import CitationResult, FileReport, Finding, Options, Status
+from clinaudit.core.records import compared
 from clinaudit.guard.events import GuardResult, Stop
 from clinaudit.options import Secrets
 from clinaudit.report import verdict
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Verified:
     report: FileReport
     timed_out: bool

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from clinaudit.core.models import CitationResult, Finding
+from clinaudit.core.records import compared
 from clinaudit.core.text import json_text
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Event:
     """One guard event: text | sources | status | reset | end."""
 
@@ -21,7 +23,8 @@ class Event:
         return json_text(json.dumps({"event": self.kind, **self.data}, ensure_ascii=False))
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Stop:
     """Why the guard stopped releasing."""
 
@@ -30,7 +33,8 @@ class Stop:
     finding: Finding
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class GuardResult:
     text: str  # what the reader is left with
     verdict: str  # pass | fail | error (the input broke off: see `error`)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from clinaudit.core.records import compared
+
 if TYPE_CHECKING:  # typeshed describes re's private parser modules under their old public names
     import sre_constants as c
     import sre_parse as _parser
@@ -60,7 +62,8 @@ GROUP_CAP = 8  # a claim's repeated group, (?:FDA\s+|accelerated\s+|…)*
 MARKER_RUN_CAP = 100  # a marker's \s*: a marker is never written with more
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Grammar:
     name: str  # "pmid", "doi", … or "claim:<type>"
     pattern: regex.Pattern  # bounded: what the hold-back runs

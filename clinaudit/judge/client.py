@@ -24,6 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from clinaudit.core.models import Judgement
+from clinaudit.core.records import compared
 from clinaudit.core.version import __version__
 from clinaudit.judge.prompt import PROMPT_VERSION, ReplyError, Source, messages, parse_reply, response_format
 from clinaudit.lookup.http import MB, Malformed, RedirectRefused, Reply, client, send
@@ -35,7 +36,8 @@ _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "jso
 FATAL = (401, 403, 404)  # a wrong key, model or path: every later call would fail the same way
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Outcome:
     """A batch's answer: judgements per source key, or why there are none."""
 

@@ -18,6 +18,7 @@ from importlib import resources
 from typing import Any
 
 from clinaudit.core.models import Judgement, JudgeVerdict
+from clinaudit.core.records import compared
 from clinaudit.options.stages import JUDGE_BUDGET
 
 PROMPT_VERSION = "judge-v1"
@@ -39,7 +40,8 @@ class ReplyError(Exception):
     """The whole reply is unusable; every source of its batch stays unchecked with this reason."""
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Source:
     """One source as the judge sees it."""
 

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CitationKind, CitationResult, Judgement, Status
+from clinaudit.core.records import compared
 from clinaudit.judge.prompt import Source, batches, source, unchecked
 from clinaudit.options import JudgeSettings, Secrets
 
@@ -40,7 +41,8 @@ CONCURRENCY = 4  # batches of one report in flight at once
 FAILED_REPORTS_LIMIT = 3  # reports in a row with no answer at all before the judge is given up for the run
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Connection:
     """Where the judge is and how long it may take; the key never appears in a repr."""
 

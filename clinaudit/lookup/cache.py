@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clinaudit.core.records import compared
 from clinaudit.store.paths import PARSED, READS, cache_dir
 
 if TYPE_CHECKING:
@@ -100,7 +101,8 @@ def _json_disk():
     return JSONDisk
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Cached:
     """A cached resolution: what `Resolution` was, as JSON, and when it was fetched."""
 
@@ -338,7 +340,8 @@ def _is_lock(exc: BaseException) -> bool:
 # ---------------------------------------------------------------- check and repair
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Health:
     """What `clinaudit cache check` reports about a cache directory."""
 
@@ -464,7 +467,8 @@ def _settings_problems(found: dict[str, Any]) -> list[str]:
     return problems
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Repair:
     removed: int  # files removed
     left: tuple[str, ...]  # files in the directory clinaudit did not write, left alone

@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from clinaudit.core.deadline import Deadline
+from clinaudit.core.records import compared
 from clinaudit.core.version import __version__
 from clinaudit.lookup.faults import Fault, Malformed
 
@@ -67,7 +68,8 @@ class RedirectRefused(Fault):
     """A redirect the policy does not allow; the reason names the target's host."""
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class RedirectPolicy:
     """Which redirects `send` follows. A request carrying a credential gets `SAME_ORIGIN` whatever this says."""
 
@@ -79,7 +81,8 @@ class RedirectPolicy:
 SAME_ORIGIN = RedirectPolicy()
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Endpoint:
     """A service's base URL and how politely to call it."""
 
@@ -424,7 +427,8 @@ def _retry_after(value: str | None) -> float | None:
 # ---------------------------------------------------------------- hardened reads, for every client
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Reply:
     """A response whose body was read within its cap: all a service needs, and nothing left open."""
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clinaudit.core.models import Record, Resolution, Status
+from clinaudit.core.records import compared
 from clinaudit.lookup.services import Caller
 from clinaudit.read.entries import EntryFields, parse
 
@@ -38,7 +39,8 @@ _SEARCH_STOP = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Query:
     key: str  # cache id: "ref:" + a hash of the entry's text
     text: str

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from clinaudit.core.ids import CitationId, describe, is_valid
 from clinaudit.core.models import CitationKind, CitationMention, Document, Record, Resolution, Status
+from clinaudit.core.records import compared
 from clinaudit.lookup.network import Network
 from clinaudit.lookup.policy import Plan, Policy
 from clinaudit.lookup.services import FOUND, Asking, Mapper, Progress, Service, is_mapping
@@ -97,7 +98,8 @@ class LookupRun(Protocol):
     def hooks(self) -> Hooks: ...
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Lookups:
     """Every answer of the stage: by id, the reports' known failures and reference entries by report, and the
     paper each entry naming another paper describes, by the entry's text."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clinaudit.core.errors import InputError
+from clinaudit.core.records import compared
 from clinaudit.options.kinds import Problem
 from clinaudit.options.spec import Spec
 
@@ -70,7 +71,8 @@ def _family(spec: Spec, environ: Mapping[str, str], declared: set[str]) -> tuple
     return tuple(sorted(found.items()))
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Secrets:
     """NCBI_API_KEY (sent to the E-utilities only) and CLINAUDIT_JUDGE_API_KEY (to the judge only)."""
 

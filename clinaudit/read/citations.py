@@ -18,9 +18,11 @@ from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
 from clinaudit.core.ids import valid_doi, valid_nct, valid_pmcid, valid_pmid
 from clinaudit.core.models import CitationKind
+from clinaudit.core.records import compared
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Found:
     kind: CitationKind
     id: str  # canonical

@@ -32,6 +32,7 @@ from typing import Any, Final
 
 from clinaudit.core.models import HIGH_RISK_TYPES as HIGH_RISK_TYPES  # the read stage's name for it
 from clinaudit.core.models import Severity
+from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex, plural_stem
 from clinaudit.read import anchors
 
@@ -68,7 +69,8 @@ class Part(LazyRegex):
         return need
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class ClaimType:
     name: str
     severity: Severity
@@ -90,7 +92,8 @@ class ClaimType:
         return re.compile(self.sensitive_source) if self.sensitive_source else None
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Match:
     """A claim: its type, and in words why the sentence was taken for one."""
 
@@ -100,7 +103,8 @@ class Match:
     in_context: bool = False  # a claim only because its document is medical: it has no medical word itself
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class MedicalContent:
     """What makes a sentence medical: vocabulary words and a few word shapes."""
 
@@ -138,14 +142,16 @@ class MedicalContent:
         return word in words or (word[-1] == "s" and plural_stem(word) in words)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Shape:
     name: str
     at_start: tuple[int, ...]  # parts tried with match() at the start of the sentence's body
     anywhere: tuple[int, ...]  # parts searched
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class ClaimRules:
     types: tuple[ClaimType, ...]  # every claim type, highest severity and priority first
     parts: tuple[Part, ...]  # every pattern of the rules, each compiled once

@@ -35,6 +35,7 @@ from clinaudit.core.models import (
     Span,
     Unit,
 )
+from clinaudit.core.records import compared
 from clinaudit.core.text import counted as text_counted
 from clinaudit.read import citations, claims, sentences
 from clinaudit.read.inputs import LogLines, lines_ended
@@ -94,7 +95,8 @@ class _Decided(NamedTuple):
     known: Sequence[tuple[KnownFailure, int, int]]  # the known failures it states
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Decision:
     """What a sentence's text alone decides, as a report's next run finds it (clinaudit/read/kept.py).
 

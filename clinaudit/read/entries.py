@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex
 
 MAX_JOURNAL_WORDS = 12  # "Journal of the American Academy of Child and Adolescent Psychiatry" has 10
@@ -89,7 +90,8 @@ _SPACE = LazyRegex(r"\s+")
 _JOURNAL_SMALL = frozenset({"of", "and", "the", "in", "for", "on", "de", "la", "du", "der", "und", "y", "et", "di"})
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class EntryFields:
     """What a reference entry says about the work, "" / None where it says nothing clear."""
 

@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CorpusRecord
+from clinaudit.core.records import compared
 
 # What a folder scan picks up. Every report is read as Markdown whatever it is called: CommonMark
 # reads plain prose as plain prose, and LLM-drafted Markdown is often saved as .txt (--plain reads
@@ -34,7 +35,8 @@ _BOMS = {b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16", b"\xff\xfe\x00\x00": "UTF
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Source:
     name: str  # as shown in findings
     path: Path | None  # None for stdin
@@ -428,7 +430,8 @@ def _decode(data: bytes, name: str, line_base: int) -> str:
 # ---------------------------------------------------------------- JSONL corpora (--jsonl-text FIELD)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class JsonlCorpus:
     """How the records of a JSONL corpus are read: the field of each line holding its text, the one naming it
     (--jsonl-id; None: its line), and the one holding its sources beside the text (--jsonl-sources)."""
@@ -504,7 +507,8 @@ def _bad(name: str, line: int, problem: str) -> CorpusRecord:
 # ---------------------------------------------------------------- field paths (answers.gpt4.answer_string)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class FieldPath:
     """A field of a record named by its path: keys of nested objects, and indices of lists, joined by dots.
 

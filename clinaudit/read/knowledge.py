@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clinaudit.core.errors import InputError
+from clinaudit.core.records import compared
 
 _STATUSES = frozenset({"active", "retired"})
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class KnowledgeSource:
     id: str
     title: str = ""

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import AuditResult, Finding
+from clinaudit.core.records import compared
 from clinaudit.store import atomic
 
 VERSION = 1
@@ -59,7 +60,8 @@ def key_path(path: str, base: Path) -> str:
         return Path(path).resolve().as_posix()
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Baseline:
     base: Path  # the baseline file's folder
     counts: dict[str, dict[str, int]]  # path → fingerprint → how many such findings were accepted

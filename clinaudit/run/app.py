@@ -14,6 +14,7 @@ from pathlib import Path
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import AuditResult, FileReport
+from clinaudit.core.records import compared
 from clinaudit.core.text import shown
 from clinaudit.lookup import Meter, no_meter
 from clinaudit.options import Options
@@ -25,7 +26,8 @@ STREAMED = ("jsonl", "sarif")  # the formats with a Stream: a corpus written rec
 CORPUS_SUFFIXES = (".jsonl", ".ndjson")
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CheckRequest:
     """What `clinaudit check` was asked, as the command line parsed it."""
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from clinaudit.core.errors import InputError
+from clinaudit.core.records import compared
 from clinaudit.options import Spec, specs
 from clinaudit.options.kinds import Place, Problem, Url, Urls, describe
 from clinaudit.store.paths import project_root
@@ -35,7 +36,8 @@ class ConfigError(InputError):
     """A config file the user must fix; the message already names file, line and key."""
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Key:
     """One config key: the option it sets (its declaration, clinaudit/options/stages.py), or a service API's URL."""
 
@@ -65,7 +67,8 @@ def keys() -> dict[str, Key]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Config:
     path: Path | None = None  # None: no file found
     values: dict[str, Any] = field(default_factory=dict)  # key → checked value, paths made absolute

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clinaudit.core import catalogue
+from clinaudit.core.records import compared
 from clinaudit.options import Options, Secrets, environment, specs
 from clinaudit.run import config as configs
 
@@ -28,7 +29,8 @@ log = logging.getLogger("clinaudit")
 KEYED_APIS = ("eutils",)  # the APIs NCBI_API_KEY is sent to
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class CommandLine:
     """What the command line said: each flag's value as the options hold it, and the flags the user typed."""
 

@@ -39,6 +39,7 @@ from clinaudit.core.models import (
     Resolution,
     Status,
 )
+from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex
 from clinaudit.options import CheckSettings
 from clinaudit.store.paths import folders_up
@@ -170,7 +171,8 @@ class UserRegex:
             return None
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class _Withdrawn:
     """A withdrawn_approval or discontinued entry; its name regexes are compiled on the first sentence naming it."""
 
@@ -226,13 +228,15 @@ def _needs(entry: Entry, source: str) -> tuple[str, ...] | None:
     return tuple(sorted(a.removeprefix("=") for a in found)) if found else None
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class _Confusable:
     entry: Entry
     sides: tuple[tuple[str, re.Pattern[str]], tuple[str, re.Pattern[str]]]  # (label, names regex)
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class ConfusableHit:
     """The sentence names `named`; the cited record is about `other`."""
 

@@ -18,6 +18,7 @@ from typing import Any
 from clinaudit.core import catalogue
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import Finding, Severity, Span
+from clinaudit.core.records import compared
 
 FILENAME = "corrections.yaml"
 SCHEMA_VERSION = 1
@@ -49,7 +50,8 @@ KIND_LABEL = {
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Problem:
     """One validation error, reported as FILE:LINE: message."""
 
@@ -61,7 +63,8 @@ class Problem:
         return f"{self.path}:{self.line}: {self.message}"
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Entry:
     id: str
     kind: str
@@ -346,7 +349,8 @@ def _value_problems(item: dict, bad: _Bad) -> None:
         bad("added", f"`added` must be a date (YYYY-MM-DD), not {added!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class _Fields:
     """An entry's own fields as its kind reads them: each reader reports its problem and gives None for it."""
 

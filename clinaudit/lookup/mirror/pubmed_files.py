@@ -32,6 +32,7 @@ from pathlib import Path
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.ids import value_of
+from clinaudit.core.records import compared
 from clinaudit.lookup.mirror.store import SEP, FileInfo, Store, checked_date, checked_pmid
 from clinaudit.lookup.services import pubmed
 
@@ -82,7 +83,8 @@ _MARK_DELETED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Outcome:
     name: str
     skipped: bool  # already in the mirror

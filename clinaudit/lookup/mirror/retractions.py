@@ -18,6 +18,7 @@ from pathlib import Path
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import Record, Resolution, Status
+from clinaudit.core.records import compared
 from clinaudit.lookup.mirror.store import FileInfo, Store, checked_date, checked_id, checked_pmid
 
 REQUIRED = (
@@ -46,7 +47,8 @@ RETRACTABLE = frozenset({Status.VERIFIED, Status.CONCERN, Status.UNVERIFIABLE})
 CONCERNABLE = frozenset({Status.VERIFIED, Status.UNVERIFIABLE})
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Notice:
     record_id: int
     kind: str  # retraction | concern | correction | another nature, lower-cased

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.ids import valid_pmid
+from clinaudit.core.records import compared
 
 SCHEMA = 1
 SEP = "\x1f"  # joins list fields; XML 1.0 and the CSV never carry this control character
@@ -51,7 +52,8 @@ CREATE INDEX IF NOT EXISTS retractions_doi ON retractions(original_doi) WHERE or
 """
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class FileInfo:
     name: str
     kind: str

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol, TypeGuard
 
 from clinaudit.core.models import CitationKind, Resolution, Status
+from clinaudit.core.records import compared
 
 if TYPE_CHECKING:
     from clinaudit.core.deadline import Deadline
@@ -152,7 +153,8 @@ def in_batches(
 # unverifiable, never not_found or verified on the strength of a broken body.
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Field:
     """The value at `path` has type `kind` (and is one of `values`, when given).
 
@@ -202,7 +204,8 @@ class Field:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Rule:
     """Anything a type cannot say: `breach(answer, *context)` returns what is wrong, or None."""
 
