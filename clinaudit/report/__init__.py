@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from clinaudit.core.models import Checked, FileReport
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `clinaudit --help` imports the format registry below, and needs no records
+    from clinaudit.core.models import Checked, FileReport
     from clinaudit.options import ReportSettings
     from clinaudit.report.baseline import Baseline
 
@@ -30,6 +29,7 @@ class ReportRun(Protocol):
 
 def report(checked: Checked, settings: ReportSettings, run: ReportRun) -> FileReport:
     """One report's verdict from the findings that count; the suppressed ones kept beside them."""
+    from clinaudit.core.models import FileReport
     from clinaudit.report import suppress, verdict
 
     document = checked.document
