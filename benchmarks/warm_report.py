@@ -151,7 +151,7 @@ def against(server: FakeServices, report: Path, tmp: Path, checkout: Path, runs:
         print(
             f"  interleaved, warm, {label}, median of {runs}: CPU this {this:.3f} s [{spread['this'][0]:.3f}, "
             f"{spread['this'][1]:.3f}], against {other:.3f} s [{spread['against'][0]:.3f}, {spread['against'][1]:.3f}]"
-            f": {1 - this / other:+.0%} less CPU; wall this {statistics.median(walls['this']):.3f} s, "
+            f": {1 - this / other:.0%} less CPU; wall this {statistics.median(walls['this']):.3f} s, "
             f"against {statistics.median(walls['against']):.3f} s"
         )
         good &= this <= other
