@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Protocol
 
-from clinaudit.check.context import CheckRun, ReportContext, comparable
+from clinaudit.check.context import CheckRun, ReportContext, comparable, matcher_of
 from clinaudit.check.corrections import KnownFailures
 from clinaudit.check.credibility import Credible
 from clinaudit.check.describes import Describes
@@ -78,7 +78,7 @@ def check(document: Document, answers: Answers, settings: CheckSettings, run: Ch
     document = scoped(document, settings)
     report = ReportContext(document, settings, run, answers.meant)
     found: list[Finding] = []
-    cited = tuple(_citation(report, result, checks, found) for result in results(document, answers.of(document.path)))
+    cited = tuple(_citation(report, r, checks, found) for r in _results(report.mentions, answers.of(document.path)))
     report.finish()
     if run.review is not None:  # the judge: after every check of the citations, before the report's own findings
         cited = run.review(document.path, cited)
@@ -117,9 +117,9 @@ def _citation(
 
 def matcher_for(report: str | None, settings: CheckSettings | None = None):
     """The topic matcher of one report: its corrections' synonyms with MeSH's."""
-    from clinaudit.check import corrections, topic
+    from clinaudit.check import corrections
 
-    return topic.matcher(topic.synonym_groups(corrections.for_report(report, settings)), topic.embedded(settings))
+    return matcher_of(corrections.for_report(report, settings), settings)
 
 
 def results(document: Document, lookups: Mapping[str, Resolution]) -> tuple[CitationResult, ...]:
@@ -127,6 +127,13 @@ def results(document: Document, lookups: Mapping[str, Resolution]) -> tuple[Cita
     grouped: dict[str, list[CitationMention]] = {}
     for mention in document.mentions:
         grouped.setdefault(mention.id, []).append(mention)
+    return _results(grouped, lookups)
+
+
+def _results(
+    grouped: Mapping[str, list[CitationMention]], lookups: Mapping[str, Resolution]
+) -> tuple[CitationResult, ...]:
+    """`results` from the mentions grouped by id, in report order (a ReportContext has them so already)."""
     out = []
     for cid, mentions in grouped.items():
         first = mentions[0]

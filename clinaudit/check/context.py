@@ -13,7 +13,6 @@ never in a module's globals.
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -72,7 +71,7 @@ class ReportContext:
         self.path = document.path
         self.title = document.title
         # what the checks work out from the text is kept where the report's reading is (clinaudit/read/kept.py)
-        self.place = kept.place(os.path.abspath(document.path)) if document.digest else ""
+        self.place = kept.place(document.path) if document.digest else ""
         self.abbreviations = dict(document.abbreviations)
         self.mentions: dict[str, list[CitationMention]] = {}
         per_sentence: dict[str, set[str]] = {}
@@ -82,7 +81,6 @@ class ReportContext:
                 per_sentence.setdefault(mention.sentence, set()).add(mention.id)
         self.shared = {s for s, ids in per_sentence.items() if len(ids) > 1}  # sentences citing several works
         self.entries = {entry.text: entry for entry in document.entries}
-        self._terms: dict[str, list[topic.Term]] = {}  # each claim's terms extracted once
         self._sections: dict[tuple[str, ...], str] = {}
         self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
         self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text
@@ -98,8 +96,7 @@ class ReportContext:
 
     @cached_property
     def matcher(self) -> topic.Matcher:
-        """Its corrections' synonyms with MeSH's."""
-        return topic.matcher(topic.synonym_groups(self.corrections), topic.embedded(self.settings))
+        return matcher_of(self.corrections, self.settings)
 
     # ------------------------------------------------------------ mentions
 
@@ -151,17 +148,11 @@ class ReportContext:
         return self.kept_part(f"terms {self.matcher.version} {defined}", _KEPT_TERMS)
 
     def claim_terms(self, claim: str) -> list[topic.Term]:
-        """A claim's terms: as the report's last run with this matcher extracted them, else extracted."""
-        found = self._terms.get(claim)
+        """A claim's terms, extracted once: as the report's last run with this matcher extracted them, else now."""
+        found = self._kept_terms.get(claim)
         if found is None:
-            stored = self._kept_terms.get(claim)
-            if stored is not None:
-                found = list(stored)
-            else:
-                found = self.matcher.terms(claim, self.abbreviations)
-                self._kept_terms[claim] = tuple(found)
-            self._terms[claim] = found
-        return found
+            found = self._kept_terms[claim] = tuple(self.matcher.terms(claim, self.abbreviations))
+        return list(found)
 
     def section(self, headings: tuple[str, ...]) -> str:
         """The heading path under the document's title: "Treatment . Anticoagulation"."""
@@ -201,6 +192,11 @@ class ReportContext:
         """Keep what was worked out from the report's text alone, for its next run."""
         for part, entries in self._kept.items():
             kept.keep_memo(self.run.kept, self.place, part, entries)
+
+
+def matcher_of(corrections: Corrections, settings: CheckSettings | None) -> topic.Matcher:
+    """A report's topic matcher: its corrections' synonyms with MeSH's."""
+    return topic.matcher(topic.synonym_groups(corrections), topic.embedded(settings))
 
 
 def comparable(record: Record) -> Record:

@@ -19,9 +19,8 @@ or written only means reading the report, as before.
 
 Beside it, what is worked out from the text alone is kept (what each sentence decides, its
 claim type among it; a claim's topic terms, a citing row as read, a use against an abstract),
-by the report's name and this build, each
-entry keyed by the text it came from: a report edited since is read again, but its
-unchanged sentences are not worked out again.
+by the report's path and this build, each entry keyed by the text it came from: a report
+edited since is read again, but its unchanged sentences are not worked out again.
 """
 
 from __future__ import annotations
@@ -137,13 +136,13 @@ def keep_memo(folder: Path | None, where: str, part: str, entries: Memo[Any, Any
 
 
 def place(name: str) -> str:
-    """Where the checks keep what they worked out for the report of that name, by this build.
+    """Where what was worked out for the report of that name (its absolute path) is kept, by this build.
 
-    By name, not by content: each entry inside is keyed by the text it was worked out from
+    By path, not by content: each entry inside is keyed by the text it was worked out from
     (a claim, a citing row, a use against an abstract), so a report edited since keeps what
     its unchanged sentences gave, and a changed sentence is simply a key not found.
     """
-    return hashlib.sha256(f"{VERSION}\0{package_stamp()}\0{name}".encode()).hexdigest()
+    return hashlib.sha256(f"{VERSION}\0{package_stamp()}\0{os.path.abspath(name)}".encode()).hexdigest()
 
 
 def load_aside(folder: Path | None, where: str, part: str, tp: Any) -> Any:

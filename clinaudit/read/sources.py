@@ -8,7 +8,6 @@ not read again. The corrections come from the check stage through `Known`, hande
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -56,7 +55,7 @@ def read_source(
         if document is None:  # not read before in this form: read it, and keep what was read
             from clinaudit.read.document import DECISIONS, Decisions, read_document  # a kept reading needs none
 
-            where = kept.place(os.path.abspath(source.name))  # what its last run, edited since, decided
+            where = kept.place(source.name)  # what its last run, edited since, decided
             decided = kept.memo(folder, where, DECISIONS, Decisions)
             read = read_document(source.name, chunks, source.markdown, corrections, decided=decided)
             document = replace(read, digest=name)

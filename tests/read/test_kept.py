@@ -9,7 +9,6 @@ never trusted; every copy is JSON that gives back exactly what was read.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -221,7 +220,7 @@ def test_an_edited_report_decides_again_only_its_changed_sentences(tmp_path, mon
 def test_a_kept_decision_naming_no_claim_type_is_decided_again(tmp_path, monkeypatch):
     report = write(tmp_path, "Metformin lowers HbA1c in type 2 diabetes.\n")
     first = read(report)
-    where = kept.place(os.path.abspath(report))
+    where = kept.place(str(report))
     folder = stages.kept_folder()
     stored = kept.load_aside(folder, where, reader.DECISIONS, reader.Decisions)
     assert stored and all(d.claim for d in stored.values())
