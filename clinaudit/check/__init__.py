@@ -28,6 +28,7 @@ from clinaudit.check.statuses import Statuses
 from clinaudit.check.suppressions import UnknownRules
 from clinaudit.check.uncited import Uncited, scoped
 from clinaudit.check.unmatched import Unmatched
+from clinaudit.check.wrong_paper import WrongPaper
 from clinaudit.core.models import (
     Checked,
     CitationMention,
@@ -57,6 +58,7 @@ CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add i
     Disclaimer(),  # doses without a disclaimer, --require-disclaimer
     Coverage(),  # --min-coverage
     UnknownRules(),  # a suppression comment naming no rule
+    WrongPaper(),  # a record the reference and the sentence both disagree with: one high finding
     PaperMeant(),  # the paper an entry with another paper's id describes
     KnownFailures(),  # corrections.yaml
 ]

@@ -37,7 +37,10 @@ MINOR: FieldMatchVerdict = "minor"  # a slip: the reference still describes the 
 MISMATCH: FieldMatchVerdict = "mismatch"
 MAX_DRIFT_WORDS = 2  # new words in a title that otherwise agrees: a drift (low); more is a reworded title
 _TITLE_TOKEN = re.compile(r"[a-z0-9]+")
-SEVERAL = 3  # details wrong at once that read as another paper whatever its title
+SEVERAL = 2  # details wrong at once that read as another paper whatever its title
+UNRELATED_TITLE = (
+    1  # shared content words up to which a title is another paper's: random pairs of real titles share 0-1
+)
 DETAILS = frozenset({"author", "authors", "year", "journal", "volume", "page"})
 _NOT_TITLE_WORDS = frozenset({
     "a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "with", "see",
@@ -144,7 +147,7 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
     """
     verdicts: list[FieldVerdict] = []
     score: float | None = None
-    different = False
+    different = unrelated = False
     title = _comparable_title(fields, record)
     if title:
         score = round(title_score(title, record.title), 1)
@@ -153,6 +156,7 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
             return MetadataCheck(None, fields=fields)  # link text that describes the work in its own words
         verdicts.append(verdict)
         different = verdict.verdict == MISMATCH and score < TITLE_OTHER and len(title.split()) >= MIN_TITLE_WORDS
+        unrelated = different and _shared_title_words(title, record.title) <= UNRELATED_TITLE
     verdicts += _detail_verdicts(fields, record)
     if not verdicts:
         return MetadataCheck(None, fields=fields)
@@ -162,7 +166,7 @@ def compare_fields(fields: EntryFields, record: Record) -> MetadataCheck:
     return MetadataCheck(
         not mismatched,
         mismatched,
-        _different_paper(different, fields, mismatched, agreed),
+        _different_paper(different, unrelated, fields, mismatched),
         score,
         fields,
         agreed,
@@ -204,16 +208,32 @@ def _detail_verdicts(fields: EntryFields, record: Record) -> list[FieldVerdict]:
     return verdicts
 
 
-def _different_paper(
-    title_differs: bool, fields: EntryFields, mismatched: tuple[str, ...], agreed: tuple[str, ...]
-) -> bool:
-    """Another work (high), not a real paper's wrong detail: its title, or details enough to name another paper."""
+def _different_paper(title_differs: bool, unrelated: bool, fields: EntryFields, mismatched: tuple[str, ...]) -> bool:
+    """Another work (high), not a real paper's wrong detail: its title, or details enough to name another paper.
+
+    A title that shares little with the record's names another paper, unless author, year
+    and journal all agree: that is the right paper with its title reworded ("Trametinib vs
+    chemotherapy in BRAF V600 melanoma"), which still shares its subject words. A title that
+    shares at most one word with the record's is another paper's, whatever else agrees:
+    generated references pair the right authors with an invented title. So do two wrong
+    details at once (a volume and its page are one: the place in the journal), such as an
+    author list none of whose names is the record's. One wrong detail of a reference whose
+    other fields agree is the right paper's slip, and stays below high.
+    """
     if title_differs:
-        # author, year and journal all agree: the right paper with its title reworded
-        return not (fields.surname and fields.year and fields.journal and mismatched == ("title",))
-    wrong = len(DETAILS & set(mismatched))
-    # two details name another paper when no title says it is this one; three even if one does
-    return (wrong >= 2 and "title" not in agreed) or wrong >= SEVERAL
+        reworded = fields.surname and fields.year and fields.journal and mismatched == ("title",)
+        return unrelated or not reworded
+    wrong = set(mismatched) & DETAILS
+    if {"volume", "page"} <= wrong:
+        wrong.discard("page")
+    return len(wrong) >= SEVERAL
+
+
+def _shared_title_words(given: str, record: str) -> int:
+    """How many content words (one inflection off) two titles share."""
+    function = _tables()["function"]
+    mine = {_stem(w) for w in _words(given) if w not in function}
+    return len(mine & {_stem(w) for w in _words(record) if w not in function})
 
 
 def _verdict(field: str, given: str, record: str, same: bool, said: str) -> FieldVerdict:
@@ -240,6 +260,14 @@ def _tables() -> dict[str, Any]:
         ),
         "spelling": spelling,
         "spelled": {f"s{k}": to for k, (_, to) in enumerate(rows)},
+        "meeting_words": frozenset(str(w).lower() for w in data.get("meeting_words") or ()),
+        "societies": {
+            str(name).lower(): (
+                frozenset(_fold(str(j)) for j in society.get("journals") or ()),
+                frozenset(TITLE(str(w).lower()) for w in society.get("field") or ()),
+            )
+            for name, society in (data.get("society_meetings") or {}).items()
+        },
     }
 
 
@@ -379,11 +407,37 @@ def _content_words(text: str) -> int:
 
 
 def _at_meeting(journal: str, record: Record) -> bool:
-    """The reference names a meeting (data/metadata.yaml conference_words) where the record names a journal."""
-    meeting = _tables()["conference"]
-    return bool(meeting.search(journal)) and not any(
-        meeting.search(j) for j in (record.journal, record.journal_iso) if j
-    )
+    """The reference names a meeting where the record names a journal, and one this paper could be presented at.
+
+    A meeting (data/metadata.yaml conference_words) is the slip of citing the talk for the paper
+    only where it plausibly is: it shares a field word with the journal, the title or the
+    record's MeSH terms, or it is a meeting of the journal's own society. Any other meeting is a
+    wrong venue, as generated references invent them.
+    """
+    tables = _tables()
+    meeting = tables["conference"]
+    if not meeting.search(journal) or any(meeting.search(j) for j in (record.journal, record.journal_iso) if j):
+        return False
+    names = {_fold(j) for j in (record.journal, record.journal_iso) if j}
+    known = " ".join([record.journal, record.journal_iso or "", record.title, *record.mesh])
+    words = {_stem(w) for w in _words(known)}
+    skip = tables["meeting_words"] | tables["function"]
+    field = {_stem(w) for w in _words(journal) if w not in skip and len(w) > 2}
+    for name in _society_names(journal):
+        journals, subject = tables["societies"].get(name, (frozenset(), frozenset()))
+        if names & journals:
+            return True
+        field |= subject
+    return bool(field & words)
+
+
+def _society_names(meeting: str) -> set[str]:
+    """The short names a meeting's name gives: 'ASCO', and the initials of 'European Society of Cardiology'."""
+    words = re.findall(r"[A-Za-z][A-Za-z-]*", meeting)
+    out = {w.lower() for w in words if w.isupper() or (w[:1].isupper() and not w[1:].islower())}
+    initials = "".join(w[0] for w in words if w[0].isupper())
+    out |= {initials[i : i + n].lower() for n in (3, 4, 5) for i in range(len(initials) - n + 1)}
+    return out
 
 
 def _journal_agrees(journal: str, record: Record) -> bool:
