@@ -597,9 +597,15 @@ _LEADING = re.compile(r"^(?:although|though|despite|while)\b", re.IGNORECASE)
 _NORMAL = re.compile(r"[^a-z0-9%.<>=]+")
 _RESULTS_LABEL = re.compile(r"RESULT|FINDING|OUTCOME")
 _WORD_TAIL = re.compile(r"\w*")
+_TOKEN = re.compile(r"[\w-]+")
+_DIGIT = re.compile(r"\d")
+_TIME_POINT = re.compile(r"\b(week|month|day|year)\s+(\d+)\b", re.IGNORECASE)  # a registry's "Week 48": 48 weeks
 _SETTING = re.compile(r"^\s*(?:in|among|for|after|during|at)\b[^,]*,\s*", re.IGNORECASE)  # "In a trial, X …"
 _TEMPLATE = frozenset({"trial", "randomis", "randomiz", "controll"})
 _NI_CLAIMS = ("benefit", "superiority")  # "improved", "better", "superior": what a non-inferiority trial does not show
+
+
+Abbreviations = tuple[tuple[str, str, frozenset[str]], ...]  # (short form, long form, the long form's words)
 
 
 class Claim(NamedTuple):
@@ -610,6 +616,7 @@ class Claim(NamedTuple):
     outcome: frozenset[str]
     text: str  # "X against Y, on OUTCOME", as the finding names it
     head: str  # the sentence up to its verb of effect: where it would say "not" or "no"
+    times: frozenset[float]  # the outcome's time points, in days: "Status at Week 48" is at 48 weeks
 
 
 class Clause(NamedTuple):
@@ -621,6 +628,7 @@ class Clause(NamedTuple):
     harm: bool
     excluded: bool  # a secondary endpoint, a subgroup, a change within one arm, safety: never the primary comparison
     primary: bool
+    times: frozenset[float]  # the time points it names, in days ("at 48 weeks")
 
 
 class Read(NamedTuple):
@@ -628,7 +636,7 @@ class Read(NamedTuple):
 
     conclusion: tuple[Clause, ...]
     results: tuple[Clause, ...]
-    abbreviations: tuple[tuple[str, frozenset[str]], ...]
+    abbreviations: Abbreviations
     noninferior: str  # the sentence that says the design is non-inferiority or equivalence; "" when none
 
 
@@ -654,7 +662,7 @@ def _read(abstract: Source) -> Read:
 
     rules = effect_rules().reader
     found = abbreviations.find(abstract.text)
-    abbrs = tuple((short, _words(long)) for short, long in found.items())
+    abbrs = tuple((short, long, _words(long)) for short, long in found.items())
     conclusion: list[Clause] = []
     results: list[Clause] = []
     noninferior = ""
@@ -673,7 +681,7 @@ def _read(abstract: Source) -> Read:
     return read
 
 
-def _clauses(text: str, k: int, abbrs: tuple[tuple[str, frozenset[str]], ...], concluding: bool) -> list[Clause]:
+def _clauses(text: str, k: int, abbrs: Abbreviations, concluding: bool) -> list[Clause]:
     """A sentence judged clause by clause: 'X reduced A; B did not differ' is two findings."""
     rules = effect_rules().reader
     parts = []
@@ -685,7 +693,9 @@ def _clauses(text: str, k: int, abbrs: tuple[tuple[str, frozenset[str]], ...], c
         elif part:
             parts.append(part)
     out = []
+    primary_before = False
     for part in parts:
+        spelled = _spelled_out(part, abbrs)
         null = bool(rules.null.search(part)) or _reports_null(part)
         if null and effect_rules().positive.search(part):
             null = positive = False  # "modest gains in A and no differences in B": mixed, no evidence either way
@@ -697,12 +707,14 @@ def _clauses(text: str, k: int, abbrs: tuple[tuple[str, frozenset[str]], ...], c
             positive = not null and (
                 significant or (concluding and not rules.hedge.search(part) and bool(_positive_claim(part)))
             )
-        within = bool(rules.within_group.search(part)) and not rules.between_group.search(part)
-        safety = bool(rules.safety.search(part)) and not rules.efficacy.search(part)
-        excluded = bool(rules.secondary.search(part) or rules.subgroup.search(part)) or within or safety
+        within = bool(rules.within_group.search(spelled)) and not rules.between_group.search(spelled)
+        safety = bool(rules.safety.search(spelled)) and not rules.efficacy.search(spelled)
+        excluded = bool(rules.secondary.search(spelled) or rules.subgroup.search(spelled)) or within or safety
         harm = not null and bool(rules.harm.search(part))
-        primary = bool(rules.primary.search(part))
-        out.append(Clause(part, k, _expanded(part, abbrs), null, positive, harm, excluded, primary))
+        # "the co-primary analyses showed A, but not B": the clause after the primary's is the primary's too
+        primary = bool(rules.primary.search(spelled)) or (primary_before and not excluded)
+        primary_before = primary
+        out.append(Clause(part, k, _expanded(part, abbrs), null, positive, harm, excluded, primary, _times(part)))
     return out
 
 
@@ -732,20 +744,43 @@ def _positive_claim(text: str) -> EffectClaim | None:
     return kind if kind in ("decrease", "increase", "benefit", "superiority") else None
 
 
-def _expanded(text: str, abbrs: tuple[tuple[str, frozenset[str]], ...]) -> frozenset[str]:
-    """A text's words with the abstract's own abbreviations spelled out, and the spelled-out ones abbreviated."""
+def _expanded(text: str, abbrs: Abbreviations) -> frozenset[str]:
+    """A text's words with the abstract's own abbreviations spelled out, and the spelled-out ones abbreviated;
+    a hyphenated word counts as its parts too ("Studies-Depression" names depression)."""
     words = _words(text)
     more: set[str] = set()
-    for short, long in abbrs:
-        key = _stem(short.lower())
-        if re.search(rf"(?<![\w-]){re.escape(short)}(?![\w-])", text):
-            more |= long
-        elif long and long <= words:
-            more.add(key)
+    if abbrs:
+        tokens = set(_TOKEN.findall(text))
+        for short, _long, long_words in abbrs:
+            if short in tokens:
+                more |= long_words
+            elif long_words and long_words <= words:
+                more.add(_stem(short.lower()))
+    more |= {_stem(p) for w in (*words, *more) if "-" in w for p in w.split("-") if len(p) > 2}
     return words | more if more else words
 
 
-def _claim(sentence: str, abbrs: tuple[tuple[str, frozenset[str]], ...]) -> Claim | None:
+def _as_duration(m: re.Match[str]) -> str:
+    return f"{m.group(2)} {m.group(1).lower()}s"
+
+
+def _times(text: str) -> frozenset[float]:
+    """The durations a text names, in days: 48 weeks and 336 days are one time point."""
+    if not _DIGIT.search(text):
+        return frozenset()
+    days = (fig.in_days(f) for f in fig.read(text) if f.kind in ("duration", "window"))
+    return frozenset(round(d) for d in days if d)
+
+
+def _spelled_out(text: str, abbrs: Abbreviations) -> str:
+    """The text and the long forms of the abbreviations it uses: "PP analyses" is a per-protocol analysis."""
+    if not abbrs:
+        return text
+    tokens = set(_TOKEN.findall(text))
+    return " ".join([text, *(long for short, long, _ in abbrs if short in tokens)])
+
+
+def _claim(sentence: str, abbrs: Abbreviations) -> Claim | None:
     """The claimed comparison: the arm before the verb of effect, the comparator after 'compared with'."""
     rules = effect_rules()
     text = _CITATION.sub(" ", sentence).strip(" .")
@@ -756,7 +791,8 @@ def _claim(sentence: str, abbrs: tuple[tuple[str, frozenset[str]], ...]) -> Clai
             verb = m
     if verb is None:
         return None
-    end = verb.end() + len(_WORD_TAIL.match(text, verb.end()).group(0))  # type: ignore[union-attr]
+    tail = _WORD_TAIL.match(text, verb.end())  # the rest of the verb: "improve" matched in "improved"
+    end = tail.end() if tail else verb.end()
     before, after = text[: verb.start()], text[end:]
     cut = rules.reader.comparator.search(after)
     if cut is None:
@@ -771,7 +807,8 @@ def _claim(sentence: str, abbrs: tuple[tuple[str, frozenset[str]], ...]) -> Clai
         return None
     arm_named = _SETTING.sub("", before).strip(" ,")
     said = f"{' '.join(arm_named.split()[-8:])} against {' '.join(comparator.split()[:8]) or 'its comparator'}"
-    return Claim(arm, versus, frozenset(named), f"{said}, on {' '.join(outcome.split()[:12])}", text[:end])
+    shown = f"{said}, on {' '.join(outcome.split()[:12])}"
+    return Claim(arm, versus, frozenset(named), shown, text[:end], _times(_TIME_POINT.sub(_as_duration, outcome)))
 
 
 def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCheck | None:
@@ -785,6 +822,9 @@ def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCh
     read = _read(abstract)
     if claimed in _NI_CLAIMS and read.noninferior and not _superiority_shown(abstract):
         return EffectCheck(claimed, _quote(read.noninferior), NONINFERIOR, claim.text)
+    failed = next((c for c in read.conclusion + read.results if c.primary and c.null and not c.excluded), None)
+    if failed is not None:  # the primary endpoint's own null result decides the primary comparison
+        return EffectCheck(claimed, _quote(abstract.sentences[failed.sentence]), CONTRADICTED, claim.text)
     decided = _decide(claim, claimed, read.conclusion, conclusion=True)
     if decided is None or (decided[0] == CONSISTENT and not decided[1].words & claim.outcome):
         # a conclusion that names only the arm is not the last word on this outcome: the results may be
@@ -816,6 +856,7 @@ def _decide(
     before = 0.0  # how close the clause before was
     for clause in clauses:
         close = float(len(clause.words & claim.outcome)) + (1.0 if clause.primary else 0.0)
+        close += 1.0 if claim.times & clause.times else 0.0  # the outcome's own time point
         if not close and conclusion and clause.words & claim.arm:
             close = 0.5  # in the conclusion, about the claimed comparison if not (by its words) its outcome
         if clause.excluded:
