@@ -447,7 +447,8 @@ def effect(sentence: str, abstract: Source, strategy: str = EFFECT_CONCLUSION) -
     if claimed is None:
         return None
     claim = _claim(sentence, _read(abstract).abbreviations) if strategy == EFFECT_SECTIONS else None
-    said_by = claim.head if claim is not None else sentence  # an outcome's own title may say "no" or "without"
+    # an outcome's own title may say "no" or "without": a comparison is doubted only before its outcome
+    said_by = claim.head if claim is not None and claim.compared else sentence
     if rules.negated.search(said_by) or _reports_null(said_by):
         return EffectCheck(claimed, "", UNCHECKED)  # the sentence itself reports no effect, or doubts one
     copied = _verbatim(sentence, abstract)
@@ -617,6 +618,7 @@ class Claim(NamedTuple):
     text: str  # "X against Y, on OUTCOME", as the finding names it
     head: str  # the sentence up to its verb of effect: where it would say "not" or "no"
     times: frozenset[float]  # the outcome's time points, in days: "Status at Week 48" is at 48 weeks
+    compared: bool  # whether it names a comparator ("compared with Y", "than Y")
 
 
 class Clause(NamedTuple):
@@ -795,9 +797,7 @@ def _claim(sentence: str, abbrs: Abbreviations) -> Claim | None:
     end = tail.end() if tail else verb.end()
     before, after = text[: verb.start()], text[end:]
     cut = rules.reader.comparator.search(after)
-    if cut is None:
-        return None  # no comparison claimed: the conclusion strategy reads it
-    outcome, comparator = after[: cut.start()], after[cut.end() :]
+    outcome, comparator = (after[: cut.start()], after[cut.end() :]) if cut is not None else (after, "")
     generic = rules.reader.generic
     arm_words, versus_words = _expanded(before, abbrs), _expanded(comparator, abbrs)
     arm = arm_words - generic or arm_words - _TEMPLATE  # "Usual Care" is an arm, for all its common words
@@ -808,7 +808,15 @@ def _claim(sentence: str, abbrs: Abbreviations) -> Claim | None:
     arm_named = _SETTING.sub("", before).strip(" ,")
     said = f"{' '.join(arm_named.split()[-8:])} against {' '.join(comparator.split()[:8]) or 'its comparator'}"
     shown = f"{said}, on {' '.join(outcome.split()[:12])}"
-    return Claim(arm, versus, frozenset(named), shown, text[:end], _times(_TIME_POINT.sub(_as_duration, outcome)))
+    return Claim(
+        arm,
+        versus,
+        frozenset(named),
+        shown,
+        text[:end],
+        _times(_TIME_POINT.sub(_as_duration, outcome)),
+        cut is not None,
+    )
 
 
 def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCheck | None:
@@ -826,7 +834,9 @@ def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCh
     if failed is not None:  # the primary endpoint's own null result decides the primary comparison
         return EffectCheck(claimed, _quote(abstract.sentences[failed.sentence]), CONTRADICTED, claim.text)
     decided = _decide(claim, claimed, read.conclusion, conclusion=True)
-    if decided is None or (decided[0] == CONSISTENT and not decided[1].words & claim.outcome):
+    if not claim.compared:  # no comparison claimed: only the authors' conclusion is read, then the older rules
+        decided = decided if decided is not None and decided[1].words & claim.outcome else None
+    elif decided is None or (decided[0] == CONSISTENT and not decided[1].words & claim.outcome):
         # a conclusion that names only the arm is not the last word on this outcome: the results may be
         decided = _decide(claim, claimed, read.results, conclusion=False) or decided
     if decided is None:
@@ -863,6 +873,8 @@ def _decide(
             before = close
             continue
         null = clause.null or (against and clause.harm)
+        if null and clause.words & claim.comparator and not clause.words & claim.arm:
+            continue  # "the comparator did not …" is about the comparator alone, no comparison of the two
         if null and not close and not (clause.words - claim.arm - claim.comparator - generic):
             close = before  # "No differences were found": about the outcome named before
         before = close
