@@ -600,6 +600,7 @@ _RESULTS_LABEL = re.compile(r"RESULT|FINDING|OUTCOME")
 _WORD_TAIL = re.compile(r"\w*")
 _TOKEN = re.compile(r"[\w-]+")
 _DIGIT = re.compile(r"\d")
+_DESIGN = re.compile(r"\b(?:trials?|stud(?:y|ies)|design(?:ed)?|margins?)\b", re.IGNORECASE)
 _TIME_POINT = re.compile(r"\b(week|month|day|year)\s+(\d+)\b", re.IGNORECASE)  # a registry's "Week 48": 48 weeks
 _SETTING = re.compile(r"^\s*(?:in|among|for|after|during|at)\b[^,]*,\s*", re.IGNORECASE)  # "In a trial, X …"
 _TEMPLATE = frozenset({"trial", "randomis", "randomiz", "controll"})
@@ -828,7 +829,7 @@ def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCh
     the other way (harm, the comparator better) contradicts a claim of benefit.
     """
     read = _read(abstract)
-    if claimed in _NI_CLAIMS and read.noninferior and not _superiority_shown(abstract):
+    if claimed in _NI_CLAIMS and _noninferior_for(claim, read) and not _superiority_shown(abstract):
         return EffectCheck(claimed, _quote(read.noninferior), NONINFERIOR, claim.text)
     failed = next((c for c in read.conclusion + read.results if c.primary and c.null and not c.excluded), None)
     if failed is not None:  # the primary endpoint's own null result decides the primary comparison
@@ -843,6 +844,16 @@ def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCh
         return None
     verdict, clause = decided
     return EffectCheck(claimed, _quote(abstract.sentences[clause.sentence]), verdict, claim.text)
+
+
+def _noninferior_for(claim: Claim, read: Read) -> bool:
+    """The design is non-inferiority for this outcome: the trial's design or its primary endpoint's, or a result
+    that names the outcome
+    ("noninferior in HbA1c" says nothing of the hypoglycaemia the sentence claims)."""
+    if not read.noninferior:
+        return False
+    said = read.noninferior
+    return bool(_DESIGN.search(said) or effect_rules().reader.primary.search(said) or _words(said) & claim.outcome)
 
 
 def _superiority_shown(abstract: Source) -> bool:
