@@ -111,9 +111,19 @@ def clinifact(all_rows: Iterable[Row], strategy: str, show: int = 0, quiet: bool
     """label 0, label 1 superiority, non-inferiority: [rows, flagged, non-inferiority findings]."""
     counts: dict[str, list[int]] = {"0": [0, 0, 0], "1": [0, 0, 0], "noninferior": [0, 0, 0]}
     shown: dict[str, list[str]] = {"0": [], "1": []}
+    # each finding kind's precision: contradicted-by-source is right on a label-0 row; the non-inferiority
+    # finding on a row whose registry entry says non-inferiority or equivalence
+    precision = {grounding.CONTRADICTED_RULE: [0, 0], grounding.NONINFERIOR_RULE: [0, 0]}
     for row in all_rows:
         group = "noninferior" if row.noninferior else row.label
         raised, reported = judged(row, strategy)
+        for rule, right in (
+            (grounding.CONTRADICTED_RULE, row.label == "0"),
+            (grounding.NONINFERIOR_RULE, row.noninferior),
+        ):
+            if rule in raised:
+                precision[rule][0] += 1
+                precision[rule][1] += right
         counts[group][0] += 1
         counts[group][1] += bool(raised)
         counts[group][2] += grounding.NONINFERIOR_RULE in raised
@@ -126,6 +136,8 @@ def clinifact(all_rows: Iterable[Row], strategy: str, show: int = 0, quiet: bool
         print(f"  label 1 superiority flagged: {of(counts['1'])}   (floor <= 0.10)")
         n, flagged, ni = counts["noninferior"]
         print(f"  non-inferiority rows flagged: {rate(flagged, n)}; with the non-inferiority finding {rate(ni, n)}")
+        for rule, (fired, right) in precision.items():
+            print(f"  {rule} precision: {rate(right, fired)}")
         for group in ("0", "1"):
             for line in shown[group]:
                 print(line)

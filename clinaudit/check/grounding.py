@@ -15,6 +15,12 @@ record's abstract, the same answer every run:
   null report (no significant difference, p >= 0.05, a ratio's interval spanning 1) with
   no significant report beside it, or non-inferiority cited as superiority. Precision comes
   first: a false "contradicted" on a correct citation costs more than a miss.
+* the trial reader (EFFECT_SECTIONS, the default): a sentence claiming a comparison ("X
+  improved Y compared with Z") is read against the abstract's sections, conclusion first,
+  clause by clause, the clause closest to the claimed outcome deciding and null winning a
+  tie; secondary, subgroup, within-group and safety results never count. A trial showing only
+  non-inferiority gets its own finding. A sentence copied from the abstract is never
+  contradicted by it: the abstract's own words cannot refute themselves.
 
 A record with no abstract is never flagged: its uses say "figures not checked: no abstract".
 """
@@ -1038,6 +1044,7 @@ def _use(
 
 
 NONINFERIOR_RULE = catalogue.NONINFERIORITY_CITED_AS_BENEFIT
+CONTRADICTED_RULE = catalogue.CONTRADICTED_BY_SOURCE
 
 
 def raised(use: Grounding) -> list[str]:
