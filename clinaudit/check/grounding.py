@@ -173,7 +173,7 @@ class Source:
         self.sentences = sentences
         self.conclusion = conclusion  # the sentences of its conclusion (labelled, else its last two)
         self.labels = labels or ("",) * len(sentences)  # each sentence's section label, upper-cased; "" for none
-        self.reader: object = None  # what the effect reader (check/effect_reader.py) works out once
+        self.reader: object = None  # what the trial reader (below, _read) works out once
         self._by_kind: dict[str, tuple[fig.Figure, ...]] | None = None
         self._numbers: tuple[fig.Figure, ...] = ()
         self._words: tuple[frozenset[str], ...] | None = None
