@@ -26,6 +26,8 @@ KINDS = ("percent", "points", "ratio", "ci", "p", "count", "fraction", "rate", "
 # a number as written: 1,234 / 1 234 / 1234 / 0.77 / .02 / -0.4 (after normalising, below)
 _NUM = r"(?<![\w.,/])-?(?:\d{1,3}(?:(?:,|\x20)\d{3})+(?![\d]|[.,]\d)|\d+)(?:\.\d+)?(?![\d])|(?<![\w.])\.\d+"
 _DASH = r"(?:-|–|—|to|,|;)"
+# words that cannot stand between a count and its noun: "week 104 for the participants" counts no one
+_FUNCTION = r"(?:for|of|in|to|with|at|by|from|per|the|and|or|than|vs|versus)"
 _PAIR = r"(?:-|–|to|vs\.?|versus|and|or)"  # two values sharing one unit: "10.7 vs 10.6 months"
 
 # how many days a unit of time is, to compare 12 months with 1 year; mass units in milligrams
@@ -59,6 +61,7 @@ class Figure:
     high: float | None = None
     high_places: int = 0
     start: int = 0
+    window: str = ""  # for a duration that says who or when ("more than 10 years"): the words before it
 
 
 class Grammar(NamedTuple):
@@ -78,6 +81,7 @@ class Grammar(NamedTuple):
     ratio_names: dict[str, str]  # every spelling, lower-cased → its short name
     unit_kind: dict[str, str]  # unit → duration | dose | measure
     word_values: dict[str, int]
+    ages: frozenset[str]  # context words that give an age
 
 
 @cache
@@ -135,14 +139,15 @@ def grammar() -> Grammar:
         fraction=re.compile(r"(?<![\w./])(\d+)\s*/\s*(\d+)(?![\w/.]|\.\d)"),
         of_n=re.compile(rf"({_NUM})\s+(?:out\s+)?of\s+(?:the\s+|all\s+)?({_NUM})(?=\s+(?:[a-z]+\s+)?(?:{nouns})\b)"),
         n_equals=re.compile(rf"(?<![\w])[nN]\s*=\s*({_NUM})"),
-        counted=re.compile(rf"({_NUM})\s+(?:[A-Za-z-]+\s+){{0,2}}?(?i:({nouns}))(?![\w])"),
-        unit=re.compile(rf"({_NUM})\s*(?:{_PAIR}\s*({_NUM})\s*)?({units})(?![\w/²])"),
+        counted=re.compile(rf"({_NUM})\s+(?:(?!(?i:{_FUNCTION})\b)[A-Za-z-]+\s+){{0,2}}?(?i:({nouns}))(?![\w])"),
+        unit=re.compile(rf"({_NUM})\s*(?:{_PAIR}\s*({_NUM})\s*)?-?({units})(?![\w/²])"),
         number=re.compile(_NUM),
         words=re.compile(rf"(?<![\w-])({word_alt})(?![\w-])", re.IGNORECASE),
         context=re.compile(rf"(?i:\b(?:{_alternatives(data['context_before'])}))\s*(?:the\s+|a\s+)?$"),
         ratio_names=names,
         unit_kind=unit_kind,
         word_values=word_values,
+        ages=frozenset(str(w).lower() for w in data["ages_before"]),
     )
 
 
@@ -310,13 +315,21 @@ def _units(text: str, g: Grammar, taken: bytearray, out: list[Figure]) -> None:
         _take(taken, m)
         unit = m.group(3)
         kind = g.unit_kind.get(unit, "measure")
-        if kind == "duration" and (g.context.search(text[max(0, m.start() - 20) : m.start()]) or _aged(text, m)):
-            continue  # "aged 65 years", "within 30 days": who or when, not a result
+        window = ""
+        if kind == "duration":
+            if _aged(text, m):
+                continue  # "65-year-old": an age, not a result
+            before = g.context.search(text[max(0, m.start() - 20) : m.start()])
+            if before:  # "within 30 days", "more than 10 years": who or when, checked only against the same words
+                window = " ".join(w for w in before.group(0).lower().split() if w not in ("the", "a"))
+                if window in g.ages:
+                    continue  # "aged 65 years": an age
+                kind = "window"
         for group in (1, 2):
             if m.group(group):
                 value, places = _value(m.group(group))
                 snippet = _snippet(text, m.start(group), m.end())
-                out.append(Figure(snippet, kind, value, places, _unit_name(unit), start=m.start()))
+                out.append(Figure(snippet, kind, value, places, _unit_name(unit), start=m.start(), window=window))
 
 
 # the readers in the order they claim text: what one takes the next cannot read again ("HR 0.77 (95% CI…)"

@@ -15,6 +15,12 @@ record's abstract, the same answer every run:
   null report (no significant difference, p >= 0.05, a ratio's interval spanning 1) with
   no significant report beside it, or non-inferiority cited as superiority. Precision comes
   first: a false "contradicted" on a correct citation costs more than a miss.
+* the trial reader (EFFECT_SECTIONS, the default): a sentence claiming a comparison ("X
+  improved Y compared with Z") is read against the abstract's sections, conclusion first,
+  clause by clause, the clause closest to the claimed outcome deciding and null winning a
+  tie; secondary, subgroup, within-group and safety results never count. A trial showing only
+  non-inferiority gets its own finding. A sentence copied from the abstract is never
+  contradicted by it: the abstract's own words cannot refute themselves.
 
 A record with no abstract is never flagged: its uses say "figures not checked: no abstract".
 """
@@ -68,6 +74,10 @@ EFFECT_ANY = "any"
 EFFECT_OUTCOME = "outcome"
 EFFECT_OUTCOME_COUNTER = "outcome+counter"
 EFFECT_CONCLUSION = "conclusion"  # the conclusion about the outcome first, then outcome+counter
+EFFECT_SECTIONS = "sections"  # the trial reader: sections, clauses and the claimed comparison, then conclusion
+EFFECT_STRATEGIES = (EFFECT_ANY, EFFECT_OUTCOME, EFFECT_OUTCOME_COUNTER, EFFECT_CONCLUSION, EFFECT_SECTIONS)
+EFFECT_DEFAULT = EFFECT_SECTIONS
+NONINFERIOR: EffectVerdict = "noninferior"
 SHARE = 0.3  # and at least this share of the claim's content words: a long sentence shares two with most
 CONCLUSION_SHARED = 1  # the conclusion of the cited paper is about its subject: one shared word will do
 MIN_SHARED = 2  # content words a claim and an abstract sentence share to be about the same outcome
@@ -84,6 +94,27 @@ class EffectRules(NamedTuple):
     stopwords: frozenset[str]
     contrast: re.Pattern[str]
     outcomes: tuple[tuple[str, re.Pattern[str]], ...]
+    reader: ReaderRules
+
+
+class ReaderRules(NamedTuple):
+    """rules/effects.yaml's `reader`: how the trial reader reads a clause."""
+
+    null: re.Pattern[str]
+    primary: re.Pattern[str]
+    secondary: re.Pattern[str]
+    subgroup: re.Pattern[str]
+    within_group: re.Pattern[str]
+    between_group: re.Pattern[str]
+    safety: re.Pattern[str]
+    efficacy: re.Pattern[str]
+    background: re.Pattern[str]
+    harm: re.Pattern[str]
+    noninferior_design: re.Pattern[str]
+    comparator: re.Pattern[str]
+    aim: re.Pattern[str]
+    hedge: re.Pattern[str]
+    generic: frozenset[str]
 
 
 def _any(patterns: list[str]) -> re.Pattern[str]:
@@ -109,6 +140,17 @@ def effect_rules() -> EffectRules:
         stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
         contrast=re.compile(r"\b(?:" + "|".join(data["contrast"]) + r")\b", re.IGNORECASE),
         outcomes=tuple((name, _any(patterns)) for name, patterns in data["outcomes"].items()),
+        reader=_reader_rules(data["reader"]),
+    )
+
+
+def _reader_rules(data: dict[str, Any]) -> ReaderRules:
+    fields = {name: _any(data[name]) for name in ReaderRules._fields if name not in ("null", "generic", "background")}
+    return ReaderRules(
+        null=_any(data["no_effect"]),
+        background=re.compile("|".join(data["background"])),
+        generic=frozenset(_stem(str(w).lower()) for w in data["generic"]),
+        **fields,
     )
 
 
@@ -122,12 +164,16 @@ class Source:
     Most citing sentences give no figure, so most abstracts are never read for figures.
     """
 
-    __slots__ = ("_by_kind", "_numbers", "_reports", "_words", "conclusion", "sentences", "text")
+    __slots__ = ("_by_kind", "_numbers", "_reports", "_words", "conclusion", "labels", "reader", "sentences", "text")
 
-    def __init__(self, text: str, sentences: tuple[str, ...], conclusion: frozenset[int]) -> None:
+    def __init__(
+        self, text: str, sentences: tuple[str, ...], conclusion: frozenset[int], labels: tuple[str, ...] = ()
+    ) -> None:
         self.text = text
         self.sentences = sentences
         self.conclusion = conclusion  # the sentences of its conclusion (labelled, else its last two)
+        self.labels = labels or ("",) * len(sentences)  # each sentence's section label, upper-cased; "" for none
+        self.reader: object = None  # what the trial reader (below, _read) works out once
         self._by_kind: dict[str, tuple[fig.Figure, ...]] | None = None
         self._numbers: tuple[fig.Figure, ...] = ()
         self._words: tuple[frozenset[str], ...] | None = None
@@ -171,10 +217,12 @@ _DIGIT_OR_WORD = re.compile(
     r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen|\w+ty|hundred)\b", re.I
 )
 _STATS = re.compile(r"(?<![\w])[Pp](?![a-oq-z])|CI|CrI|(?i:confidence|credible)")  # a p-value or an interval
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!\bvs\.)(?<!\bal\.)(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z(\[])|\n+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
 _CITATION = re.compile(r"\((?:PMID|PMC|NCT|doi)[^)]*\)|\b(?:PMID|PMCID|NCT|DOI)\s*:?\s*\S+|\[\d[\d,\s–-]*\]", re.I)
 _LABEL = re.compile(r"^([A-Z][A-Za-z /&-]{2,40}):\s+")
+# a section label inside a line, as an abstract stored as one string gives it: "… were found. CONCLUSIONS: …"
+_INLINE_LABEL = re.compile(r"(?<=[.!?])\s+(?=[A-Z][A-Z &/-]{3,40}:\s)")
 _CONCLUSION = re.compile(r"conclu|interpretation|implication|significance|summary", re.IGNORECASE)
 
 
@@ -185,22 +233,24 @@ def source(abstract: str) -> Source | None:
     its conclusion is the authors' own answer, weighed first by the effect check.
     """
     sentences: list[str] = []
+    labels: list[str] = []
     conclusion: set[int] = set()
-    for part in abstract.splitlines():
-        part = " ".join(part.split())
-        label = _LABEL.match(part)
-        if label:
-            part = part[label.end() :]
-        split = [s for s in _SENTENCE_END.split(part) if s.strip()]
-        if label and _CONCLUSION.search(label.group(1)):
-            conclusion.update(range(len(sentences), len(sentences) + len(split)))
-        sentences += split
+    for line in abstract.splitlines():
+        for part in _INLINE_LABEL.split(" ".join(line.split())):
+            label = _LABEL.match(part)
+            if label:
+                part = part[label.end() :]
+            split = [s for s in _SENTENCE_END.split(part) if s.strip()]
+            if label and _CONCLUSION.search(label.group(1)):
+                conclusion.update(range(len(sentences), len(sentences) + len(split)))
+            sentences += split
+            labels += [label.group(1).upper() if label else ""] * len(split)
     text = " ".join(sentences)
     if not text:
         return None
     if not conclusion:
         conclusion = set(range(max(0, len(sentences) - 2), len(sentences)))
-    return Source(text, tuple(sentences), frozenset(conclusion))
+    return Source(text, tuple(sentences), frozenset(conclusion), tuple(labels))
 
 
 def _derive(
@@ -258,7 +308,9 @@ _stem = EFFECT  # one inflection off: "reduced" meets "reduces"
 # ---------------------------------------------------------------- one citing use
 
 
-def ground(sentence: str, line: int, abstract: Source | None, strategy: str = STRICT) -> Grounding:
+def ground(
+    sentence: str, line: int, abstract: Source | None, strategy: str = STRICT, effect_strategy: str = EFFECT_DEFAULT
+) -> Grounding:
     """What this sentence says that the abstract can confirm or contradict."""
     text = _CITATION.sub(" ", sentence)
     found = fig.read(text) if _DIGIT_OR_WORD.search(text) else ()
@@ -266,7 +318,7 @@ def ground(sentence: str, line: int, abstract: Source | None, strategy: str = ST
         checks = tuple(FigureCheck(f.text, _kind(f), None) for f in found)
         return Grounding(sentence, line, checks, None, NO_ABSTRACT)
     checks = tuple(check_figure(f, abstract, strategy) for f in found)
-    claimed = effect(text, abstract)
+    claimed = effect(text, abstract, effect_strategy)
     if claimed is not None and claimed.verdict != CONSISTENT:
         shown = _significant(found, checks)
         if shown is not None:  # the sentence's own significant statistic is the abstract's: that settles it
@@ -298,8 +350,8 @@ def check_figure(figure: fig.Figure, abstract: Source, strategy: str = STRICT) -
 
 
 def _kind(figure: fig.Figure) -> FigureKind:
-    """A figure's kind, as a check reports it (a sentence's figures are never bare numbers)."""
-    return cast(FigureKind, figure.kind)
+    """A figure's kind, as a check reports it (a sentence's figures are never bare numbers; a window is a duration)."""
+    return cast(FigureKind, "duration" if figure.kind == "window" else figure.kind)
 
 
 def _distance(figure: fig.Figure, other: fig.Figure) -> float:
@@ -316,6 +368,13 @@ def _pool(figure: fig.Figure, abstract: Source, strategy: str) -> tuple[fig.Figu
         return everything if abstract.by_kind.get(figure.kind) else ()
     if figure.kind == "fraction":
         return abstract.by_kind.get("fraction", ()) + abstract.by_kind.get("count", ())
+    if figure.kind == "window":  # "more than 10 years": only the abstract's "more than" durations say otherwise
+        scale = fig.unit_scale(figure)
+        return tuple(
+            o
+            for o in abstract.by_kind.get("window", ())
+            if o.window == figure.window and (o.name == figure.name or (scale and fig.unit_scale(o) is not None))
+        )
     pool = abstract.by_kind.get(figure.kind, ())
     if figure.kind in ("duration", "dose", "measure"):
         scale = fig.unit_scale(figure)
@@ -393,8 +452,19 @@ def effect(sentence: str, abstract: Source, strategy: str = EFFECT_CONCLUSION) -
     claimed = claimed_effect(sentence)
     if claimed is None:
         return None
-    if rules.negated.search(sentence) or _reports_null(sentence):
+    claim = _claim(sentence, _read(abstract).abbreviations) if strategy == EFFECT_SECTIONS else None
+    # an outcome's own title may say "no" or "without": a comparison is doubted only before its outcome
+    said_by = claim.head if claim is not None and claim.compared else sentence
+    if rules.negated.search(said_by) or _reports_null(said_by):
         return EffectCheck(claimed, "", UNCHECKED)  # the sentence itself reports no effect, or doubts one
+    copied = _verbatim(sentence, abstract)
+    if copied is not None:  # the abstract's own words never contradict it
+        return EffectCheck(claimed, _quote(copied), CONSISTENT)
+    if strategy == EFFECT_SECTIONS:
+        read = read_trial(claim, claimed, abstract) if claim is not None else None
+        if read is not None:
+            return read
+        strategy = EFFECT_CONCLUSION
     refuted = _superiority_refuted(sentence, abstract, rules)
     if refuted is not None:
         return refuted
@@ -524,6 +594,317 @@ def _quote(text: str) -> str:
     return text if len(text) <= EVIDENCE_CHARS else text[: EVIDENCE_CHARS - 1] + "…"
 
 
+# ---------------------------------------------------------------- the trial reader
+
+
+_CLAUSE_OR_BRACKET = re.compile(
+    r"[()\[\]]|;|\s(?=\b(?:but|whereas|however|although|though|despite|while|yet)\b)", re.IGNORECASE
+)
+_LEADING = re.compile(r"^(?:although|though|despite|while)\b", re.IGNORECASE)
+_NORMAL = re.compile(r"[^a-z0-9%.<>=]+")
+_RESULTS_LABEL = re.compile(r"RESULT|FINDING|OUTCOME")
+_WORD_TAIL = re.compile(r"\w*")
+_TOKEN = re.compile(r"[\w-]+")
+_DIGIT = re.compile(r"\d")
+_DESIGN = re.compile(r"\b(?:trials?|stud(?:y|ies)|design(?:ed)?|margins?)\b", re.IGNORECASE)
+_TIME_POINT = re.compile(r"\b(week|month|day|year)\s+(\d+)\b", re.IGNORECASE)  # a registry's "Week 48": 48 weeks
+_SETTING = re.compile(r"^\s*(?:in|among|for|after|during|at)\b[^,]*,\s*", re.IGNORECASE)  # "In a trial, X …"
+_TEMPLATE = frozenset({"trial", "randomis", "randomiz", "controll"})
+_NI_CLAIMS = ("benefit", "superiority")  # "improved", "better", "superior": what a non-inferiority trial does not show
+
+
+Abbreviations = tuple[tuple[str, str, frozenset[str]], ...]  # (short form, long form, the long form's words)
+
+
+class Claim(NamedTuple):
+    """The comparison a sentence claims: its arm, its comparator and its outcome, each as words."""
+
+    arm: frozenset[str]
+    comparator: frozenset[str]
+    outcome: frozenset[str]
+    text: str  # "X against Y, on OUTCOME", as the finding names it
+    head: str  # the sentence up to its verb of effect: where it would say "not" or "no"
+    times: frozenset[float]  # the outcome's time points, in days: "Status at Week 48" is at 48 weeks
+    compared: bool  # whether it names a comparator ("compared with Y", "than Y")
+
+
+class Clause(NamedTuple):
+    text: str
+    sentence: int  # its sentence in the abstract
+    words: frozenset[str]
+    null: bool
+    positive: bool
+    harm: bool
+    excluded: bool  # a secondary endpoint, a subgroup, a change within one arm, safety: never the primary comparison
+    primary: bool
+    times: frozenset[float]  # the time points it names, in days ("at 48 weeks")
+
+
+class Read(NamedTuple):
+    """An abstract as the trial reader reads it, once: its clauses, conclusion first, and its abbreviations."""
+
+    conclusion: tuple[Clause, ...]
+    results: tuple[Clause, ...]
+    abbreviations: Abbreviations
+    noninferior: str  # the sentence that says the design is non-inferiority or equivalence; "" when none
+
+
+def _normal(text: str) -> str:
+    return _NORMAL.sub(" ", _CITATION.sub(" ", text).lower()).strip(" .")
+
+
+def _verbatim(sentence: str, abstract: Source) -> str | None:
+    """The abstract's sentence the citing sentence copies (all of its words, in order), if any."""
+    mine = _normal(sentence)
+    if len(mine) < 20:
+        return None
+    for text in abstract.sentences:
+        if mine in _normal(text):
+            return text
+    return None
+
+
+def _read(abstract: Source) -> Read:
+    if isinstance(abstract.reader, Read):
+        return abstract.reader
+    from clinaudit.read import abbreviations
+
+    rules = effect_rules().reader
+    found = abbreviations.find(abstract.text)
+    abbrs = tuple((short, long, _words(long)) for short, long in found.items())
+    conclusion: list[Clause] = []
+    results: list[Clause] = []
+    noninferior = ""
+    for k, (text, label) in enumerate(zip(abstract.sentences, abstract.labels, strict=True)):
+        if not noninferior and rules.noninferior_design.search(text):
+            noninferior = text
+        if label and rules.background.search(label) and not _RESULTS_LABEL.search(label):
+            continue  # what was asked or done, never what was found
+        clauses = _clauses(text, k, abbrs, k in abstract.conclusion)
+        if k in abstract.conclusion:
+            conclusion += clauses
+        elif not label or _RESULTS_LABEL.search(label):
+            results += clauses
+    read = Read(tuple(conclusion), tuple(results), abbrs, noninferior)
+    abstract.reader = read
+    return read
+
+
+def _clauses(text: str, k: int, abbrs: Abbreviations, concluding: bool) -> list[Clause]:
+    """A sentence judged clause by clause: 'X reduced A; B did not differ' is two findings."""
+    rules = effect_rules().reader
+    parts = []
+    for part in _split_clauses(text):
+        part = part.strip(" ,")
+        if _LEADING.match(part) and ", " in part:  # "Although A was not reached, B ...": two clauses
+            head, tail = part.split(", ", 1)
+            parts += [head, tail]
+        elif part:
+            parts.append(part)
+    out = []
+    primary_before = False
+    for part in parts:
+        spelled = _spelled_out(part, abbrs)
+        null = bool(rules.null.search(part)) or _reports_null(part)
+        if null and effect_rules().positive.search(part):
+            null = positive = False  # "modest gains in A and no differences in B": mixed, no evidence either way
+        elif rules.aim.search(part):
+            null = positive = False  # an aim, a hypothesis or a plan: not a finding
+        else:
+            significant = _reports_effect(part)
+            # a results clause supports only with its significance; a conclusion's own words will do, unhedged
+            positive = not null and (
+                significant or (concluding and not rules.hedge.search(part) and bool(_positive_claim(part)))
+            )
+        within = bool(rules.within_group.search(spelled)) and not rules.between_group.search(spelled)
+        safety = bool(rules.safety.search(spelled)) and not rules.efficacy.search(spelled)
+        excluded = bool(rules.secondary.search(spelled) or rules.subgroup.search(spelled)) or within or safety
+        harm = not null and bool(rules.harm.search(part))
+        # "the co-primary analyses showed A, but not B": the clause after the primary's is the primary's too
+        primary = bool(rules.primary.search(spelled)) or (primary_before and not excluded)
+        primary_before = primary
+        out.append(Clause(part, k, _expanded(part, abbrs), null, positive, harm, excluded, primary, _times(part)))
+    return out
+
+
+def _split_clauses(text: str) -> list[str]:
+    """The clauses of a sentence, split outside brackets: '(70.3% vs. 64.3%; P=0.18)' stays with its clause."""
+    out: list[str] = []
+    start = depth = 0
+    for m in _CLAUSE_OR_BRACKET.finditer(text):
+        token = m.group(0)
+        if token in "([":
+            depth += 1
+        elif token in ")]":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(text[start : m.start()])
+            start = m.end()
+    out.append(text[start:])
+    return out
+
+
+def _positive_claim(text: str) -> EffectClaim | None:
+    """A clause that itself claims an effect of the kinds a sentence claims, with no doubt in it."""
+    rules = effect_rules()
+    if rules.negated.search(text):
+        return None
+    kind = claimed_effect(text)
+    return kind if kind in ("decrease", "increase", "benefit", "superiority") else None
+
+
+def _expanded(text: str, abbrs: Abbreviations) -> frozenset[str]:
+    """A text's words with the abstract's own abbreviations spelled out, and the spelled-out ones abbreviated;
+    a hyphenated word counts as its parts too ("Studies-Depression" names depression)."""
+    words = _words(text)
+    more: set[str] = set()
+    if abbrs:
+        tokens = set(_TOKEN.findall(text))
+        for short, _long, long_words in abbrs:
+            if short in tokens:
+                more |= long_words
+            elif long_words and long_words <= words:
+                more.add(_stem(short.lower()))
+    more |= {_stem(p) for w in (*words, *more) if "-" in w for p in w.split("-") if len(p) > 2}
+    return words | more if more else words
+
+
+def _as_duration(m: re.Match[str]) -> str:
+    return f"{m.group(2)} {m.group(1).lower()}s"
+
+
+def _times(text: str) -> frozenset[float]:
+    """The durations a text names, in days: 48 weeks and 336 days are one time point."""
+    if not _DIGIT.search(text):
+        return frozenset()
+    days = (fig.in_days(f) for f in fig.read(text) if f.kind in ("duration", "window"))
+    return frozenset(round(d) for d in days if d)
+
+
+def _spelled_out(text: str, abbrs: Abbreviations) -> str:
+    """The text and the long forms of the abbreviations it uses: "PP analyses" is a per-protocol analysis."""
+    if not abbrs:
+        return text
+    tokens = set(_TOKEN.findall(text))
+    return " ".join([text, *(long for short, long, _ in abbrs if short in tokens)])
+
+
+def _claim(sentence: str, abbrs: Abbreviations) -> Claim | None:
+    """The claimed comparison: the arm before the verb of effect, the comparator after 'compared with'."""
+    rules = effect_rules()
+    text = _CITATION.sub(" ", sentence).strip(" .")
+    verb = None
+    for _kind, pattern in rules.claims:
+        m = pattern.search(text)
+        if m and (verb is None or m.start() < verb.start()):
+            verb = m
+    if verb is None:
+        return None
+    tail = _WORD_TAIL.match(text, verb.end())  # the rest of the verb: "improve" matched in "improved"
+    end = tail.end() if tail else verb.end()
+    before, after = text[: verb.start()], text[end:]
+    cut = rules.reader.comparator.search(after)
+    outcome, comparator = (after[: cut.start()], after[cut.end() :]) if cut is not None else (after, "")
+    generic = rules.reader.generic
+    arm_words, versus_words = _expanded(before, abbrs), _expanded(comparator, abbrs)
+    arm = arm_words - generic or arm_words - _TEMPLATE  # "Usual Care" is an arm, for all its common words
+    versus = versus_words - generic or versus_words
+    named = _expanded(outcome, abbrs) - generic - arm - versus
+    if not named:
+        return None
+    arm_named = _SETTING.sub("", before).strip(" ,")
+    said = f"{' '.join(arm_named.split()[-8:])} against {' '.join(comparator.split()[:8]) or 'its comparator'}"
+    shown = f"{said}, on {' '.join(outcome.split()[:12])}"
+    return Claim(
+        arm,
+        versus,
+        frozenset(named),
+        shown,
+        text[:end],
+        _times(_TIME_POINT.sub(_as_duration, outcome)),
+        cut is not None,
+    )
+
+
+def read_trial(claim: Claim, claimed: EffectClaim, abstract: Source) -> EffectCheck | None:
+    """The claim against the trial's abstract, conclusion first; None when the reader finds nothing to decide.
+
+    A null clause about the claimed outcome, the primary endpoint or the claimed arm decides,
+    even beside a significant result elsewhere: secondary endpoints, subgroups, a change within
+    one arm and safety never count as support for the primary comparison. A significant result
+    the other way (harm, the comparator better) contradicts a claim of benefit.
+    """
+    read = _read(abstract)
+    if claimed in _NI_CLAIMS and _noninferior_for(claim, read) and not _superiority_shown(abstract):
+        return EffectCheck(claimed, _quote(read.noninferior), NONINFERIOR, claim.text)
+    failed = next((c for c in read.conclusion + read.results if c.primary and c.null and not c.excluded), None)
+    if failed is not None:  # the primary endpoint's own null result decides the primary comparison
+        return EffectCheck(claimed, _quote(abstract.sentences[failed.sentence]), CONTRADICTED, claim.text)
+    decided = _decide(claim, claimed, read.conclusion, conclusion=True)
+    if not claim.compared:  # no comparison claimed: only the authors' conclusion is read, then the older rules
+        decided = decided if decided is not None and decided[1].words & claim.outcome else None
+    elif decided is None or (decided[0] == CONSISTENT and not decided[1].words & claim.outcome):
+        # a conclusion that names only the arm is not the last word on this outcome: the results may be
+        decided = _decide(claim, claimed, read.results, conclusion=False) or decided
+    if decided is None:
+        return None
+    verdict, clause = decided
+    return EffectCheck(claimed, _quote(abstract.sentences[clause.sentence]), verdict, claim.text)
+
+
+def _noninferior_for(claim: Claim, read: Read) -> bool:
+    """The design is non-inferiority for this outcome: the trial's design or its primary endpoint's, or a result
+    that names the outcome
+    ("noninferior in HbA1c" says nothing of the hypoglycaemia the sentence claims)."""
+    if not read.noninferior:
+        return False
+    said = read.noninferior
+    return bool(_DESIGN.search(said) or effect_rules().reader.primary.search(said) or _words(said) & claim.outcome)
+
+
+def _superiority_shown(abstract: Source) -> bool:
+    shown = effect_rules().superiority_shown
+    return any(shown.search(s) for s in abstract.sentences)
+
+
+def _decide(
+    claim: Claim, claimed: EffectClaim, clauses: tuple[Clause, ...], conclusion: bool
+) -> tuple[EffectVerdict, Clause] | None:
+    """What these clauses say of the claimed comparison: the clause most closely about it decides.
+
+    A clause is as close as the claimed outcome's words it names, the primary endpoint counting
+    as one more; in the conclusion, naming the claimed arm is enough. A null clause that names
+    no outcome of its own is about the one named just before it. Of equally close clauses, null
+    (or a significant result the other way) wins: the claimed effect must stand on its own.
+    """
+    generic = effect_rules().reader.generic
+    against = claimed in ("benefit", "decrease", "superiority")
+    best: tuple[float, int, Clause] | None = None  # (closeness, null first, clause)
+    before = 0.0  # how close the clause before was
+    for clause in clauses:
+        close = float(len(clause.words & claim.outcome)) + (1.0 if clause.primary else 0.0)
+        close += 1.0 if claim.times & clause.times else 0.0  # the outcome's own time point
+        if not close and conclusion and clause.words & claim.arm:
+            close = 0.5  # in the conclusion, about the claimed comparison if not (by its words) its outcome
+        if clause.excluded:
+            before = close
+            continue
+        null = clause.null or (against and clause.harm)
+        if null and clause.words & claim.comparator and not clause.words & claim.arm:
+            continue  # "the comparator did not …" is about the comparator alone, no comparison of the two
+        if null and not close and not (clause.words - claim.arm - claim.comparator - generic):
+            close = before  # "No differences were found": about the outcome named before
+        before = close
+        if not close or not (null or clause.positive):
+            continue
+        rank = (close, 1 if null else 0, clause)
+        if best is None or rank[:2] > best[:2]:
+            best = rank
+    if best is None:
+        return None
+    return (CONTRADICTED if best[1] else CONSISTENT), best[2]
+
+
 # ---------------------------------------------------------------- one citation's uses, and their findings
 
 _UseKey = tuple[str, str, bool]  # what the use says, its abstract's digest, whether the sentence cites several
@@ -555,7 +936,7 @@ ABSTRACTS: StashKey[dict[str, Source | None]] = StashKey("grounding.abstracts")
 GROUNDED = frozenset({Status.VERIFIED, Status.CONCERN})  # a retracted work's figures are moot
 
 
-CODE_VERSION = "1"  # bumped when what a Grounding holds changes; the rule files' own text is hashed too
+CODE_VERSION = "2"  # bumped when what a Grounding holds changes; the rule files' own text is hashed too
 
 
 @cache
@@ -662,6 +1043,22 @@ def _use(
     return use
 
 
+NONINFERIOR_RULE = catalogue.NONINFERIORITY_CITED_AS_BENEFIT
+CONTRADICTED_RULE = catalogue.CONTRADICTED_BY_SOURCE
+
+
+def raised(use: Grounding) -> list[str]:
+    """The rules a use raises when its sentence cites this one work: what _use_findings makes findings of."""
+    out = []
+    if any(f.found is False for f in use.figures):
+        out.append(catalogue.FIGURE_NOT_IN_SOURCE)
+    if use.effect is not None and use.effect.verdict == CONTRADICTED:
+        out.append(catalogue.CONTRADICTED_BY_SOURCE)
+    if use.effect is not None and use.effect.verdict == NONINFERIOR:
+        out.append(catalogue.NONINFERIORITY_CITED_AS_BENEFIT)
+    return out
+
+
 def _use_findings(use: Grounding, mention: CitationMention, cited: str, what: str) -> list[Finding]:
     """A use's findings: the figures its abstract does not report, and an effect it contradicts."""
     findings: list[Finding] = []
@@ -678,13 +1075,17 @@ def _use_findings(use: Grounding, mention: CitationMention, cited: str, what: st
                 **catalogue.citing(mention, cited),
             )
         )
-    if use.effect is not None and use.effect.verdict == CONTRADICTED:
-        claimed = _CLAIMED_WORDS.get(use.effect.claimed, use.effect.claimed)
+    effect = use.effect
+    if effect is not None and effect.verdict in (CONTRADICTED, NONINFERIOR):
+        claimed = _CLAIMED_WORDS.get(effect.claimed, effect.claimed)
+        read = f" (comparison read: {effect.comparison})" if effect.comparison else ""
+        rule = catalogue.CONTRADICTED_BY_SOURCE if effect.verdict == CONTRADICTED else NONINFERIOR_RULE
+        said = "its abstract says" if effect.verdict == CONTRADICTED else "the trial shows non-inferiority"
         findings.append(
             catalogue.finding(
-                catalogue.CONTRADICTED_BY_SOURCE,
+                rule,
                 mention.span,
-                f"the sentence says {what} {claimed}; its abstract says: \u201c{use.effect.reported}\u201d",
+                f"the sentence says {what} {claimed}{read}; {said}: \u201c{effect.reported}\u201d",
                 **catalogue.citing(mention, cited),
             )
         )

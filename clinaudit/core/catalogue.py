@@ -49,6 +49,7 @@ OFF_TOPIC_CITATION = "off-topic-citation"
 LOW_CREDIBILITY_SOURCE = "low-credibility-source"
 FIGURE_NOT_IN_SOURCE = "figure-not-in-source"
 CONTRADICTED_BY_SOURCE = "contradicted-by-source"
+NONINFERIORITY_CITED_AS_BENEFIT = "noninferiority-cited-as-benefit"
 
 
 class Rule(NamedTuple):  # a NamedTuple: defined at every start, where a dataclass costs a millisecond

@@ -18,7 +18,7 @@ from clinaudit.options import Options as Options  # the public name: every stage
 Verdict = Literal["pass", "fail", "error"]
 TopicVerdict = Literal["yes", "borderline", "no", "unchecked"]
 FieldMatchVerdict = Literal["match", "tolerated", "minor", "mismatch"]
-EffectVerdict = Literal["contradicted", "consistent", "unclear", "unchecked"]
+EffectVerdict = Literal["contradicted", "noninferior", "consistent", "unclear", "unchecked"]
 EffectClaim = Literal["decrease", "increase", "benefit", "association", "significance", "superiority"]
 FigureKind = Literal[
     "percent", "points", "ratio", "ci", "p", "count", "fraction", "rate", "duration", "dose", "measure"
@@ -546,6 +546,7 @@ class EffectCheck:
     claimed: EffectClaim
     reported: str  # the abstract's words that decide it; "" when it says nothing clear
     verdict: EffectVerdict
+    comparison: str = ""  # the comparison the reader took the sentence to claim: "X against Y, on OUTCOME"
 
 
 @compared

@@ -62,9 +62,9 @@ def test_numbers_in_words_a_unicode_minus_and_shared_units():
 
 
 def test_who_was_studied_is_not_a_finding():
-    """An age or a time window says who or when, not what the source found."""
+    """An age says who, not what the source found; a time window is a window, compared only with the same words."""
     assert read("adults aged 65 years or 70-year-old women") == []
-    assert read("deaths within 30 days") == []
+    assert read("deaths within 30 days") == [("window", 30.0, None, "day")]
     assert read("at 6 months, 4.8 months") == [("duration", 6.0, None, "month"), ("duration", 4.8, None, "month")]
 
 
