@@ -52,6 +52,7 @@ from clinaudit.core.models import (
     Finding,
     Grounding,
     Record,
+    Severity,
     Status,
 )
 from clinaudit.core.stash import StashKey
@@ -178,6 +179,11 @@ class Source:
         self._numbers: tuple[fig.Figure, ...] = ()
         self._words: tuple[frozenset[str], ...] | None = None
         self._reports: list[tuple[bool, bool] | None] = [None] * len(sentences)
+
+    @property
+    def concluded(self) -> bool:
+        """Whether the abstract labels its conclusion: the authors' own answer, not a guess at it."""
+        return any(_CONCLUSION.search(label) for label in self.labels if label)
 
     @property
     def by_kind(self) -> dict[str, tuple[fig.Figure, ...]]:
@@ -1012,7 +1018,8 @@ def check_uses(
         use = _use(text, mention, record, several, known, abstracts)
         uses.append(use)
         if not several and record.abstract.strip():
-            findings += _use_findings(use, mention, result.id, what)
+            read = abstract_of(record, abstracts)
+            findings += _use_findings(use, mention, result.id, what, read is not None and read.concluded)
     return tuple(uses), findings
 
 
@@ -1059,8 +1066,16 @@ def raised(use: Grounding) -> list[str]:
     return out
 
 
-def _use_findings(use: Grounding, mention: CitationMention, cited: str, what: str) -> list[Finding]:
-    """A use's findings: the figures its abstract does not report, and an effect it contradicts."""
+def _use_findings(
+    use: Grounding, mention: CitationMention, cited: str, what: str, concluded: bool = True
+) -> list[Finding]:
+    """A use's findings: the figures its abstract does not report, and an effect it contradicts.
+
+    An effect is contradicted at high where the abstract labels its conclusion, the authors' own
+    answer; without one, the reader weighs result sentences alone, and a secondary null result
+    is too often taken for the answer (benchmarks/gate.py: own conclusions cited for their own
+    paper, the conclusion left out, were contradicted 0.06 of the time): medium.
+    """
     findings: list[Finding] = []
     missing = [f for f in use.figures if f.found is False]
     if missing:
@@ -1081,12 +1096,15 @@ def _use_findings(use: Grounding, mention: CitationMention, cited: str, what: st
         read = f" (comparison read: {effect.comparison})" if effect.comparison else ""
         rule = catalogue.CONTRADICTED_BY_SOURCE if effect.verdict == CONTRADICTED else NONINFERIOR_RULE
         said = "its abstract says" if effect.verdict == CONTRADICTED else "the trial shows non-inferiority"
+        unsure = rule == catalogue.CONTRADICTED_BY_SOURCE and not concluded
         findings.append(
             catalogue.finding(
                 rule,
                 mention.span,
-                f"the sentence says {what} {claimed}{read}; {said}: \u201c{effect.reported}\u201d",
+                f"the sentence says {what} {claimed}{read}; {said}: \u201c{effect.reported}\u201d"
+                + ("; the abstract labels no conclusion" if unsure else ""),
                 **catalogue.citing(mention, cited),
+                **({"severity": Severity.MEDIUM} if unsure else {}),
             )
         )
     return findings
