@@ -7,8 +7,10 @@ Two checks, because neither alone is enough:
    refused at once with a clear message, no matter what it would match.
 2. **Empirical**: every other pattern is run against adversarial lines of
    10,000 characters (runs of common characters and of the pattern's own
-   literals and of characters its own classes match, ended by a character that
-   forces a failed match) in a separate
+   literals and of characters its own classes match, and, for each unbounded
+   repeat, what leads up to it followed by a run of strings its body matches in
+   more than one way, each line ended by a character that forces a failed match)
+   in a separate
    Python process. A pattern that does not finish one line within LINE_BUDGET
    seconds is refused. A subprocess is the only portable way to stop `re` in
    the middle of a match: the C matcher cannot be interrupted from a thread,
@@ -28,7 +30,7 @@ import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clinaudit.core.records import compared
 
@@ -183,6 +185,115 @@ def _class_chars(pattern: str, flags: int) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_WITNESSES = 8  # strings tried as one turn of a repeat's body
+_REPEAT_LINES = 24  # lines built from the pattern's repeats, at most
+_SHORT = 50  # a {n} larger than this is sampled as this many turns
+
+
+def _one_char(av: list, negate: bool) -> list[str]:
+    """Up to two characters a character class matches (its members, or for [^…] a common one outside it)."""
+    chars: list[str] = []
+    ranges: list[tuple[int, int]] = []
+    for op, value in av:
+        name = str(op)
+        if name == "LITERAL":
+            chars.append(chr(value))
+            ranges.append((value, value))
+        elif name == "RANGE":
+            chars.append(chr(value[0]))
+            ranges.append(value)
+        elif name == "CATEGORY":
+            chars.append(_CATEGORY_CHAR.get(str(value).removeprefix("CATEGORY_").upper(), "a"))
+    if negate:
+        outside = [c for c in "a0 b.x" if not any(lo <= ord(c) <= hi for lo, hi in ranges)]
+        return outside[:1] or ["\x01"]
+    return list(dict.fromkeys(chars))[:2] or ["a"]
+
+
+def _variants(items: list) -> list[str]:
+    """A few short strings the sub-pattern matches, one per choice of its alternatives (at most _WITNESSES)."""
+    out = [""]
+    for op, av in items:
+        mine = _node_variants(op, av)
+        out = list(dict.fromkeys(a + b for a in out for b in mine))[:_WITNESSES]
+    return out
+
+
+def _node_variants(op, av) -> list[str]:
+    name = str(op)
+    if name == "LITERAL":
+        return [chr(av)]
+    if name == "NOT_LITERAL":
+        return ["a" if av != ord("a") else "b"]
+    if name == "ANY":
+        return ["a"]
+    if name == "IN":
+        negate = bool(av) and str(av[0][0]) == "NEGATE"
+        return _one_char(list(av[1:] if negate else av), negate)
+    if name == "BRANCH":
+        return list(dict.fromkeys(v for branch in av[1] for v in _variants(list(branch))))[:_WITNESSES]
+    if name == "SUBPATTERN":
+        return _variants(list(av[3]))
+    if name == "ATOMIC_GROUP":
+        return _variants(list(av))
+    if op in _REPEATS:
+        turns = min(max(av[0], 1), _SHORT)
+        body = _variants(list(av[2]))
+        return ([""] if av[0] == 0 else []) + [v * turns for v in body]
+    return [""]  # anchors, lookarounds, back-references: nothing of their own
+
+
+def _repeats(items: list) -> list[tuple[Any, Any]]:
+    """Every repeat without a (small) upper bound in the tree, outermost first, as (op, av) nodes."""
+    found: list[tuple[Any, Any]] = []
+    for op, av in items:
+        if op in _REPEATS and (av[1] == _MAXREPEAT or av[1] > _BOUNDED_OUTER):
+            found.append((op, av))
+        for child in _children(op, av):
+            found.extend(_repeats(child))
+    return found
+
+
+def _lead(items: list, target: object) -> str | None:
+    """A string matching what comes before the node `target` in the tree (None: it is not in `items`)."""
+    before = ""
+    for op, av in items:
+        if av is target:
+            return before
+        for child in _children(op, av):
+            inner = _lead(child, target)
+            if inner is not None:
+                return before + inner
+        before += _node_variants(op, av)[-1]
+    return None
+
+
+def _repeat_lines(pattern: str, flags: int) -> list[str]:
+    """Lines that reach each unbounded repeat and then feed it a run of one string its body matches.
+
+    `q(?:[xy]|[x][y])*z` needs its `q` before a run of `xy`, which its body matches as one
+    turn or two: no run of one character, and no line without the `q`, makes it backtrack.
+    """
+    try:
+        tree = _sre_parse.parse(pattern, flags)
+    except re.error:
+        return []
+    items = list(tree.data)
+    lines: list[str] = []
+    for _, av in _repeats(items):
+        lead = _lead(items, av)
+        if lead is None:
+            continue
+        bodies = [v for v in _variants(list(av[2])) if v]
+        witnesses = bodies + [a + b for a in bodies for b in bodies if a != b]
+        for witness in list(dict.fromkeys(witnesses))[:_WITNESSES]:
+            room = LINE_LENGTH - 1 - len(lead)
+            if room <= 0:
+                continue
+            lines.append(lead + (witness * (room // len(witness) + 1))[:room] + "\x00")
+    return list(dict.fromkeys(lines))[:_REPEAT_LINES]
+
+
 def adversarial_lines(pattern: str, flags: int = 0) -> list[str]:
     """10,000-character lines built to make a backtracking matcher work hardest."""
     seeds = list(_COMMON)
@@ -195,7 +306,7 @@ def adversarial_lines(pattern: str, flags: int = 0) -> list[str]:
     for seed in dict.fromkeys(s for s in seeds if s):
         body = (seed * (LINE_LENGTH // len(seed) + 1))[: LINE_LENGTH - 1]
         lines.append(body + "\x00")
-    return lines
+    return list(dict.fromkeys(lines + _repeat_lines(pattern, flags)))
 
 
 _WORKER = r"""

@@ -14,6 +14,7 @@ from clinaudit.cli.common import (
     app,
     fail,
     quiet_broken_pipe,
+    stdout_for,
     warnings_to_stderr,
 )
 from clinaudit.cli.common import (
@@ -128,13 +129,14 @@ def _meter():
 
 def _render(result, format: str, output: Path | None, write_baseline: str | None, view) -> None:
     """The report on stdout or in FILE (written whole, or not at all); --write-baseline prints none."""
-    from clinaudit.report.formats import render
+    from clinaudit.report.formats import FORMATS, render
 
     try:
         if output is None and write_baseline is not None:
             pass  # --write-baseline records the findings; it says what it wrote, not a verdict
         elif output is None:
-            render(format, result, sys.stdout, view)
+            with stdout_for(FORMATS[format].written) as out:
+                render(format, result, out, view)
             sys.stdout.flush()
         else:
             from clinaudit.store import atomic
@@ -200,18 +202,16 @@ class _Tally:
 
 def _stream_corpus(run, output, format: str) -> None:
     """Each record's result written as its batch finishes (JSONL or SARIF); memory stays flat in the number of records."""
-    import contextlib
-
     from clinaudit.core.errors import InputError
     from clinaudit.store import atomic
 
     tally = _Tally()
-    target = contextlib.nullcontext(sys.stdout) if output is None else atomic.replacing(output)
+    from clinaudit.report.formats import FORMATS
+
+    target = stdout_for(FORMATS[format].written) if output is None else atomic.replacing(output)
     try:
         with target as out:
             from importlib import import_module
-
-            from clinaudit.report.formats import FORMATS
 
             stream = import_module(f"clinaudit.report.formats.{FORMATS[format].module}").Stream(
                 out, with_baseline=run.options.baseline is not None

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from collections.abc import Iterator
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO
 
 import typer
 from typer.core import TyperArgument, TyperCommand
@@ -111,6 +112,59 @@ def _fallback(exc: UnicodeError) -> tuple[str, int]:
     from clinaudit.core.text import in_ascii
 
     return in_ascii(exc.object[exc.start : exc.end]), exc.end
+
+
+def _json_escape(exc: UnicodeError) -> tuple[str, int]:
+    """A character the stream cannot encode, as the JSON escape of it (a surrogate pair past U+FFFF).
+
+    Only for JSON: there a non-ASCII character can stand only inside a string, where its escape means the same.
+    """
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    out = []
+    for ch in exc.object[exc.start : exc.end]:
+        code = ord(ch)
+        if code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out), exc.end
+
+
+@contextlib.contextmanager
+def stdout_for(written: str) -> Iterator[TextIO]:
+    """stdout as a format's text should reach it (`Format.written`): itself, or UTF-8 bytes over its buffer.
+
+    A machine format on a pipe whose locale is cp1252, latin-1 or ASCII is still valid JSON: UTF-8, and
+    ASCII with JSON escapes where the stream's own encoding is not UTF-8.
+    """
+    import codecs
+    import io
+
+    stream = sys.stdout
+    encoding = (getattr(stream, "encoding", "") or "").lower().replace("_", "-")
+    buffer = getattr(stream, "buffer", None)
+    if written == "text" or encoding in ("utf-8", "utf8") or buffer is None:
+        yield stream
+        return
+    try:
+        codecs.lookup_error("clinaudit-json")
+    except LookupError:
+        codecs.register_error("clinaudit-json", _json_escape)
+    stream.flush()
+    wrapper = io.TextIOWrapper(
+        buffer,
+        encoding="ascii" if written == "json" else "utf-8",
+        errors="clinaudit-json" if written == "json" else "strict",
+        newline="\n",
+    )
+    try:
+        yield wrapper
+        wrapper.flush()
+    finally:
+        with contextlib.suppress(OSError, ValueError):  # a reader that left: the caller has its error already
+            wrapper.detach()  # stdout's buffer stays open for whatever is printed after
 
 
 def encodable_streams() -> None:

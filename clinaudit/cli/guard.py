@@ -52,6 +52,8 @@ def guard(
         code = run_guard(options, events, verify_timeout, stops, on_start=raise_on_signals, secrets=secrets)
     except ValueError as exc:  # an unknown --stop-on type
         fail(str(exc))
+    except InputError as exc:  # the stream, once read, is past a limit (--max-citations): no verdict, exit 2
+        fail(str(exc))
     raise typer.Exit(code)
 
 

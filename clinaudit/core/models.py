@@ -434,6 +434,7 @@ class Document:
     title: str = ""  # the document's first heading: its subject, for the topic check
     abbreviations: tuple[tuple[str, str], ...] = ()  # (short, long) forms the document defines: "CKD", "…"
     digest: str = ""  # the name its reading is kept under (clinaudit/read/kept.py); "" when not kept
+    text: str | None = None  # the text as read, for the HTML page; None: not held (a stream, a corpus record)
 
 
 @compared
@@ -452,6 +453,7 @@ class FileReport:
     grounded_claims: int = 0  # claims cited in their sentence, table row or list item
     line: int = 0  # a JSONL corpus record's line number (--jsonl-text); 0 for a report file
     record: str | None = None  # a corpus record's id (--jsonl-id); None when it has none
+    text: str | None = None  # the text the audit read, for the HTML page (never read again); None: not held
 
     @property
     def coverage(self) -> float | None:

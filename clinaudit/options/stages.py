@@ -34,6 +34,7 @@ from clinaudit.options.kinds import (
 from clinaudit.options.spec import Spec, option, state
 
 MB = 1024 * 1024
+MAX_CITATIONS = 20_000  # a review of reviews cites a few hundred: past this a report is built to exhaust memory
 JUDGE_BUDGET = 6000  # tokens per judge call, prompt and reply together: fits an 8k-context model
 TOPIC_METHODS = ("auto", "lexical")  # auto: sentence embeddings when the [semantic] extra is installed
 
@@ -45,6 +46,11 @@ class ReadSettings:
     max_bytes: int = option(
         100 * MB, "Largest report to read, in MB.", Number(low=1, whole=True, scale=MB), flag="--max-size",
         key="max-size", metavar="MB", commands=("check", "guard"),
+    )  # fmt: skip
+    max_citations: int = option(
+        MAX_CITATIONS, "Most citations one report may hold; a report with more is an input error.",
+        Number(low=1, whole=True), flag="--max-citations", key="max-citations", metavar="N",
+        commands=("check", "guard"),
     )  # fmt: skip
     exclude: tuple[str, ...] = option(
         (), "Skip reports matching this glob (repeatable).", Strings(), flag="--exclude", key="exclude",

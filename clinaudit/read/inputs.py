@@ -8,6 +8,7 @@ proportional to the chunk, not the file.
 from __future__ import annotations
 
 import errno
+import logging
 import math
 import os
 import re
@@ -22,6 +23,7 @@ from typing import Any, BinaryIO
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CorpusRecord
 from clinaudit.core.records import compared
+from clinaudit.core.text import printable
 
 # What a folder scan picks up. Every report is read as Markdown whatever it is called: CommonMark
 # reads plain prose as plain prose, and LLM-drafted Markdown is often saved as .txt (--plain reads
@@ -96,6 +98,7 @@ def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tu
     """
     found: list[tuple[Path, Source, str]] = []
     folders = [top]
+    root = os.path.realpath(top)
     while folders:
         folder = folders.pop()
         try:
@@ -118,6 +121,11 @@ def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tu
                     continue
                 name = shown(str(path))
                 key = os.path.realpath(path) if entry.is_symlink() else os.path.join(real, entry.name)
+                if entry.is_symlink() and os.path.commonpath([root, key]) != root:
+                    logging.getLogger("clinaudit").warning(
+                        "%s: a link to outside the audited folder; not followed", printable(name)
+                    )  # a folder's content does not choose what else is read, or shown in the HTML page
+                    continue
                 found.append((path, Source(name, path, markdown), key))
             except OSError as exc:
                 found.append((path, Source(shown(str(path)), path, markdown, _problem(shown(str(path)), exc)), ""))

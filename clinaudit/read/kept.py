@@ -192,14 +192,28 @@ def _write(folder: Path | None, name: str, value: Any) -> None:
         del text
         if len(body) > MAX_COPY:
             return
-        folder.mkdir(parents=True, exist_ok=True)
+        _private(folder)
         path = folder / f"{name}.json"
         partial = path.with_name(f".{path.name}.{os.getpid()}")
-        partial.write_bytes(body)
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()  # a crashed run's leftover: O_EXCL below makes the file anew, with our mode
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(handle, "wb") as out:
+            out.write(body)
         os.replace(partial, path)
         _prune(folder)
     except (OSError, TypeError, ValueError):
         pass
+
+
+def _private(folder: Path) -> None:
+    """The folder of kept readings, made (or, made by an older version, narrowed) readable by its owner alone.
+
+    A kept reading holds the audited text's sentences: a report on a shared machine is no one else's to read.
+    """
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o077:
+        os.chmod(folder, 0o700)
 
 
 def folder(cache: str | None) -> Path | None:

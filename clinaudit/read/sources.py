@@ -61,7 +61,7 @@ def read_source(
             document = replace(read, digest=name)
             kept.keep(folder, name, document)
             kept.keep_memo(folder, where, DECISIONS, decided)
-        return document
+        return replace(document, text="".join(text for text, _ in chunks))  # what was audited, for the HTML page
     except InputError as exc:
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
 
@@ -70,7 +70,7 @@ def read_text(name: str, text: str, markdown: bool, known: Known) -> Document:
     """A report held in memory read into a Document (`audit_text`): never kept, read every time."""
     from clinaudit.read.document import read_document
 
-    return read_document(name, [(text, 0)], markdown, known.for_report(name))
+    return replace(read_document(name, [(text, 0)], markdown, known.for_report(name)), text=text)
 
 
 def read_record(record: CorpusRecord, settings: ReadSettings, known: Known) -> Document | FileReport:

@@ -179,6 +179,12 @@ def _named(read: list[Document | FileReport], names: list[tuple[str, int, str | 
 def _audit(items: Sequence[Document | FileReport], run: Run) -> list[FileReport]:
     """lookup → check → report, with every report's ids resolved together; an unreadable report stays an error."""
     options = run.options
+    for item in items:  # before any lookup: what a report holds decides the memory and time of the rest
+        if isinstance(item, Document) and len(item.mentions) > options.max_citations:
+            raise InputError(
+                f"{run.shown.get(item.path, item.path)}: more than {options.max_citations:,} citations "
+                f"({len(item.mentions):,}; raise the limit with --max-citations)"
+            )
     found = lookup.lookup([d for d in items if isinstance(d, Document)], options, run)
     reports = []
     for item in items:

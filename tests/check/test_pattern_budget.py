@@ -136,3 +136,63 @@ def test_the_search_stops_at_the_projects_root(tmp_path):
     assert corrections.files_for(str(project / "r.md"), Options()) == ()
     inside = entry_file(project, r"\bcold cure\b")
     assert corrections.files_for(str(project / "r.md"), Options()) == (str(inside),)
+
+
+SLIPPED = (  # each backtracks on a run of strings its repeat's body matches two ways, after its own first letter
+    r"q(?:[xy]|[x][y])*z",  # an alternation of classes: "xy" is one turn or two
+    r"k(?:a|ab|b)*!",  # an alternation of literals
+    r"m(?:(?:c|d)(?:d|e)|cd)*;",  # a nested group beside a literal branch
+)
+
+
+def test_probes_reach_a_repeat_past_its_lead_and_feed_it_strings_its_body_matches_two_ways():
+    lines = regex_guard.adversarial_lines(SLIPPED[0])
+    assert any(line.startswith("qxyxy") and line.endswith("\x00") for line in lines)
+    assert all(len(line) == regex_guard.LINE_LENGTH for line in lines)
+    verdicts = regex_guard.check_many([(p, 0) for p in SLIPPED] + [(r"\bcold cure\b", 0), (r"q[xy]*z", 0)])
+    assert [v.ok for v in verdicts] == [False, False, False, True, True]
+    assert all("backtracks catastrophically" in v.reason for v in verdicts[:3])
+
+
+def test_a_user_rule_file_with_three_slipped_patterns_is_refused_line_by_line(tmp_path):
+    entries = "".join(
+        f"  - id: slipped-{i}\n    kind: pattern\n    pattern: '{p}'\n    message: m.\n    severity: high\n"
+        f"    source: style guide\n"
+        for i, p in enumerate(SLIPPED)
+    )
+    path = tmp_path / "corrections.yaml"
+    path.write_text("version: 1\nentries:\n" + entries, encoding="utf-8")
+    proc = run("corrections", "check", str(path), cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 2, out
+    assert out.count("backtracks catastrophically") == 3, out
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "r.md").write_text("q" + "xy" * 12 + ".\n", encoding="utf-8")
+    checked = run("check", "r.md", "--offline", cwd=tmp_path)
+    assert checked.returncode == 2 and "backtracks catastrophically" in checked.stderr, checked.stderr
+    assert "Traceback" not in checked.stderr
+
+
+def test_a_patterns_total_time_over_its_sentences_is_capped_with_one_warning(tmp_path, monkeypatch, caplog):
+    from clinaudit.check.corrections import known
+
+    entries, problems = parse_text(entry_file(tmp_path, r"b+c").read_text(), "c.yaml")
+    assert problems == []
+    monkeypatch.setattr(known, "TOTAL_BUDGET", 0.1)
+    monkeypatch.setattr(known, "TEXT_ALLOWANCE", 0.0)
+    slowish = corrections.Corrections.build(entries)
+    sentence = "b" * 3000 + " and then some."  # tens of milliseconds a search: far under the 0.25 s of one sentence
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        for _ in range(100):
+            assert slowish.sentence_hits(sentence) == []
+        assert slowish.sentence_hits("bbbc") == []  # off for the rest of the run
+    warnings = [r.getMessage() for r in caplog.records if "local-pattern" in r.getMessage()]
+    assert len(warnings) == 1 and "sentences" in warnings[0] and "off for the rest of this run" in warnings[0]
+    (regex,) = [item.regex for item in slowish._patterns]
+    assert regex.tried < 100  # switched off part of the way, not after every sentence had paid
+    monkeypatch.setattr(known, "TOTAL_BUDGET", 1.0)
+    monkeypatch.setattr(known, "TEXT_ALLOWANCE", 0.001)
+    fresh = corrections.Corrections.build(entries)
+    for _ in range(2000):
+        fresh.sentence_hits("Aspirin is a drug that bbbc treats.")  # an ordinary pattern on ordinary text
+    assert [e.id for e, _, _ in fresh.sentence_hits("bbbc")] == ["local-pattern"]

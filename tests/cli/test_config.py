@@ -190,6 +190,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             baseline = "baseline.json"
             timeout = 5.5
             max-size = 2
+            max-citations = 500
             email = "me@example.org"
             eutils-url = "http://127.0.0.1:1/eutils"
             ctgov-url = "http://127.0.0.1:1/ctgov"
@@ -224,7 +225,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
     assert options.baseline == str(tmp_path / "baseline.json")
     assert options.exclude == ("drafts/*",)
     assert options.mirror == str(tmp_path / "mirror.sqlite") and options.jobs == 2
-    assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5
+    assert options.max_bytes == 2 * 1024 * 1024 and options.timeout == 5.5 and options.max_citations == 500
     assert options.disable == frozenset({"no-sources"}) and options.enable == frozenset({"weak-citation"})
     assert options.check_urls and options.url_allow_hosts == ("intranet.example", "127.0.0.1", "::1")
     assert options.severity == (("weak-citation", "medium"),)

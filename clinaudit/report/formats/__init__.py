@@ -9,7 +9,7 @@ adding a format touches its module and that line. Modules load on demand, so
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, NamedTuple, TextIO
+from typing import TYPE_CHECKING, Literal, NamedTuple, TextIO
 
 if TYPE_CHECKING:  # the CLI reads FORMATS at start-up: the records load only when a format runs
     from clinaudit.core.models import AuditResult
@@ -28,10 +28,17 @@ class View(NamedTuple):
         return severity == "high" if self.quiet else severity not in self.hide
 
 
+Written = Literal["text", "json", "utf-8"]
+"""How a format's text becomes bytes on stdout: in the stream's own encoding (what a terminal shows), as UTF-8
+with every character the stream's encoding lacks written as a JSON escape (a document a program parses: ASCII on
+a cp1252 or latin-1 pipe, the same data), or as UTF-8 whatever the locale (a page that declares its charset)."""
+
+
 class Format(NamedTuple):
     name: str  # the --format value
     module: str  # clinaudit.report.formats.<module>, imported when the format is used
     about: str  # for the docs and --help
+    written: Written = "text"
 
     def render(self, result: AuditResult, out: TextIO, view: View = View()) -> None:
         import_module(f"{__name__}.{self.module}").render(result, out, view)
@@ -41,12 +48,14 @@ FORMATS: dict[str, Format] = {
     f.name: f
     for f in (
         Format("table", "table_format", "a table for a terminal (the default)"),
-        Format("json", "json_format", "one JSON document, schema version 1"),
-        Format("jsonl", "jsonl_format", "one JSON line per finding"),
-        Format("sarif", "sarif_format", "SARIF 2.1.0, for code scanning"),
+        Format("json", "json_format", "one JSON document, schema version 1", "json"),
+        Format("jsonl", "jsonl_format", "one JSON line per finding", "json"),
+        Format("sarif", "sarif_format", "SARIF 2.1.0, for code scanning", "json"),
         Format("github", "github_format", "GitHub Actions workflow commands (annotations)"),
         Format("markdown", "markdown_format", "a Markdown summary, for a pull-request comment or a step summary"),
-        Format("html", "html_format", "one self-contained HTML page: the report's text with its findings marked"),
+        Format(
+            "html", "html_format", "one self-contained HTML page: the report's text with its findings marked", "utf-8"
+        ),
     )
 }
 

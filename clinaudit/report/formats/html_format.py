@@ -13,9 +13,9 @@ records the databases returned): a hostile report stays text. The page loads not
 CSS and the one script are inline, and a Content-Security-Policy allows exactly those two
 (by their hashes, so the page is the same bytes each run) and nothing else.
 
-The AuditResult carries no text, so the report is read again from its path, by the read
-stage's own reader (`_source`); a report from stdin or a corpus record has no path to read,
-and its page lists the findings alone.
+The page shows the text the audit read, carried on each FileReport (`_source`), never the
+path read again; a report from stdin, one read as a stream (over 8 MB) or a corpus record
+carries none, and its page lists the findings alone.
 """
 
 from __future__ import annotations
@@ -27,10 +27,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
-from pathlib import Path
 from typing import NamedTuple, TextIO
 
-from clinaudit.core.errors import InputError
 from clinaudit.core.models import (
     AuditResult,
     CitationKind,
@@ -45,7 +43,6 @@ from clinaudit.core.models import (
     distinct_works,
 )
 from clinaudit.core.text import counted, printable, shown
-from clinaudit.read.inputs import Source, read_chunks
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import shown_path
 
@@ -777,26 +774,21 @@ def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Ite
 def _source(report: FileReport) -> tuple[list[str] | None, str]:
     """The report's lines as the audit read them, or None and why they are not shown.
 
-    Read by the read stage's own reader (`read_chunks`): the same UTF-8, byte-order mark and line
-    ends as `check` read, and what it refuses (not UTF-8, UTF-16, a NUL byte) is refused here too.
+    The text the read stage held (`FileReport.text`), never the path read again: a FIFO or a
+    `<(cat r.md)` has nothing left to give, a file rewritten since would show text that was never
+    audited, and a path is not the page's to follow anywhere.
     """
     if report.line or report.record is not None:
         return None, "A corpus record: its text is not shown here, only what was found in it."
-    if report.path == "-":
-        return None, "Read from stdin: its text is not shown here, only what was found in it."
     if report.error:
         return None, ""
-    path = Path(report.path)
-    try:
-        if path.stat().st_size > MAX_SOURCE_BYTES:
-            return None, f"Larger than {MAX_SOURCE_BYTES >> 20} MB: its text is not shown here."
-    except OSError as exc:
-        return None, f"Its text cannot be shown: {exc.strerror or exc}."
-    try:
-        text = "".join(chunk for chunk, _ in read_chunks(Source(report.path, path, True), MAX_SOURCE_BYTES))
-    except InputError as exc:  # changed since `check` read it
-        return None, f"Its text cannot be shown: {str(exc).removeprefix(report.path + ': ')}."
-    lines = text.split("\n")
+    if report.text is None:
+        if report.path == "-":
+            return None, "Read from stdin: its text is not shown here, only what was found in it."
+        return None, f"Larger than {MAX_SOURCE_BYTES >> 20} MB, or read as a stream: its text is not shown here."
+    if len(report.text) > MAX_SOURCE_BYTES:
+        return None, f"Larger than {MAX_SOURCE_BYTES >> 20} MB: its text is not shown here."
+    lines = report.text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the last line's end starts no line
     return lines, ""
