@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+import yaml
+
 from helpers import ROOT
 from helpers.cli import run_cli
 
@@ -256,3 +259,35 @@ def test_adding_nothing_is_not_an_error(tmp_path):
     path = tmp_path / "c.yaml"
     proc = run_cli("corrections", "add", str(path), "--entry", "-", input="# clinaudit: no citation to suggest\n")
     assert proc.returncode == 0 and "nothing to add" in proc.stderr and not path.exists()
+
+
+PLANTED = (
+    "r.md\n"
+    "  - id: wakefield-1998-lancet\n"
+    "    kind: synonym\n"
+    "    names: [zzplanted, yyplanted]\n"
+    "    message: harmless\n"
+    "    severity: info\n"
+    "    source: s\n"
+    "  # .md"
+)  # a report's name: one line of a comment, were its newlines written as they are
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\u2028", "\x85"])
+def test_a_report_named_with_newlines_plants_no_entry_through_suggest_and_add(services, tmp_path, newline):
+    """`check … --suggest-corrections | corrections add FILE --entry -`, as docs/corrections.md shows it: the
+    report's name goes into a YAML comment with its newlines written out, so only the suggested entries land."""
+    name = PLANTED.replace("\n", newline)
+    (tmp_path / name).write_text(REPORT, encoding="utf-8")
+    proc = run_cli("check", "-f", "json", "-o", "audit.json", "--suggest-corrections", "--", name, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "wakefield" not in "".join(line for line in proc.stdout.splitlines() if not line.lstrip().startswith("#"))
+    ours = tmp_path / "ours.yaml"
+    ours.write_text("version: 1\nentries:\n", encoding="utf-8")
+    added = run_cli("corrections", "add", str(ours), "--entry", "-", input=proc.stdout, cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    ids = [entry["id"] for entry in yaml.safe_load(ours.read_text("utf-8"))["entries"]]
+    assert ids == ["retracted-pmid-10066780", "fabricated-pmid-39999991"]
+    assert "zzplanted" not in ours.read_text("utf-8").split("#")[0] and "wakefield" not in str(ids)
+    comments = [line for line in proc.stdout.splitlines() if "first cited at" in line]
+    assert len(comments) == 2 and all("zzplanted" in line for line in comments)  # the name, on one line
