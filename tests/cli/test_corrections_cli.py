@@ -114,20 +114,28 @@ def test_packaged_corrections_apply_by_default_and_can_be_turned_off(tmp_path):
     assert corrections_found(proc.stdout) == {}
 
 
-def test_corrections_option_overrides_by_id(tmp_path):
+def test_a_corrections_option_may_not_replace_a_packaged_entry(tmp_path):
+    """A local entry under a packaged id could reword it into silence: exit 2, one line naming file, line and id."""
     report = tmp_path / "r.md"
     report.write_text(VIOXX)
     extra = tmp_path / "ours.yaml"
     extra.write_text(OVERRIDE)
     proc = run_cli("check", str(report), "--format", "json", "--offline", "--corrections", str(extra))
-    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
-    assert finding["message"] == "withdrawn approval: our own wording of the Vioxx withdrawal"
-    assert finding["source"] == "https://example.org/our-review"
-    # --no-default-corrections keeps files given explicitly
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"clinaudit: error: {extra}:3: 'rofecoxib-withdrawn-2004' is the id of a packaged")
+    # --no-default-corrections leaves the packaged set out: the file's entry is then the only one of that id
     proc = run_cli(
         "check", str(report), "-f", "json", "--offline", "--no-default-corrections", "--corrections", str(extra)
     )
-    assert set(corrections_found(proc.stdout)) == {"correction/rofecoxib-withdrawn-2004"}
+    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
+    assert finding["message"] == "withdrawn approval: our own wording of the Vioxx withdrawal"
+    assert finding["source"] == "https://example.org/our-review"
+    # a word-for-word copy of a packaged entry (a copy of the packaged file) is not a replacement
+    copy = tmp_path / "copy.yaml"
+    copy.write_text((ROOT / "corrections.yaml").read_text("utf-8"))
+    proc = run_cli("check", str(report), "-f", "json", "--offline", "--corrections", str(copy))
+    assert proc.returncode == 1 and "correction/rofecoxib-withdrawn-2004" in corrections_found(proc.stdout)
 
 
 def test_a_broken_corrections_option_stops_the_run(tmp_path):
@@ -143,13 +151,14 @@ def test_a_broken_corrections_option_stops_the_run(tmp_path):
 
 
 def test_the_nearest_project_file_is_found_by_walking_up(tmp_path):
-    (tmp_path / "corrections.yaml").write_text(OVERRIDE)
+    (tmp_path / "corrections.yaml").write_text(OVERRIDE.replace("rofecoxib-withdrawn-2004", "ours-vioxx"))
     folder = tmp_path / "docs" / "2026"
     folder.mkdir(parents=True)
     (folder / "r.md").write_text(VIOXX)
-    proc = run_cli("check", str(folder / "r.md"), "--format", "json", "--offline")
-    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
+    proc = run_cli("check", str(folder / "r.md"), "--format", "json", "--offline", cwd=tmp_path)
+    finding = corrections_found(proc.stdout)["correction/ours-vioxx"]
     assert finding["source"] == "https://example.org/our-review"
+    assert "correction/rofecoxib-withdrawn-2004" in corrections_found(proc.stdout)  # the packaged one stands
     assert "correction/wakefield-1998-lancet" not in corrections_found(proc.stdout)  # nothing else cited
 
 
