@@ -169,3 +169,47 @@ def test_the_install_step_installs_clinaudit_from_the_actions_checkout(tmp_path)
     assert runner.codes["Install clinaudit from the action's checkout"] == 0
     assert (venv / "bin" / "clinaudit").exists()
     assert runner.outputs["audit"]["verdict"] == "fail" and runner.codes["Gate"] == 1
+
+
+# files a pull request can add whose names read as options, were they not after `--`
+OPTION_NAMES = ("--write-baseline=x.md", "--exclude=*.md", "--config=cfg.md")
+HOSTILE_CONFIG = 'fail-on = "never"\ndisable = ["uncited-claim", "no-sources", "dose-without-disclaimer"]\n'
+
+
+def _pull_request(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A repository whose pull request (HEAD against origin/main) adds `files`."""
+    workspace = _workspace(tmp_path, {"README.md": PASSING})
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.org", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.org", GIT_CONFIG_GLOBAL=os.devnull)  # fmt: skip
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-q", "-m", "base")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    for name, text in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text, encoding="utf-8")
+    git("add", "-A")
+    git("commit", "-q", "-m", "change")
+    return workspace
+
+
+def test_file_names_that_read_as_options_are_audited_as_reports(tmp_path):
+    """A pull request adding `--write-baseline=x.md`, `--exclude=*.md` and `--config=cfg.md` (with a cfg.md
+    that turns the gate off) beside a failing docs/bad.md: every name is a path, and the verdict stays fail."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    files = {name: "" for name in OPTION_NAMES} | {"cfg.md": HOSTILE_CONFIG, "docs/bad.md": FAILING}
+    workspace = _pull_request(tmp_path, files)
+    runner = Runner(workspace, tmp_path, {"offline": "true"}, {"base_ref": "main"}, _path_with_this_clinaudit())
+    runner.run()
+    assert set(runner.outputs["paths"]["paths"].split()) == set(files)
+    assert runner.outputs["audit"]["verdict"] == "fail" and runner.codes["Gate"] == 1
+    assert not (workspace / "x.md").exists()  # no baseline was written
+    sarif = json.loads(Path(runner.outputs["audit"]["sarif"]).read_text("utf-8"))
+    audited = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+    assert "docs/bad.md" in audited
+    assert "uncited dose recommendation" in runner.summary.read_text("utf-8")

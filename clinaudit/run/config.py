@@ -1,9 +1,12 @@
 """Settings from `.clinaudit.toml` or `[tool.clinaudit]` in pyproject.toml: found, read and checked.
 
-The file is found by walking up from the first report (or the working directory);
-in one folder `.clinaudit.toml` wins over pyproject.toml, and a pyproject.toml
-without a `[tool.clinaudit]` table is passed over. Keys mirror the CLI flags; how a
-file's values sit under the environment and the flags is clinaudit/run/settings.py.
+The file is the user's: `--config FILE`, else the one found walking up from the working
+directory (never from a report: an audited folder does not choose how it is audited).
+In one folder `.clinaudit.toml` wins over pyproject.toml, and a pyproject.toml without a
+`[tool.clinaudit]` table is passed over. A config file that lies above an audited path
+and is not the run's own is not read; `passed_over` names it, for one warning. Keys
+mirror the CLI flags; how a file's values sit under the environment and the flags is
+clinaudit/run/settings.py.
 
 A mistake (an unknown key, a wrong type, an unknown rule) is an exit-2 error that
 names the file, the line and the key: a typo in a gate must never be ignored.
@@ -24,7 +27,7 @@ from typing import Any
 from clinaudit.core.errors import InputError
 from clinaudit.core.records import compared
 from clinaudit.options import Spec, specs
-from clinaudit.options.kinds import Place, Problem, Url, Urls, describe
+from clinaudit.options.kinds import Place, Problem, describe
 from clinaudit.store.paths import project_root
 
 DOTFILE = ".clinaudit.toml"
@@ -44,11 +47,6 @@ class Key:
     field: str  # the Options field it sets
     spec: Spec
     api: str = ""  # for a service URL: the API it moves (its value goes into service_urls)
-
-    @property
-    def moves_requests(self) -> bool:
-        """A URL: where requests, sentences and keys go. A file found outside the project may not choose it."""
-        return isinstance(self.spec.kind, Url | Urls)
 
 
 @lru_cache(maxsize=1)
@@ -74,14 +72,9 @@ class Config:
     values: dict[str, Any] = field(default_factory=dict)  # key → checked value, paths made absolute
     explicit: bool = False  # named with --config: the user chose it, URLs and all
 
-    @property
-    def trusted(self) -> bool:
-        """Whether it may choose where requests go: named with --config, or inside the working directory's project."""
-        return self.explicit or self.path is None or in_project(self.path)
-
 
 def in_project(path: Path) -> bool:
-    """Whether a config file lies inside the working directory's project (its URLs are then used)."""
+    """Whether a file lies inside the working directory's project."""
     try:
         path.resolve().relative_to(project_root())
     except ValueError:
@@ -92,18 +85,35 @@ def in_project(path: Path) -> bool:
 # ---------------------------------------------------------------- finding and reading the file
 
 
-def start_folder(paths: Iterable[str]) -> Path:
-    """Where to start looking: the first report's folder (a folder given is its own start)."""
+def start_folder(raw: str) -> Path | None:
+    """Where a search from an audited path starts: its folder (a folder given is its own start); None for stdin."""
+    if raw == "-":
+        return None
+    path = Path(raw)
+    try:  # Path.is_dir raises on a folder we may not search (Python < 3.14)
+        is_dir = path.is_dir()
+    except OSError as exc:
+        raise InputError(f"{raw}: cannot read ({_reason(exc)})") from None
+    return (path if is_dir else path.parent).resolve()
+
+
+def passed_over(paths: Iterable[str], used: Config) -> list[Path]:
+    """The config files found walking up from the audited paths that are not the run's own: not read, to name.
+
+    Each folder is searched once, so a pre-commit run over a thousand files costs one walk per folder.
+    """
+    own = used.path.resolve() if used.path is not None else None
+    out: dict[Path, None] = {}
+    seen: set[Path] = set()
     for raw in paths:
-        if raw == "-":
+        start = start_folder(raw)
+        if start is None or start in seen:
             continue
-        path = Path(raw)
-        try:  # Path.is_dir raises on a folder we may not search (Python < 3.14)
-            is_dir = path.is_dir()
-        except OSError as exc:
-            raise InputError(f"{raw}: cannot read ({_reason(exc)})") from None
-        return (path if is_dir else path.parent).resolve()
-    return Path.cwd()
+        seen.add(start)
+        found = find(start)
+        if found is not None and found.resolve() != own:
+            out[found] = None
+    return list(out)
 
 
 def find(start: Path) -> Path | None:
@@ -147,8 +157,9 @@ def _mentions_us(pyproject: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "clinaudit" in data["tool"]
 
 
-def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool = False) -> Config:
-    """The config for this run: `--config FILE`, else the nearest file, else none (`--isolated`: none)."""
+def discover(explicit: str | None = None, isolated: bool = False) -> Config:
+    """The config for this run: `--config FILE`, else the nearest file up from the working directory, else none
+    (`--isolated`: none)."""
     if isolated:
         return Config()
     if explicit is not None:
@@ -160,7 +171,7 @@ def discover(paths: Iterable[str], explicit: str | None = None, isolated: bool =
         if not is_file:
             raise ConfigError(f"{explicit}: no such config file")
         return dataclasses.replace(load(path), explicit=True)
-    found = find(start_folder(paths))
+    found = find(Path.cwd())
     return load(found) if found else Config()
 
 

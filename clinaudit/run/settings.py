@@ -5,11 +5,12 @@ environment's variables, which beat the config file's keys, which beat the defau
 in pip and git. Two lists merge instead of replacing: `--enable` takes a rule back from
 the file's `disable`, `--disable` from its `enable`. Service URLs merge per API.
 
-A config file found by the upward search (not named with `--config`) outside the working
-directory's project may not choose where requests go: its URL keys are ignored, with a
-warning. One inside the project may, but no key follows: NCBI_API_KEY is not sent to an
-E-utilities URL it chose, nor the judge's key to its judge URL. The keys are `Secrets`,
-kept apart from the options.
+Trust follows the user, not the content. The file is `--config FILE` or the one found
+walking up from the working directory, never one beside the reports: a config file above
+an audited path that is not the run's own is not read, and one warning line names it
+(docs/security.md). A found file (not named with `--config`) may move the services, but no
+key follows: NCBI_API_KEY is not sent to an E-utilities URL it chose, nor the judge's key to
+its judge URL. The keys are `Secrets`, kept apart from the options.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ def resolve(
     corrections.yaml; without `config_files` (the stream guard) no config file is looked for."""
     typed = {name: command_line.values[name] for name in command_line.typed}
     _check_rules(typed)
-    found = configs.discover(paths, config, isolated) if config_files else configs.Config()
+    found = configs.discover(config, isolated) if config_files else configs.Config()
+    if config_files and config is None and not isolated:
+        _name_passed_over(paths, found)
     from_file, chose = _file_values(found)
     from_environment = environment.values(specs(), environ)
     secrets = Secrets.from_environment(environ)
@@ -77,15 +80,6 @@ def _file_values(found: configs.Config) -> tuple[dict[str, Any], set[str]]:
     table = configs.keys()
     for name, value in found.values.items():
         key = table[name]
-        if key.moves_requests and not found.trusted:
-            log.warning(
-                "%s: %s ignored: a config file found outside this project (%s) may not choose where "
-                "requests and keys go; name it with --config to use it",
-                configs.shown(found.path) if found.path else "",
-                name,
-                configs.project_root(),
-            )
-            continue
         if key.api:
             urls[key.api] = value
             chose |= set() if found.explicit else {key.api}
@@ -98,6 +92,22 @@ def _file_values(found: configs.Config) -> tuple[dict[str, Any], set[str]]:
     for name in ("enable", "disable"):
         out[name] = frozenset(found.values.get(name, ()))
     return out, chose
+
+
+def _name_passed_over(paths: Iterable[str], found: configs.Config) -> None:
+    """One warning line for each config file in an audited folder: it is not read, whatever it holds."""
+    own = (
+        f"settings come from {configs.shown(found.path)}, the working directory's"
+        if found.path
+        else "the working directory has no config file"
+    )
+    for path in configs.passed_over(paths, found):
+        log.warning(
+            "%s: not applied: a config file in an audited folder%s; %s; name it with --config to use it",
+            configs.shown(path),
+            "" if configs.in_project(path) else " outside this project",
+            own,
+        )
 
 
 def _rule_lists(from_file: dict[str, Any], typed: dict[str, Any]) -> dict[str, frozenset[str]]:

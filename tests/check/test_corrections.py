@@ -264,7 +264,8 @@ def test_retracted_doi_matches_whatever_the_case_or_form():
     assert report.citations[0].status is Status.RETRACTED
 
 
-def test_fabricated_id_from_a_project_file(tmp_path):
+def test_fabricated_id_from_a_project_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the report's project is the working directory's: its corrections apply
     (tmp_path / "corrections.yaml").write_text(
         textwrap.dedent(
             """
@@ -580,7 +581,7 @@ def write_corrections(folder: Path, message: str, extra: str = "") -> Path:
             f"""\
             version: 1
             entries:
-              - id: rofecoxib-withdrawn-2004
+              - id: ours-vioxx
                 kind: withdrawn_approval
                 names: [rofecoxib, Vioxx]
                 withdrawn: marketing
@@ -595,7 +596,8 @@ def write_corrections(folder: Path, message: str, extra: str = "") -> Path:
     return path
 
 
-def test_loading_order_and_override(tmp_path):
+def test_loading_order_and_override(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the project file lies in the working directory's project: it applies
     project = tmp_path / "project"
     (project / "docs").mkdir(parents=True)
     write_corrections(project, "project says so")
@@ -607,19 +609,20 @@ def test_loading_order_and_override(tmp_path):
 
     def message(options: Options) -> str | None:
         known = corrections.for_report(str(report), options)
-        entry = known.entries.get("rofecoxib-withdrawn-2004")
+        entry = known.entries.get("ours-vioxx")
         return entry.message if entry else None
 
     assert message(Options()) == "project says so"  # the nearest file beats the packaged one
     assert message(Options(corrections=(str(extra),))) == "command line says so"  # --corrections beats both
-    assert corrections.for_report(str(report), Options()).entries["rofecoxib-withdrawn-2004"].severity.value == "medium"
+    assert corrections.for_report(str(report), Options()).entries["ours-vioxx"].severity.value == "medium"
     none = corrections.for_report(str(report), Options(no_default_corrections=True))
     assert set(none.entries) == set()  # the packaged set off, and the search for a project file too
     only = corrections.for_report(str(report), Options(no_default_corrections=True, corrections=(str(extra),)))
-    assert set(only.entries) == {"rofecoxib-withdrawn-2004"}  # a file named with --corrections always applies
+    assert set(only.entries) == {"ours-vioxx"}  # a file named with --corrections always applies
     assert "wakefield-1998-lancet" in corrections.for_report(str(report), Options()).entries
     outside = tmp_path / "elsewhere.md"
     outside.write_text("x\n")
+    assert "ours-vioxx" not in corrections.for_report(str(outside), Options()).entries
     assert (
         corrections.for_report(str(outside), Options())
         .entries["rofecoxib-withdrawn-2004"]

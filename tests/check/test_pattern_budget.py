@@ -128,10 +128,11 @@ def test_a_strangers_corrections_yaml_is_not_clinaudits(tmp_path):
     assert corrections.files_for(str(tmp_path / "docs" / "r.md"), Options()) == ()
 
 
-def test_the_search_stops_at_the_projects_root(tmp_path):
+def test_the_search_stops_at_the_projects_root(tmp_path, monkeypatch):
     entry_file(tmp_path, r"\bcold cure\b")  # above the project: someone else's
     project = tmp_path / "repo"
     (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
     (project / "r.md").write_text("x\n", encoding="utf-8")
     assert corrections.files_for(str(project / "r.md"), Options()) == ()
     inside = entry_file(project, r"\bcold cure\b")

@@ -33,11 +33,18 @@ def verdicts(proc) -> dict[str, str]:
     return {Path(f["path"]).name: f["verdict"] for f in json.loads(proc.stdout)["files"]}
 
 
-def test_pyproject_is_found_walking_up_from_the_report(tmp_path):
+def test_pyproject_is_found_walking_up_from_the_working_directory_not_the_report(tmp_path):
     root = project(tmp_path, '[tool.clinaudit]\nfail-on = "medium"\n')
-    proc = run_cli("check", str(root / "docs" / "deep" / "report.md"), "-f", "json", cwd="/")
+    proc = run_cli("check", "deep/report.md", "-f", "json", cwd=root / "docs")
     assert proc.returncode == 1, proc.stderr
     assert verdicts(proc) == {"report.md": "fail"}
+    proc = run_cli("check", str(root / "docs" / "deep" / "report.md"), "-f", "json", cwd="/")
+    assert proc.returncode == 0, proc.stderr  # the report's project is not the user's: its file is not read
+    assert verdicts(proc) == {"report.md": "pass"}
+    (warning,) = proc.stderr.splitlines()[:-1]
+    assert warning.startswith("clinaudit: warning: ")
+    assert f"{root / 'pyproject.toml'}: not applied: ".lstrip("/") in warning  # shown from "/"
+    assert "the working directory has no config file; name it with --config to use it" in warning
 
 
 def test_the_command_line_beats_the_file(tmp_path):

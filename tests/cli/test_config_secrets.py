@@ -1,7 +1,7 @@
 """A config file inside the folder being audited cannot choose where the NCBI key or the judge's key goes.
 
-A `.clinaudit.toml` found by the upward search may set service and judge URLs only when it
-lies inside the working directory's project; even then no key is sent to a host it chose.
+A `.clinaudit.toml` in an audited folder is not read at all: settings come from the one found
+walking up from the working directory, and even that one sends no key to a host it chose.
 Named with --config, or set in the environment, a URL is the user's own and gets the key.
 The "attacker" is the recorded services' loopback server.
 """
@@ -57,15 +57,16 @@ def test_urls_from_a_config_outside_the_project_are_ignored_with_a_warning(tmp_p
     report = write(tmp_path / "theirs", REPORT)
     proc, data, _ = check(report, "--timeout", "3")
     assert keyed.total() == 0  # the file's host got nothing, key or no key
-    assert "eutils-url ignored: a config file found outside this project" in proc.stderr
+    assert "theirs/.clinaudit.toml: not applied: a config file in an audited folder outside this project" in proc.stderr
     assert statuses(data) == {"pmid:29768149": "unverifiable"}
     assert SECRET not in proc.stdout + proc.stderr
 
 
 def test_a_found_config_inside_the_project_moves_the_requests_but_not_the_key(tmp_path, keyed, monkeypatch):
     here = project(tmp_path / "repo")
-    monkeypatch.chdir(here)
-    hostile_config(here / "docs", keyed)
+    (here / "docs").mkdir()
+    monkeypatch.chdir(here / "docs")
+    hostile_config(here, keyed)  # the project's own, found walking up from docs/
     report = write(here / "docs", REPORT)
     _, data, _ = check(report)
     assert statuses(data) == {"pmid:29768149": "verified"}
@@ -95,7 +96,7 @@ def test_the_judge_url_of_a_found_config_gets_no_key(tmp_path, monkeypatch):
     here = project(tmp_path / "repo")
     monkeypatch.chdir(here)
     (here / "docs").mkdir()
-    found = here / "docs" / ".clinaudit.toml"
+    found = here / ".clinaudit.toml"
     found.write_text('judge-url = "http://127.0.0.1:9/v1"\n', encoding="utf-8")
     monkeypatch.setenv("CLINAUDIT_JUDGE_API_KEY", "judge-secret")
     monkeypatch.setenv("CLINAUDIT_JUDGE_MODEL", "m")

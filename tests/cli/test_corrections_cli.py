@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+import yaml
+
 from helpers import ROOT
 from helpers.cli import run_cli
 
@@ -111,20 +114,28 @@ def test_packaged_corrections_apply_by_default_and_can_be_turned_off(tmp_path):
     assert corrections_found(proc.stdout) == {}
 
 
-def test_corrections_option_overrides_by_id(tmp_path):
+def test_a_corrections_option_may_not_replace_a_packaged_entry(tmp_path):
+    """A local entry under a packaged id could reword it into silence: exit 2, one line naming file, line and id."""
     report = tmp_path / "r.md"
     report.write_text(VIOXX)
     extra = tmp_path / "ours.yaml"
     extra.write_text(OVERRIDE)
     proc = run_cli("check", str(report), "--format", "json", "--offline", "--corrections", str(extra))
-    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
-    assert finding["message"] == "withdrawn approval: our own wording of the Vioxx withdrawal"
-    assert finding["source"] == "https://example.org/our-review"
-    # --no-default-corrections keeps files given explicitly
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"clinaudit: error: {extra}:3: 'rofecoxib-withdrawn-2004' is the id of a packaged")
+    # --no-default-corrections leaves the packaged set out: the file's entry is then the only one of that id
     proc = run_cli(
         "check", str(report), "-f", "json", "--offline", "--no-default-corrections", "--corrections", str(extra)
     )
-    assert set(corrections_found(proc.stdout)) == {"correction/rofecoxib-withdrawn-2004"}
+    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
+    assert finding["message"] == "withdrawn approval: our own wording of the Vioxx withdrawal"
+    assert finding["source"] == "https://example.org/our-review"
+    # a word-for-word copy of a packaged entry (a copy of the packaged file) is not a replacement
+    copy = tmp_path / "copy.yaml"
+    copy.write_text((ROOT / "corrections.yaml").read_text("utf-8"))
+    proc = run_cli("check", str(report), "-f", "json", "--offline", "--corrections", str(copy))
+    assert proc.returncode == 1 and "correction/rofecoxib-withdrawn-2004" in corrections_found(proc.stdout)
 
 
 def test_a_broken_corrections_option_stops_the_run(tmp_path):
@@ -140,13 +151,14 @@ def test_a_broken_corrections_option_stops_the_run(tmp_path):
 
 
 def test_the_nearest_project_file_is_found_by_walking_up(tmp_path):
-    (tmp_path / "corrections.yaml").write_text(OVERRIDE)
+    (tmp_path / "corrections.yaml").write_text(OVERRIDE.replace("rofecoxib-withdrawn-2004", "ours-vioxx"))
     folder = tmp_path / "docs" / "2026"
     folder.mkdir(parents=True)
     (folder / "r.md").write_text(VIOXX)
-    proc = run_cli("check", str(folder / "r.md"), "--format", "json", "--offline")
-    finding = corrections_found(proc.stdout)["correction/rofecoxib-withdrawn-2004"]
+    proc = run_cli("check", str(folder / "r.md"), "--format", "json", "--offline", cwd=tmp_path)
+    finding = corrections_found(proc.stdout)["correction/ours-vioxx"]
     assert finding["source"] == "https://example.org/our-review"
+    assert "correction/rofecoxib-withdrawn-2004" in corrections_found(proc.stdout)  # the packaged one stands
     assert "correction/wakefield-1998-lancet" not in corrections_found(proc.stdout)  # nothing else cited
 
 
@@ -256,3 +268,35 @@ def test_adding_nothing_is_not_an_error(tmp_path):
     path = tmp_path / "c.yaml"
     proc = run_cli("corrections", "add", str(path), "--entry", "-", input="# clinaudit: no citation to suggest\n")
     assert proc.returncode == 0 and "nothing to add" in proc.stderr and not path.exists()
+
+
+PLANTED = (
+    "r.md\n"
+    "  - id: wakefield-1998-lancet\n"
+    "    kind: synonym\n"
+    "    names: [zzplanted, yyplanted]\n"
+    "    message: harmless\n"
+    "    severity: info\n"
+    "    source: s\n"
+    "  # .md"
+)  # a report's name: one line of a comment, were its newlines written as they are
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r", "\u2028", "\x85"])
+def test_a_report_named_with_newlines_plants_no_entry_through_suggest_and_add(services, tmp_path, newline):
+    """`check … --suggest-corrections | corrections add FILE --entry -`, as docs/corrections.md shows it: the
+    report's name goes into a YAML comment with its newlines written out, so only the suggested entries land."""
+    name = PLANTED.replace("\n", newline)
+    (tmp_path / name).write_text(REPORT, encoding="utf-8")
+    proc = run_cli("check", "-f", "json", "-o", "audit.json", "--suggest-corrections", "--", name, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    assert "wakefield" not in "".join(line for line in proc.stdout.splitlines() if not line.lstrip().startswith("#"))
+    ours = tmp_path / "ours.yaml"
+    ours.write_text("version: 1\nentries:\n", encoding="utf-8")
+    added = run_cli("corrections", "add", str(ours), "--entry", "-", input=proc.stdout, cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    ids = [entry["id"] for entry in yaml.safe_load(ours.read_text("utf-8"))["entries"]]
+    assert ids == ["retracted-pmid-10066780", "fabricated-pmid-39999991"]
+    assert "zzplanted" not in ours.read_text("utf-8").split("#")[0] and "wakefield" not in str(ids)
+    comments = [line for line in proc.stdout.splitlines() if "first cited at" in line]
+    assert len(comments) == 2 and all("zzplanted" in line for line in comments)  # the name, on one line

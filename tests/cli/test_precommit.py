@@ -125,3 +125,26 @@ def test_an_installed_hook_blocks_the_commit(hook_repo, project, hook_env):
         timeout=900,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("hook", ["clinaudit", "clinaudit-offline"])
+def test_staged_files_named_like_options_are_reports_not_flags(hook_repo, tmp_path, hook_env, hook):
+    """pre-commit appends the file names after the hook's entry and args: the entry ends with `--`, so
+    `--write-baseline=x.md`, `--exclude=*.md` and `--config=cfg.md` (cfg.md turning the gate off) are
+    reports, and docs/bad.md still fails the commit."""
+    repo, rev = hook_repo
+    git("init", "-q", cwd=tmp_path, env=hook_env)
+    names = ["--write-baseline=x.md", "--exclude=*.md", "--config=cfg.md"]
+    for name in names:
+        (tmp_path / name).write_text("", encoding="utf-8")
+    (tmp_path / "cfg.md").write_text('fail-on = "never"\ndisable = ["uncited-claim"]\n', encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "bad.md").write_text(FAILING, encoding="utf-8")
+    git("add", "--", *names, "cfg.md", "docs/bad.md", cwd=tmp_path, env=hook_env)
+    proc = pre_commit("try-repo", str(repo), hook, "--ref", rev, "--verbose", cwd=tmp_path, env=hook_env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "Failed" in out and "Passed" not in out
+    assert "docs/bad.md" in out and "uncited dose recommendation" in out
+    assert not (tmp_path / "x.md").exists()  # no baseline written

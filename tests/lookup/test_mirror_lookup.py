@@ -97,7 +97,8 @@ def test_offline_uses_the_mirror_and_the_cache_only(tmp_path, services, mirror):
     assert all(s == "verified" for s in statuses(data).values())  # mirror for some, cache for the rest
 
 
-def test_mirror_from_the_environment_and_the_config(tmp_path, services, mirror):
+def test_mirror_from_the_environment_and_the_config(tmp_path, services, mirror, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the config beside the report is the working directory's
     report = _report(tmp_path)
     _, data, _ = check(report, "--offline", env={"CLINAUDIT_MIRROR": str(mirror)})
     assert all(c.get("source") == "mirror" for c in citations(data).values())

@@ -29,6 +29,12 @@ def web():
         yield server
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """Each test writes its config beside its report: settings come from the working directory's."""
+    monkeypatch.chdir(tmp_path)
+
+
 def checker(allow=LOCAL, **kwargs) -> urlcheck.LinkChecker:
     return urlcheck.LinkChecker(allow, **kwargs)
 

@@ -86,6 +86,7 @@ def test_a_kept_copy_gives_back_exactly_the_document_read(tmp_path, monkeypatch)
 
 
 def test_an_unchanged_report_is_read_once_and_any_change_reads_it_again(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the project a corrections.yaml beside the report must lie in to apply
     report = write(tmp_path, REPORT)
     calls = counting_reads(monkeypatch)
     first = read(report)

@@ -267,10 +267,11 @@ def test_output_file_works_with_every_format(repo, fmt):
 
 def test_pre_commit_hook_definition():
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
-    hook = next(h for h in hooks if h["id"] == "clinaudit")
-    assert hook["entry"] == "clinaudit check"
-    assert hook["language"] == "python"
-    assert hook["types_or"] == ["markdown", "plain-text"]
+    entries = {h["id"]: h["entry"] for h in hooks}
+    assert entries == {"clinaudit": "clinaudit check --", "clinaudit-offline": "clinaudit check --offline --"}
+    for hook in hooks:  # pre-commit appends the file names after the entry: `--` makes each one a path
+        assert hook["language"] == "python"
+        assert hook["types_or"] == ["markdown", "plain-text"]
 
 
 def test_github_actions_example_runs_the_gate_and_uploads_sarif():

@@ -86,7 +86,8 @@ def test_min_coverage_fails_a_report_under_it_and_is_off_by_default(tmp_path):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
-def test_min_coverage_config_key(tmp_path):
+def test_min_coverage_config_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the config beside the report is the working directory's
     (tmp_path / ".clinaudit.toml").write_text("min-coverage = 90\n", encoding="utf-8")
     path = tmp_path / "r.md"
     path.write_text(REPORT, encoding="utf-8")

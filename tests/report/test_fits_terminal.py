@@ -229,7 +229,8 @@ def test_machine_formats_list_everything_and_the_human_ones_hide():
     assert "**9** findings (3 high, 1 medium, 5 low)" in markdown
 
 
-def test_hide_in_a_config_file_and_bad_values(tmp_path):
+def test_hide_in_a_config_file_and_bad_values(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the config beside the report is the working directory's
     report = tmp_path / "r.md"
     report.write_bytes((SAMPLES / "llm_answer.md").read_bytes())
     (tmp_path / ".clinaudit.toml").write_text('hide = ["low"]\n', encoding="utf-8")

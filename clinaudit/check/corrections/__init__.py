@@ -26,6 +26,8 @@ from clinaudit.check.corrections.known import (
     default,
     files_for,
     for_report,
+    name_passed_over,
+    passed_over,
     project_file,
     stamps,
 )
@@ -45,6 +47,7 @@ __all__ = [
     "default",
     "files_for",
     "for_report",
+    "passed_over",
     "project_file",
     "stamps",
 ]
@@ -62,4 +65,5 @@ class KnownFailures:
         self, report: ReportContext, cited: tuple[CitationResult, ...], findings: tuple[Finding, ...]
     ) -> tuple[Finding, ...]:
         """Condemned ids' own findings for their generic ones; miscited and confusable citations' findings."""
+        name_passed_over(report.document.path, report.settings, report.run.stash)  # an audited folder's file
         return report.corrections.refine(report.document, cited, findings)

@@ -6,8 +6,10 @@ carries those facts as data (like Vale's styles), each with its source.
 
 Loading order: the packaged defaults (clinaudit/data/corrections.yaml), then the
 nearest corrections.yaml walking up from the report, then each --corrections FILE.
-A later entry with the same id replaces an earlier one; every regex is compiled
-once. Reading and validating the files is clinaudit/check/corrections/schema.py; the check
+A later local entry with the same id replaces an earlier one; every regex is compiled
+once. Trust follows the user, not the content: a corrections.yaml beside a report outside
+the working directory's project is not applied unless --corrections names it, and no local
+entry may take a packaged entry's id (it could silence it), unless it is a copy word for word. Reading and validating the files is clinaudit/check/corrections/schema.py; the check
 that applies them is clinaudit/check/corrections/__init__.py.
 """
 
@@ -41,9 +43,10 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.core.records import compared
-from clinaudit.core.text import LazyRegex
+from clinaudit.core.stash import Stash, StashKey
+from clinaudit.core.text import LazyRegex, shown
 from clinaudit.options import CheckSettings
-from clinaudit.store.paths import folders_up
+from clinaudit.store.paths import folders_up, project_root
 
 _ID_STATUS = {"retracted_id": Status.RETRACTED, "fabricated_id": Status.NOT_FOUND}
 log = logging.getLogger("clinaudit")
@@ -541,13 +544,59 @@ def _start_dir(report: str | None) -> Path | None:
 
 
 def files_for(report: str | None, options: CheckSettings) -> tuple[str, ...]:
-    """The project corrections.yaml found from the report (unless --isolated or --no-default-corrections),
-    then each --corrections FILE."""
-    if options.no_default_corrections or not options.corrections_search:
+    """The project corrections.yaml found from the report (unless --isolated or --no-default-corrections, or
+    it lies outside the working directory's project), then each --corrections FILE."""
+    found = _found(report, options)
+    if found is None or untrusted(found):
         return tuple(options.corrections)
+    return (str(found), *options.corrections)
+
+
+def _found(report: str | None, options: CheckSettings) -> Path | None:
+    if options.no_default_corrections or not options.corrections_search:
+        return None
     start = _start_dir(report)
-    found = project_file(start) if start is not None else None
-    return ((str(found),) if found else ()) + tuple(options.corrections)
+    return project_file(start) if start is not None else None
+
+
+def untrusted(found: Path) -> bool:
+    """A corrections.yaml beside a report outside the working directory's project, not named with --corrections:
+    the audited folder's, not the user's, so it is not applied (it could reword or add nothing the user chose)."""
+    try:
+        found.resolve().relative_to(project_root())
+    except ValueError:
+        return True
+    return False
+
+
+def passed_over(report: str | None, options: CheckSettings) -> Path | None:
+    """The corrections.yaml found from this report that `files_for` leaves out as untrusted, for one warning."""
+    found = _found(report, options)
+    if found is None or not untrusted(found):
+        return None
+    named = {Path(p).resolve() for p in options.corrections}
+    return None if found.resolve() in named else found
+
+
+# the folders of a run's reports already searched, and the corrections files named in a warning
+_PASSED_OVER: StashKey[tuple[set[str], set[Path]]] = StashKey("corrections passed over")
+
+
+def name_passed_over(report: str | None, options: CheckSettings, stash: Stash) -> None:
+    """One warning line a run for each corrections.yaml left out as an audited folder's: one search a folder."""
+    folders, named = stash.get(_PASSED_OVER, lambda: (set(), set()))
+    folder = str(Path(report).parent) if report else ""
+    if folder in folders:
+        return
+    folders.add(folder)
+    found = passed_over(report, options)
+    if found is not None and found not in named:
+        named.add(found)
+        log.warning(
+            "%s: not applied: a corrections file in an audited folder outside this project; "
+            "name it with --corrections to use it",
+            shown(found),
+        )
 
 
 def for_report(report: str | None, options: CheckSettings | None = None) -> Corrections:
@@ -582,13 +631,29 @@ def _merged(default: bool, files: tuple[tuple[str, int, int], ...]) -> Correctio
             entries.append(entry)
             if shipped.get(entry.id) == replace(entry, origin=""):
                 ours.append(entry)  # the packaged entry word for word (a copy of the file): vetted as it is
+            elif default and entry.id in shipped:
+                raise _reused(entry)
     return Corrections.build(entries, vetted=ours)
 
 
+def _reused(entry: Entry) -> InputError:
+    """A local entry under a packaged entry's id would replace it, and so could silence it: refused."""
+    return InputError(
+        f"{entry.origin}: '{entry.id}' is the id of a packaged correction, and a local entry may not replace it; "
+        f'give yours another id (disable = ["correction/{entry.id}"] in your config turns the packaged one off)'
+    )
+
+
 def check_options(options: CheckSettings) -> None:
-    """Load every --corrections file up front, so a broken one stops the run with exit 2."""
+    """Load every --corrections file up front, so a broken one, or one reusing a packaged id, stops the run
+    with exit 2."""
+    from dataclasses import replace
+
+    shipped = {e.id: replace(e, origin="") for e in packaged()} if not options.no_default_corrections else {}
     for path in options.corrections:
-        load_file(path)
+        for entry in load_file(path):
+            if entry.id in shipped and shipped[entry.id] != replace(entry, origin=""):
+                raise _reused(entry)
 
 
 @lru_cache(maxsize=1)

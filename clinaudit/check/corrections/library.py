@@ -356,6 +356,17 @@ def scope_pattern(sentences: list[str]) -> str:
     return "|".join(parts)
 
 
+_YAML_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029"})  # line breaks to YAML, not controls
+
+
+def comment(text: str) -> str:
+    """A report's text (its name) on one YAML comment line: its controls written out, and YAML's other line
+    breaks too (U+0085 is a control already), so a file name can neither end the comment nor start an entry."""
+    from clinaudit.core.text import shown
+
+    return shown(text).translate(_YAML_BREAKS)
+
+
 def suggestions_yaml(result, options=None) -> str:
     """Ready to paste under `entries:` in a corrections.yaml (check each source before you do)."""
     items = suggestions(result, options)
@@ -364,6 +375,6 @@ def suggestions_yaml(result, options=None) -> str:
     parts = ["# clinaudit --suggest-corrections: paste under `entries:` (confirm each source first)\n"]
     for item in items:
         where = item.pop("_where")
-        parts.append(f"  # first cited at {where}\n")
+        parts.append(f"  # first cited at {comment(where)}\n")
         parts.append(dump_entries([item], 2))
     return "".join(parts)
