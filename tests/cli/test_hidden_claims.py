@@ -64,3 +64,50 @@ def test_prose_after_the_entries_of_a_bold_references_line_is_read(tmp_path):
     assert status == 1
     assert len(high(findings)) == 2
     assert not [f for f in findings if f["rule"] == "dangling-reference"]
+
+
+CONTRAINDICATED = [
+    "contra*indicated*",
+    "contra**indicated**",
+    "_contraindicated_",
+    "contraindic&#97;ted",
+    "contraindic&#x61;ted",
+    "contraindic&aacute;ted",
+    "contra&shy;indicated",
+    "contra\u200bindicated",
+    "contr\u0430indic\u0430ted",  # Cyrillic а
+    "c\u043entraindicated",  # Cyrillic о
+    "contraindicat\u0435d",  # Cyrillic е
+    "c\u03bfntraindicated",  # Greek ο
+    "\uff43\uff4f\uff4e\uff54\uff52\uff41\uff49\uff4e\uff44\uff49\uff43\uff41\uff54\uff45\uff44",  # fullwidth
+]
+
+
+@pytest.mark.parametrize("word", CONTRAINDICATED)
+def test_a_claim_word_is_read_as_it_renders(tmp_path, word):
+    text = f"# Warfarin\n\nWarfarin is {word} in pregnancy.\n"
+    status, findings = checked(tmp_path, text)
+    assert status == 1
+    assert [f["claim_type"] for f in high(findings)] == ["contraindication"]
+    guard = guarded(text)
+    assert guard["status"] == 1 and guard["verdict"] != "pass"
+
+
+def test_underscores_inside_a_word_are_no_emphasis_and_stay_as_written(tmp_path):
+    """CommonMark renders `contra_indicated` as written: a reader sees no "contraindicated" there."""
+    _, findings = checked(tmp_path, "# Warfarin\n\nWarfarin is contra_indicated in pregnancy.\n")
+    assert not [f for f in high(findings) if f["claim_type"] == "contraindication"]
+
+
+def test_positions_point_at_the_text_as_written(tmp_path):
+    first = "Rest is good for *every*one. "
+    second = "Warfarin is contra**indicated** in preg&#110;ancy."
+    third = " Aspirin is c\u043entraindicated in children."
+    line = first + second + third
+    _, findings = checked(tmp_path, f"# Warfarin\n\n{line}\n")
+    found = sorted((f["column"], f["end_column"], f["sentence"]) for f in high(findings))
+    assert found == [
+        (len(first) + 1, len(first) + len(second) + 1, second),
+        (len(first) + len(second) + 2, len(line) + 1, third.strip()),
+    ]
+    assert all(f["line"] == 3 for f in high(findings))
