@@ -25,6 +25,7 @@ from clinaudit.check.interface import Check, Citation, Verdict
 from clinaudit.check.meant import PaperMeant
 from clinaudit.check.on_topic import OnTopic
 from clinaudit.check.statuses import Statuses
+from clinaudit.check.support import Support
 from clinaudit.check.suppressions import UnknownRules
 from clinaudit.check.uncited import Uncited, scoped
 from clinaudit.check.unmatched import Unmatched
@@ -53,6 +54,7 @@ CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add i
     Credible(),  # credibility 0–100
     Evidence(),  # evidence level I–V
     Uncited(),  # medical claims no citation covers
+    Support(),  # high claims cited only by what cannot be checked
     Statuses(),  # a finding per bad lookup status
     Unsourced(),  # claims and no citation at all
     Disclaimer(),  # doses without a disclaimer, --require-disclaimer

@@ -190,6 +190,11 @@ class ReportSettings:
         False, "Fail when a citation could not be checked.", Bool(), flag="--strict", off="--no-strict",
         key="strict", commands=("check", "guard"),
     )  # fmt: skip
+    fail_on_unverifiable: bool = option(
+        False, "Fail when a high-severity claim rests only on citations that could not be checked (offline, "
+        "services down): its unverifiable-support finding.", Bool(), flag="--fail-on-unverifiable",
+        off="--no-fail-on-unverifiable", key="fail-on-unverifiable", commands=("check", "guard"),
+    )  # fmt: skip
     enable: frozenset[str] = option(
         frozenset(), "Turn a rule on (repeatable).", Rules(), flag="--enable", key="enable", metavar="RULE"
     )

@@ -35,6 +35,7 @@ from clinaudit.core.models import Severity
 from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex, plural_stem
 from clinaudit.read import anchors
+from clinaudit.read.fold import rendered
 
 WORD = re.compile(r"[a-z][a-z'-]{0,40}[a-z]|[a-z]")  # lower-cased words; bounded, so linear
 _WHY_TERMS = 3  # medical terms quoted in a finding's `why`
@@ -190,7 +191,7 @@ class ClaimRules:
         In a `medical_document` a statement needs no medical word of its own: "The EHCP process
         begins with an assessment by the local authority" needs a source in a report on care.
         """
-        text = sentence.rstrip()
+        text = rendered(sentence).rstrip()  # as it renders: `contra*indicated*`, `&#97;`, a Cyrillic а
         if not text or text.endswith("?"):
             return None
         lowered = text.lower()

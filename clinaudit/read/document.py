@@ -39,6 +39,7 @@ from clinaudit.core.records import compared
 from clinaudit.core.text import counted as text_counted
 from clinaudit.read import citations, claims, sentences
 from clinaudit.read.inputs import LogLines, lines_ended
+from clinaudit.read.shape import reads_as_prose
 
 if TYPE_CHECKING:
     from clinaudit.read.kept import Memo
@@ -283,8 +284,11 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
                 _read_citations_only(unit, index, reading)  # "## Metformin (PMID 123)": cited, not prose
             continue
         if is_reference_heading(unit.section):
-            reading.in_list = True
-            _add_entries(reading, _reference_entries(unit, index, reading), reading.part)
+            if not reads_as_prose(unit.text, bool(unit.links)):
+                reading.in_list = True
+                _add_entries(reading, _reference_entries(unit, index, reading), reading.part)
+            else:  # prose under a reference heading is read as claims; the list goes on after it
+                _read_prose(unit, index, rules, reading, previous)
             continue
         if unit.kind == "paragraph" and citations.is_definition(unit.text):
             _add_entries(reading, _reference_entries(unit, index, reading), DEFINITIONS)

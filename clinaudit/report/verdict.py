@@ -26,7 +26,14 @@ def file_verdict(found: tuple[Finding, ...], options: ReportSettings) -> Verdict
         return FAIL
     if options.strict and any(f.rule == catalogue.UNVERIFIABLE_CITATION for f in found):
         return FAIL
+    if options.fail_on_unverifiable and any(f.rule == catalogue.UNVERIFIABLE_SUPPORT for f in found):
+        return FAIL
     return PASS
+
+
+def unverifiable_claims(findings: Iterable[Finding]) -> int:
+    """The high claims, among the findings shown, that rest only on citations that could not be checked."""
+    return sum(1 for f in findings if f.rule == catalogue.UNVERIFIABLE_SUPPORT)
 
 
 def overall(reports: Iterable[FileReport]) -> Verdict:

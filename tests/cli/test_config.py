@@ -217,6 +217,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             judge-model = "llama3.1:8b"
             judge-budget = 4000
             topic-method = "lexical"
+            fail-on-unverifiable = true
 
             [severity]
             weak-citation = "medium"
@@ -228,6 +229,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
     assert set(loaded.values) == set(keys())
     options = resolved(tmp_path)
     assert options.fail_on == "low" and options.strict and options.offline and options.require_disclaimer
+    assert options.fail_on_unverifiable
     assert options.sources == str(tmp_path / "kb.jsonl")
     assert options.baseline == str(tmp_path / "baseline.json")
     assert options.exclude == ("drafts/*",)

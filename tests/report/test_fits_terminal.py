@@ -174,7 +174,7 @@ def test_a_stream_without_the_ellipsis_gets_three_dots_and_still_fits(tmp_path, 
         env={**os.environ, **env, "COLUMNS": "80"},
         timeout=120,
     )
-    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and b"Traceback" not in proc.stderr, proc.stderr  # a dose cited by an unknown host
     text = proc.stdout.decode("latin-1")
     assert "url:https://www.h..." in text and "\\u2026" not in text
     assert "->" in text  # the arrows in ASCII, as before
@@ -208,7 +208,7 @@ def test_quiet_prints_the_verdict_and_the_high_findings_only():
     proc = run_cli("check", "--offline", "-q", *reports, env={"COLUMNS": "200"})
     assert proc.returncode == 1
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    assert lines[-1].startswith("FAIL  2 files, 13 findings (3 high, 1 medium, 9 low)")
+    assert lines[-1].startswith("FAIL  2 files, 14 findings (3 high, 1 medium, 9 low)")  # and 1 info
     assert len(_rows(proc.stdout, "high")) == 3 and not _rows(proc.stdout, "low") and not _rows(proc.stdout, "medium")
     assert "citation" not in proc.stdout.split("\n")[0] and not any(line.startswith("citation ") for line in lines)
     assert "clean_cited.md" not in proc.stdout  # a report with no high finding: only the verdict's count
@@ -220,13 +220,13 @@ def test_machine_formats_list_everything_and_the_human_ones_hide():
     for fmt in ("json", "sarif", "jsonl"):
         plain = run_cli("check", "--offline", report, "-f", fmt).stdout
         assert run_cli("check", "--offline", report, "-f", fmt, "--hide", "low", "-q").stdout == plain
-    github = run_cli("check", "--offline", report, "-f", "github", "--hide", "low").stdout
+    github = run_cli("check", "--offline", report, "-f", "github", "--hide", "low,info").stdout
     assert "::error " in github and "::warning " in github and "::notice " not in github
     quiet = run_cli("check", "--offline", report, "-f", "github", "-q").stdout
     assert "::error " in quiet and "::warning " not in quiet
     markdown = run_cli("check", "--offline", report, "-f", "markdown", "--hide", "low").stdout
     assert "🔵 low" not in markdown and "5 findings not listed (5 low): `--hide`." in markdown
-    assert "**9** findings (3 high, 1 medium, 5 low)" in markdown
+    assert "**10** findings (3 high, 1 medium, 5 low, 1 info)" in markdown
 
 
 def test_hide_in_a_config_file_and_bad_values(tmp_path, monkeypatch):

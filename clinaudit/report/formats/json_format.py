@@ -20,6 +20,7 @@ from clinaudit.core.models import (
 from clinaudit.core.text import json_text
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
+from clinaudit.report.verdict import unverifiable_claims
 
 SCHEMA_VERSION = 1
 
@@ -203,6 +204,7 @@ def summary(result: AuditResult) -> dict[str, Any]:
         "citations_by_status": dict(sorted(statuses.items())),
         "errors": sum(1 for r in result.files if r.error),
         "suppressed": len(result.suppressed),
+        "unverifiable_claims": unverifiable_claims(result.findings),  # high claims resting only on unchecked ids
     }
 
 

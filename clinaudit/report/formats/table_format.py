@@ -139,6 +139,9 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     )
     if view.quiet:
         return
+    resting = verdict.unverifiable_claims(result.findings)
+    if resting:
+        _say(page, (_unverifiable_note(resting), "yellow"))
     hidden = sum(page.hidden.values())
     if hidden:
         by = ", ".join(f"{page.hidden[s]} {s}" for s in ("medium", "low", "info") if page.hidden.get(s))
@@ -148,6 +151,15 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
     mirrored = _mirror_note(result)
     if mirrored:
         _say(page, (mirrored, "dim"))
+
+
+def _unverifiable_note(count: int) -> str:
+    """The high claims whose only sources could not be checked: cited, but on nothing yet seen."""
+    rest = "rests" if count == 1 else "rest"
+    return (
+        f"{counted(count, 'high claim')} {rest} only on citations that could not be checked "
+        "(unverifiable-support; --fail-on-unverifiable fails on them)"
+    )
 
 
 def _say(page: Page, *parts: tuple[str, str]) -> None:
