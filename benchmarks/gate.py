@@ -127,6 +127,7 @@ def swapped(show: int) -> bool:
     ml_documents = wp.group_medline(medline, rng)
     items = list(qa + medline)
     cells: dict[tuple[str, str, str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    highs: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])  # (basis, rule) -> [swapped, correct]
     shown: list[str] = []
     base = Path(tempfile.mkdtemp(prefix="gate-swapped-"))
     try:
@@ -153,6 +154,8 @@ def swapped(show: int) -> bool:
                 cell[2] += 1
                 cell[3] += file["verdict"] == "fail"
                 for cid in expected[name]:
+                    for rule in {f["rule"] for f in found.get(cid, ()) if fails(f)}:
+                        highs[(basis, rule)][kind == "correct"] += 1
                     failed = any(fails(f) for f in found.get(cid, ()))
                     cell[0] += failed
                     cell[1] += 1
@@ -187,6 +190,9 @@ def swapped(show: int) -> bool:
             ok &= met
             line += f"  (floors: <= 0.01, >= 0.95: {'met' if met else 'NOT met'})"
         print(line)
+    print("\nprecision of each rule's high findings (on swapped citations / all it fired on):")
+    for (basis, rule), (right, wrong) in sorted(highs.items()):
+        print(f"  {basis:10} {rule:26} {share(right, right + wrong)}")
     if shown:
         print("\nmisjudged:\n" + "\n".join(shown))
     return ok
@@ -292,12 +298,15 @@ def references(show: int) -> bool:
     finally:
         keep = base
     tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # failing, flagged, n
+    highs: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # rule -> [on another paper, elsewhere]
     shown: dict[str, list[str]] = defaultdict(list)
     for file in data["files"]:
         name = Path(file["path"]).name
         found = by_citation(file)
         for cid, kind, style in expected[name]:
             mine = found.get(cid, [])
+            for rule in {f["rule"] for f in mine if fails(f)}:
+                highs[rule][kind not in ANOTHER] += 1
             failed = any(fails(f) for f in mine)
             flagged = any(f["rule"] in ("mismatched-reference", "reference-detail", "off-topic-citation") for f in mine)
             cell = tally[(kind, style)]
@@ -333,6 +342,9 @@ def references(show: int) -> bool:
         f"one detail failing {share(*groups['one detail'])}; "
         f"controls failing {share(*control)} (floor <= 0.01: {'met' if met_control else 'NOT met'})"
     )
+    print("\nprecision of each rule's high findings (on 'another paper' entries / all it fired on):")
+    for rule, (right, wrong) in sorted(highs.items()):
+        print(f"  {rule:26} {share(right, right + wrong)}")
     for kind, lines in shown.items():
         print(f"\nmisjudged {kind}:\n" + "\n".join(lines))
     return ok

@@ -35,9 +35,10 @@ BORDERLINE: TopicVerdict = "borderline"
 NO: TopicVerdict = "no"
 UNCHECKED: TopicVerdict = "unchecked"
 SHOWN_TERMS = 6  # matched / missing terms kept for the report
-TERMS_VERSION = 2  # of term extraction; part of Matcher.version, which keys the terms cached with a record
+TERMS_VERSION = 3  # of term extraction; part of Matcher.version, which keys the terms cached with a record
 TOPICAL = frozenset({"entity", "word"})  # what "shares a topic term" counts: not generic words, not numbers
 _MAX_NAME = 6  # words of the longest MeSH name looked for
+OWN_ENTITIES = 3  # a sentence naming this many entities, none in the abstract, is about something else
 
 _TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|[-/](?=[A-Za-z0-9]))*")  # words, hyphens and slashes inside
 _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
@@ -89,6 +90,7 @@ class TopicTables:
     stopwords: frozenset[str]
     generic: frozenset[str]
     version: int = 1  # of data/topic.yaml
+    generic_stems: frozenset[str] = frozenset()  # the generic words' stems: their inflections are generic too
     share_weight: float = 1.0  # what "shares a topic term" takes: an entity (3), or two words (1 each)
     broad: frozenset[str] = frozenset()  # condition words too broad to be a shared topic alone
     common: frozenset[str] = frozenset()  # stemmed words in 2% of abstracts or more (data/common-terms.txt)
@@ -120,6 +122,7 @@ def settings() -> TopicTables:
         lexicon=frozenset(str(w).lower() for w in data["drugs"] + data["conditions"]),
         stopwords=frozenset(str(w).lower() for w in data["stopwords"]),
         generic=frozenset(str(w).lower() for w in data["generic"]),
+        generic_stems=frozenset(topic_stem(str(w).lower()) for w in data["generic"]),
         version=int(data.get("version", 1)),
         share_weight=float(data.get("share_weight", 1)),
         broad=frozenset(str(w).lower() for w in data.get("broad", ())),
@@ -410,7 +413,7 @@ class Matcher:
             if len(lower) < 3 or lower.isdigit() or lower in s.stopwords:
                 continue
             key = topic_stem(lower)
-            if lower in s.generic:
+            if lower in s.generic or key in s.generic_stems:  # "lowers" is as generic as "lower"
                 out.append(Term(part, (key,), "generic", w["generic"]))
             elif lower in s.lexicon or self._drug.search(lower) or self._condition.search(lower):
                 out.append(Term(part, (key,), "entity", w["entity"]))
@@ -514,8 +517,18 @@ class Matcher:
             verdict = YES
         else:
             verdict = BORDERLINE if self.shared_weight(matched) >= self.settings.share_weight else NO
+        named = [t for t in terms if t.kind == "entity"]
+        if (
+            verdict == BORDERLINE
+            and basis == "abstract"
+            and len(named) >= OWN_ENTITIES
+            and not any(t in matched for t in named)
+        ):
+            verdict = NO  # its own drugs, conditions and tests are all absent: shared words do not rescue it
         level = None if verdict == NO else "sentence"
-        if verdict == NO:
+        # a heading speaks for a sentence that names nothing of its own, or against a bare title
+        # (a title names too little to hold a sentence's own entities against: benchmarks/wrong_paper.py)
+        if verdict == NO and (not named or basis == "title"):
             for name, heading in (("section", context.section), ("document", context.document)):
                 if heading and self.shares(heading, rterms.subject, context.abbreviations):
                     verdict, level = BORDERLINE, name

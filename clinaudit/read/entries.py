@@ -21,7 +21,7 @@ from clinaudit.core.text import LazyRegex
 MAX_JOURNAL_WORDS = 12  # "Journal of the American Academy of Child and Adolescent Psychiatry" has 10
 _STRIP = [
     LazyRegex(r"https?://\S+", re.IGNORECASE),
-    LazyRegex(r"\b(?:PMID|PMCID|PubMed\s+ID)\s*:?\s*#?\s*(?:PMC)?\d+", re.IGNORECASE),
+    LazyRegex(r"\b(?:PMID|PMCID|PubMed\s+ID)\s*(?::\s*)?(?:#\s*)?(?:PMC)?\d+", re.IGNORECASE),
     LazyRegex(r"\bdoi\s*:?\s*10\.\d{4,9}/\S+", re.IGNORECASE),
     LazyRegex(r"\b10\.\d{4,9}/\S+"),
     LazyRegex(r"\bNCT[\s_-]?\d{8}\b", re.IGNORECASE),
