@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from clinaudit.core.records import compared
 from clinaudit.read.entries import EntryFields, parse
@@ -76,10 +77,14 @@ def read(text: str, cells: tuple[str, ...] = ()) -> Citing:
 
 def link_references(text: str) -> list[EntryFields]:
     """What a link's text says its target is: "Menon et al. (Lancet 2022)", "Levin (Rev Neurosci 2011)",
-    "Flaherty 2012", or a bare title, which may as well be a description (compared only when close)."""
+    "Flaherty 2012", "AAN Practice Parameter 2009" (a body and a document: its year and title words), or a
+    bare title, which may as well be a description (compared only when close)."""
     found = references(text)
     if found:
         return found
+    label = document_label(text)
+    if label is not None:
+        return label
     m = _LINK_AUTHOR_YEAR.match(text)
     if m is not None and m.group("surname") not in _NOT_SURNAMES:
         initials = m.group("initials") or ""
@@ -129,6 +134,8 @@ def _fields(m: re.Match[str]) -> EntryFields | None:
     if surname in _NOT_SURNAMES:
         return None
     journal = _SPACE.sub(" ", m.group("journal") or "").strip(" .,")
+    if _labels().issued(surname, journal):  # "ACC/AHA and ESC Guidelines 2021": bodies, not authors
+        return None
     initials = m.group("initials") or ""
     return EntryFields(
         text=m.group(0),
@@ -139,6 +146,71 @@ def _fields(m: re.Match[str]) -> EntryFields | None:
         volume=m.group("volume") or "",
         first_page=m.group("page") or "",
     )
+
+
+# ---------------------------------------------------------------- a body and a document
+
+
+class _Labels:
+    """data/labels.yaml: the bodies, kinds of document and document codes a label names."""
+
+    __slots__ = ("_bodies", "_codes", "_documents")
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        bodies = "|".join(re.escape(str(b)) for b in data.get("bodies") or ())
+        phrases = sorted((str(d) for d in data.get("documents") or ()), key=len, reverse=True)  # longest first
+        documents = "|".join(r"\s+".join(re.escape(w) for w in d.split()) for d in phrases)
+        codes = "|".join(f"(?:{c})" for c in data.get("codes") or ())
+        never = "(?!)"  # an empty list names nothing
+        self._bodies = re.compile(rf"(?<![\w])(?:{bodies or never})(?![\w])")
+        self._documents = re.compile(rf"\b(?:{documents or never})\b", re.IGNORECASE)
+        self._codes = re.compile(codes or never)
+
+    def names(self, text: str) -> bool:
+        """Does the text name an issuing body, a kind of document or a document code?"""
+        return bool(self._bodies.search(text) or self._documents.search(text) or self._codes.search(text))
+
+    def issued(self, surname: str, journal: str) -> bool:
+        """An author–year reading that is a body and a document: "AHA" as a surname, "Guidelines" as a journal."""
+        return bool(self._bodies.fullmatch(surname) or (journal and self._documents.fullmatch(journal)))
+
+    def title_words(self, text: str) -> str:
+        """The label without its bodies, codes and years: what may be words of the document's title."""
+        text = self._codes.sub(" ", self._bodies.sub(" ", text))
+        text = _LABEL_YEAR.sub(" ", text)
+        return _SPACE.sub(" ", re.sub(r"[^\w'’-]+", " ", text)).strip()
+
+
+_LABEL_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+LABEL_TITLE_WORDS = 4  # words of a label, bodies and years aside, from which they are compared as a title
+
+
+@lru_cache(maxsize=1)
+def _labels() -> _Labels:
+    from importlib import resources
+
+    from clinaudit.store import yamlfiles
+
+    data = yamlfiles.load(resources.files("clinaudit").joinpath("data/labels.yaml").read_text("utf-8"))
+    return _Labels(data or {})
+
+
+def document_label(text: str) -> list[EntryFields] | None:
+    """What a label naming an issuing body, a kind of document or a document code says ("AAN Practice
+    Parameter 2009", "NICE NG28", "ICHD-3"); None for any other text. Its year is compared (a guideline's
+    year is its paper's, or the one before it), its other words as a title only when close (`loose`):
+    never a first author and a journal, which "AAN" and "Practice Parameter" are not."""
+    labels = _labels()
+    if not labels.names(text):
+        return None
+    found: list[EntryFields] = []
+    years = _LABEL_YEAR.findall(text)
+    if len(set(years)) == 1:
+        found.append(EntryFields(text=text, year=int(years[0])))
+    words = labels.title_words(text)
+    if len(words.split()) >= LABEL_TITLE_WORDS:
+        found.append(EntryFields(text=text, title=words, loose=True))
+    return found
 
 
 def _whole_reference(cell: str) -> EntryFields | None:

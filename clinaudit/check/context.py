@@ -129,13 +129,47 @@ class ReportContext:
         return found
 
     def inline_references(self, mention: CitationMention) -> tuple[metadata.EntryFields, ...]:
-        """What the text around a citation says the cited work is (not the reference list: that is its entry)."""
+        """What the text around a citation says the cited work is (not the reference list: that is its entry).
+
+        Another link's text at the same place describes that link's target, not this one:
+        `[AHA/ASA Guidelines 2012](…); [de Gans et al. (Neurosurgery 2002)](…)` in one cell gives
+        each link its own text, so the row's other text is read with the other links' texts left out.
+        """
         found: list[metadata.EntryFields] = []
         if mention.context is not None:
-            found += self.read(mention.context, mention.sentence).references
+            context, sentence = self._own_place(mention)
+            found += self.read(context, sentence).references
         if mention.ref_text and mention.ref_text not in self.entries:  # link text: "Menon et al. 2022"
             found += [f for f in citing.link_references(mention.ref_text) if f not in found]
         return tuple(found)
+
+    @cached_property
+    def _links(self) -> dict[tuple[str, Context | None], list[tuple[str, str]]]:
+        """Each citing place's links, (id, link text): what another link's text describes."""
+        links: dict[tuple[str, Context | None], list[tuple[str, str]]] = {}
+        for mention in self.document.mentions:
+            if mention.sentence and mention.ref_text and mention.ref_text not in self.entries:
+                links.setdefault((mention.sentence, mention.context), []).append((mention.id, mention.ref_text))
+        return links
+
+    def _own_place(self, mention: CitationMention) -> tuple[Context | None, str]:
+        """The mention's citing text with the texts of the links to other works blanked out."""
+        context, sentence = mention.context, mention.sentence
+        others = {
+            text
+            for cid, text in self._links.get((sentence, context), ())
+            if cid != mention.id and text != mention.ref_text
+        }
+        if not others or context is None:
+            return context, sentence
+
+        def blank(text: str) -> str:
+            for other in sorted(others, key=len, reverse=True):
+                text = text.replace(other, " ")
+            return text
+
+        cells = tuple(blank(cell) for cell in context.cells)
+        return Context(blank(context.text), cells, context.headings), blank(sentence)
 
     @cached_property
     def _citings(self) -> kept.Memo[tuple[str, tuple[str, ...]], citing.Citing]:

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 ECITMATCH_BATCH = 50
 SEARCH_WORDS = 10  # title words AND-ed in one esearch
 CANDIDATES = 3
-_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]")
+_WORD = re.compile(
+    r"[^\W_][\w-]*[^\W_]"
+)  # a title word, its letters any script's: "Côte", "Paraná", "Fernández-González"
 _SEARCH_STOP = frozenset(
     {"a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in", "into", "is", "of", "on", "or", "the"}
     | {"to", "with", "without", "versus", "vs", "after", "among"}

@@ -43,12 +43,18 @@ _UPPER = "A-Z" + "".join(chr(c) for c in (*range(0xC0, 0x250), *range(0x370, 0x5
 _PARTICLES = r"(?:(?:van|von|de|der|den|da|di|du|le|la|del|della|dos|das|do|ter|ten|al|el|bin|ibn|zu|vom|y)\s)*"
 _NAME_WORD = rf"[{_UPPER}][\w'’-]+"  # "O'Byrne", "Darian-Smith", "Al-Hamdan", "Aktaş"
 _INITIALS_RX = rf"(?:[{_UPPER}]{{1,4}}|[{_UPPER}]\.(?:\s?-?[{_UPPER}]\.){{0,3}})"
+# MEDLINE keeps a forename's particles in its initials, in lower case: "Fernández-González dlRM" (de la Rosa M),
+# "Marques dMP", "Rodrigues Mde L", "Reenen Mv". The lower-case part starts with a particle's letter (d, l, v, y,
+# e: de, la, van, y, el), so "mRNA" or "pH" never reads as initials.
+_PARTICLE_INITIALS = (
+    rf"(?:[{_UPPER}]{{0,3}}[dlvye][a-z]{{0,2}}(?:[{_UPPER}]{{1,3}}|\s[{_UPPER}]{{1,2}})|[{_UPPER}]{{1,3}}[a-z])"
+)
 _SUFFIX = r"(?:\s(?:Jr|Sr|II|III|IV|2nd|3rd)\.?)?"
 _NOT_SUFFIX = r"(?!(?:Jr|Sr|II|III|IV)\b)"
 _VANCOUVER_AUTHOR = LazyRegex(
     rf"^\s*(?P<name>(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|le|la|del|dos|"
-    rf"{_NAME_WORD})){{0,3}})\s{_INITIALS_RX}{_SUFFIX})(?=[,.;\s]|$)"
-)
+    rf"{_NAME_WORD})){{0,3}})\s(?:{_INITIALS_RX}{_SUFFIX}(?=[,.;\s]|$)|{_PARTICLE_INITIALS}(?=,)))"
+)  # particle initials only where the list goes on: "Fernández-González dlRM, Zambom-Ferraresi F"
 _APA_AUTHOR = LazyRegex(
     rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s(?:[{_UPPER}]\.\s?-?){{1,4}}"
 )
@@ -71,9 +77,9 @@ _GROUP_LEAD = LazyRegex(rf"^(?P<group>[^,.;]{{0,80}}?{_GROUP_WORDS}[^,.;]{{0,40}
 _ET_AL = LazyRegex(rf"^\s*(?P<surname>{_PARTICLES}{_NAME_WORD})\s+et\s+al\b")
 # one name of an author list: "Palancı AÖ", "van der Berg AB", "Smith JA Jr"; APA: "Flaherty, K. T."
 _LIST_NAME = LazyRegex(
-    rf"^(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|do|le|la|del|dos|{_NAME_WORD})){{0,3}})"
-    rf"\s(?:{_INITIALS_RX}|[{_UPPER}]{{1,3}}[a-z])(?:\s[A-Z])?{_SUFFIX}$"
-)  # "Lim do Y", "Reenen Mv" (van abbreviated), "Smith JA Jr"
+    rf"^(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s(?:van|von|de|der|den|da|di|du|do|le|la|del|dos|{_NAME_WORD})){{0,3}}?)"
+    rf"\s(?:{_INITIALS_RX}|{_PARTICLE_INITIALS})(?:\s[A-Z])?{_SUFFIX}$"
+)  # "Lim do Y", "Reenen Mv" (van abbreviated), "Gonçalves-Pires Mdo R", "Marques dMP", "Smith JA Jr"
 _APA_NAME = LazyRegex(
     rf"(?:^|,\s(?:&\s)?|\s&\s)(?P<surname>{_PARTICLES}{_NAME_WORD}(?:\s{_NAME_WORD}){{0,2}}),\s"
     rf"(?:[{_UPPER}]\.\s?-?){{1,4}}(?=,|\s*\(|\s&|$)"

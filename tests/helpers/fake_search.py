@@ -3,13 +3,15 @@
 esearch answers in the JSON shape of the recorded esearch bodies
 (tests/fixtures/pubmed/esearch); ECitMatch, which has no recorded answer, in the
 plain-text format NCBI documents (see that folder's PROVENANCE.md). A title search
-finds the recorded articles whose title holds every `word[ti]` of the term.
+finds the recorded articles whose title holds every `word[ti]` of the term, as a whole word
+(accents aside, as PubMed searches): "Fern[ti]" does not find "Fernández".
 """
 
 from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 _FIELD = {
     "title": re.compile(rb"<ArticleTitle>(.*?)</ArticleTitle>", re.DOTALL),
@@ -22,6 +24,12 @@ _FIELD = {
 _TAG = re.compile(r"<[^>]+>")
 _TI = re.compile(r"([^\s()]+)\[ti\]", re.IGNORECASE)
 _WORDS = re.compile(r"[a-z0-9]+")
+_TITLE_WORDS = re.compile(r"[^\W_]+")  # PubMed's title words: whole words of any script, accents aside
+
+
+def _folded(text: str) -> set[str]:
+    text = unicodedata.normalize("NFKD", text.lower())
+    return set(_TITLE_WORDS.findall("".join(c for c in text if not unicodedata.combining(c))))
 
 
 def route(fake, path: str, params: dict) -> tuple[int, bytes, str, dict]:
@@ -46,8 +54,8 @@ def _esearch(fake, params: dict):
     retmax = int(params.get("retmax") or 20)
     found = []
     for pmid, article in sorted(fake.articles.items()):
-        title = set(_WORDS.findall(_fields(article)["title"].lower()))
-        if words and all(set(_WORDS.findall(w)) <= title for w in words):
+        title = _folded(_fields(article)["title"])
+        if words and all(_folded(w) <= title for w in words):
             found.append(pmid)
     result = {
         "count": str(len(found)),

@@ -36,6 +36,7 @@ EFETCH_HEAD = (
 )
 EFETCH_TAIL = b"</PubmedArticleSet>"
 _ARTICLE = re.compile(rb"<PubmedArticle\b.*?</PubmedArticle>", re.DOTALL)
+_CITATION = re.compile(rb"<MedlineCitation\b.*?</MedlineCitation>", re.DOTALL)
 _PMID = re.compile(rb"<PMID[^>]*>(\d+)</PMID>")
 MAX_SLEEP = 20.0  # an injected hang never outlives this
 
@@ -452,6 +453,12 @@ def _load_articles() -> dict[str, bytes]:
             pmid = _PMID.search(match.group(0))
             if pmid:
                 articles[pmid.group(1).decode()] = match.group(0)
+    # bare <MedlineCitation> elements cut verbatim from a MEDLINE bulk file: served inside a <PubmedArticle>
+    for path in sorted((FIXTURES / "pubmed/medline").glob("*.xml")):
+        for match in _CITATION.finditer(path.read_bytes()):
+            pmid = _PMID.search(match.group(0))
+            if pmid:
+                articles[pmid.group(1).decode()] = b"<PubmedArticle>" + match.group(0) + b"</PubmedArticle>"
     return articles
 
 

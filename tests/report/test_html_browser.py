@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from clinaudit.report.formats import html_format
+
 from helpers import samples_repo
 from helpers.cli import run_cli
 
@@ -173,6 +175,9 @@ def test_the_filters_hide_low_findings(repo, opened):
     low = page.locator("li.frow[data-sev=low]")
     high = page.locator("li.frow[data-sev=high]")
     assert low.count() > 0 and high.count() > 0
+    assert not low.first.is_visible(), "low findings are collapsed by section"
+    for k in range(page.locator("details.lows").count()):
+        page.locator("details.lows > summary").nth(k).click()
     assert low.first.is_visible()
     total = page.locator("li.frow").count()
     assert page.locator("#shown").inner_text() == f"{total} of {total} findings shown"
@@ -233,3 +238,102 @@ def test_reading_works_without_javascript(repo, services, opened):
     citation.locator("summary").click()
     assert citation.locator(".card").is_visible()
     assert "Inhaled Combined" in citation.locator(".card").inner_text()
+
+
+TRIAGE = """\
+# Stroke plan
+
+## Treatment
+
+Give alteplase 0.9 mg/kg intravenously within 4.5 hours of onset.
+
+Alteplase is contraindicated in patients with active internal bleeding.
+
+As-needed budesonide-formoterol reduces severe exacerbations in mild asthma (PMID: 29768149).
+
+## Monitoring
+
+Check blood pressure every 15 minutes. Monitor neurological status hourly.
+
+Patients often feel tired after a stroke. Most recover some function within months.
+
+## Follow-up
+
+Aspirin reduces the risk of recurrent stroke by 20% (PMID: 10066780).
+
+Most patients regain some walking ability within six months of a stroke.
+"""
+
+
+def _triage_page(repo: Path, opened, width: int = 1400):
+    (repo / "triage.md").write_text(TRIAGE, encoding="utf-8")
+    seen = opened(write_page(repo, "triage.md"))
+    seen.page.set_viewport_size({"width": width, "height": 900})
+    return seen.page
+
+
+def _rows(page) -> list[tuple[str, int]]:
+    """(severity, line) of each row of the findings list, in page order."""
+    return [
+        (row.get_attribute("data-sev"), int((row.locator("a").first.text_content() or "").split(":")[0]))
+        for row in page.locator("li.frow").all()
+    ]
+
+
+RANK = {"high": 3, "medium": 2, "low": 1, "info": 0}
+
+
+def test_the_findings_list_puts_the_worst_first_and_shows_each_sentence(repo, services, opened):
+    page = _triage_page(repo, opened)
+    rows = _rows(page)
+    assert rows[0][0] == "high" and {s for s, _ in rows} >= {"high", "medium", "low"}
+    assert rows == sorted(rows, key=lambda r: (-RANK[r[0]], r[1])), "by severity, then by line"
+    first = page.locator("li.frow").first
+    assert first.is_visible()
+    assert "“Give alteplase 0.9 mg/kg intravenously within 4.5 hours of onset.”" in first.inner_text()
+
+
+def test_low_findings_are_grouped_by_section_and_collapsed(repo, services, opened):
+    page = _triage_page(repo, opened)
+    groups = page.locator("details.lows")
+    names = groups.locator("> summary").all_inner_texts()
+    assert any("Monitoring" in n for n in names) and any("Follow-up" in n for n in names), names
+    assert all(not g.evaluate("d => d.open") for g in groups.all())
+    monitoring = groups.filter(has_text="Monitoring")
+    row = monitoring.locator("li.frow").first
+    assert not row.is_visible()
+    monitoring.locator("> summary").click()
+    assert row.is_visible()
+    lines = [int(a.split(":")[0]) for a in monitoring.locator("li.frow > a").all_text_contents()]
+    assert lines and all(13 <= n <= 15 for n in lines), "only the lines under its heading"
+
+
+def test_a_line_with_a_high_and_a_medium_mark_shows_the_high_colour(repo, services, opened):
+    page = _triage_page(repo, opened)
+    line = page.locator("#f1-L5")  # the dose: uncited (high) and without a disclaimer (medium)
+    assert sorted(line.locator("mark").evaluate_all("ms => ms.map(m => m.dataset.sev)")) == ["high", "medium"]
+    # what the reader sees on the words: the innermost mark's background
+    seen = line.locator(".tx").evaluate(
+        """tx => { const r = [...tx.querySelectorAll('mark')].pop().getBoundingClientRect();
+        let el = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        while (el && el.tagName !== 'MARK') el = el.parentElement;
+        return getComputedStyle(el).backgroundColor; }"""
+    )
+    assert seen == _rgb(html_format.PALETTE["hl-high"][1])
+    number = line.locator(".no").evaluate("n => getComputedStyle(n).backgroundColor")
+    assert number == _rgb(html_format.PALETTE["sev-high"][1]), "the line's number takes the worst colour"
+
+
+def test_on_a_narrow_screen_the_summary_and_high_findings_come_before_the_text(repo, services, opened):
+    page = _triage_page(repo, opened, width=400)
+    top = lambda sel: page.locator(sel).first.evaluate("e => e.getBoundingClientRect().top + window.scrollY")  # noqa: E731
+    text = top(".src")
+    assert top("#summary-h") < text and top("li.frow[data-sev=high]") < text
+    assert top(".sum-rest") > text, "the medium and low findings and the counts follow the text"
+    wide = _triage_page(repo, opened, width=1400)
+    assert wide.locator(".sum-rest").first.evaluate("e => e.getBoundingClientRect().left") < 500, "beside it, wide"
+
+
+def _rgb(colour: str) -> str:
+    r, g, b = (int(colour[k : k + 2], 16) for k in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"

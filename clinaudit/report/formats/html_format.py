@@ -21,12 +21,13 @@ carries none, and its page lists the findings alone.
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 import html
 import re
 from collections import Counter
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import NamedTuple, TextIO
 
 from clinaudit.core.models import (
@@ -70,6 +71,7 @@ def esc_line(text: str) -> str:
     return html.escape(shown(text), quote=True)
 
 
+_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")  # an ATX heading: what groups low findings
 _MARKUP = re.compile("[&<>\"'\n]")  # what `esc` changes besides what `printable` writes out
 _MARKUP_IN_LINE = re.compile("[&<>\"']")
 
@@ -137,6 +139,12 @@ def _css() -> str:
         f"#summary{{padding:1em 1.2em;background:{p['panel'][1]};color:{p['panel'][0]}}}",
         "@media (min-width:75em){main{display:grid;grid-template-columns:26em minmax(0,1fr)}"
         "#summary{position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;box-sizing:border-box}}",
+        # a narrow screen: the verdict, the counts and the high findings, then the text, then the rest
+        "@media (max-width:74.99em){main{display:flex;flex-direction:column}#summary{display:contents}"
+        f".sum-head,.sum-rest{{padding:1em 1.2em;background:{p['panel'][1]};color:{p['panel'][0]}}}"
+        ".sum-head{order:0}.docs{order:1}.sum-rest{order:2}}",
+        "details.lows{margin:.3em 0}details.lows>summary{cursor:pointer}",
+        f".said{{color:{p['muted'][0]}}}",
         "#summary h2{font-size:1.1em;margin:.2em 0 .5em}#summary h3{font-size:1em;margin:1em 0 .3em}",
         "table.counts{border-collapse:collapse}table.counts td,table.counts th{padding:.1em .6em .1em 0;"
         "text-align:left}table.counts td.n{text-align:right}",
@@ -178,7 +186,7 @@ def _css() -> str:
         "ul.cites{list-style:none;padding:0}ul.cites>li{margin:.3em 0}",
         "ul.cites details>summary{cursor:pointer}",
         "ul.cites .card{box-shadow:none}",
-        ".filtered.frow,.filtered.fbadge{display:none}",
+        ".filtered.frow,.filtered.fbadge,.filtered.lows{display:none}",
         "mark.filtered{background:transparent!important;border-bottom-color:transparent!important}",
         ".note{padding:.4em .7em;border-left:4px solid #8a8a8a;background:#f4f5f7}",
         ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
@@ -193,6 +201,7 @@ def _css() -> str:
         rules.append(f".sev-{sev}{{color:{fg};background:{bg};border-color:{fg}}}")
         hl_fg, hl_bg = p[f"hl-{sev}"]
         rules.append(f"mark.hl-{sev}{{color:{hl_fg};background:{hl_bg};border-bottom:2px {UNDERLINE[sev]} {fg}}}")
+        rules.append(f".ln.w-{sev} .no{{color:{fg};background:{bg}}}")
     return "".join(rules)
 
 
@@ -260,17 +269,20 @@ def _summary(result: AuditResult, files: list[_FileView], view: View) -> str:
     findings = [(f, finding, k) for f in files for k, finding in enumerate(f.report.findings)]
     severities = Counter(finding.severity.value for _, finding, _ in findings)
     rules = Counter(finding.rule for _, finding, _ in findings)
-    parts = [
-        '<aside id="summary" aria-labelledby="summary-h"><h2 id="summary-h">Summary</h2>',
+    first, rest = _findings_list(findings, len(files) > 1)
+    parts = [  # what a narrow screen shows before the text (`sum-head`), and after it (`sum-rest`)
+        '<aside id="summary" aria-labelledby="summary-h"><div class="sum-head"><h2 id="summary-h">Summary</h2>',
         _overview(result, files, len(findings)),
         _severity_counts(severities),
-        _rule_counts(rules),
-        _status_counts(Counter(c.status for f in files for c in distinct_works(f.report.citations))),
         _filters(severities, rules) if findings else "",
         _file_index(files) if len(files) > 1 else "",
-        _findings_list(findings, len(files) > 1),
+        first,
+        '</div><div class="sum-rest">',
+        rest,
+        _rule_counts(rules),
+        _status_counts(Counter(c.status for f in files for c in distinct_works(f.report.citations))),
         _suppressed_list(files, view.show_suppressed),
-        "</aside>",
+        "</div></aside>",
     ]
     return "".join(parts)
 
@@ -340,24 +352,70 @@ def _file_index(files: list[_FileView]) -> str:
     return f'<h3>Files</h3><nav aria-label="Files"><ol class="files">{"".join(items)}</ol></nav>'
 
 
-def _findings_list(findings: list[tuple[_FileView, Finding, int]], several: bool) -> str:
-    """Every finding, linked to its badge on the text (or its report's section): the filters count these rows."""
+def _findings_list(findings: list[tuple[_FileView, Finding, int]], several: bool) -> tuple[str, str]:
+    """Every finding, the most severe first and then by file and line, each linked to its badge on the text
+    (or its report's section) and showing its sentence; the filters count these rows.
+
+    Two parts: the high findings, which a narrow screen shows before the text, and the rest after
+    it: medium ones one by one, then low and info ones grouped by their section and collapsed.
+    """
     if not findings:
-        return '<h3 id="findings-h">Findings</h3><p>No findings.</p>'
-    items = []
-    for f, finding, k in findings:
-        where = f"{shown_path(f.report.path)}:" if several else ""
-        items.append(
-            f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
-            f"{_severity_badge(finding.severity.value)} "
-            f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
-            f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{f.unplaced_detail(k)}</li>"
-        )
-    return (
-        '<h3 id="findings-h">Findings</h3>'
-        '<p id="shown" class="meta" aria-live="polite"></p><ol class="findings" aria-labelledby="findings-h">'
-        f"{''.join(items)}</ol>"
+        return '<h3 id="findings-h">Findings</h3><p>No findings.</p>', ""
+    ordered = sorted(findings, key=lambda t: (-t[1].severity.rank, t[0].number, t[1].order()))
+    high = [t for t in ordered if t[1].severity is Severity.HIGH]
+    medium = [t for t in ordered if t[1].severity is Severity.MEDIUM]
+    below = [t for t in ordered if t[1].severity.rank < Severity.MEDIUM.rank]
+    first = '<h3 id="findings-h">Findings</h3><p id="shown" class="meta" aria-live="polite"></p>' + (
+        f'<ol class="findings" aria-labelledby="findings-h">{"".join(_row(t, several) for t in high)}</ol>'
+        if high
+        else ""
     )
+    rest = []
+    if medium:
+        rest.append(
+            f'<ol class="findings" start="{len(high) + 1}" aria-label="Medium findings">'
+            f"{''.join(_row(t, several) for t in medium)}</ol>"
+        )
+    groups: dict[tuple[int, int, str], list[tuple[_FileView, Finding, int]]] = {}  # (-rank, file, section)
+    for t in below:  # in order already: low before info, then by file and line
+        groups.setdefault((-t[1].severity.rank, t[0].number, t[0].section_of(t[2])), []).append(t)
+    at = len(high) + len(medium) + 1
+    for (_, _, section), rows in groups.items():
+        worst = rows[0][1].severity.value
+        where = f"{shown_path(rows[0][0].report.path)}: " if several else ""
+        rest.append(
+            f'<details class="lows" data-sev="{worst}"><summary>{_severity_badge(worst)} '
+            f"{esc_line(where)}{esc_line(section)} · {counted(len(rows), worst + ' finding')}</summary>"
+            f'<ol class="findings" start="{at}">{"".join(_row(t, several) for t in rows)}</ol></details>'
+        )
+        at += len(rows)
+    return first, "".join(rest)
+
+
+def _row(item: tuple[_FileView, Finding, int], several: bool) -> str:
+    """One finding of the list: its badge, its place, its rule, its message and the sentence it is about."""
+    f, finding, k = item
+    where = f"{shown_path(f.report.path)}:" if several else ""
+    said = (
+        f' <span class="said">“{esc(trimmed(finding.sentence))}”</span>' if finding.sentence and k in f.placed else ""
+    )
+    return (
+        f'<li class="frow" data-sev="{finding.severity.value}" data-rule="{esc_line(finding.rule)}">'
+        f"{_severity_badge(finding.severity.value)} "
+        f'<a href="#{f.finding_target(k)}">{esc_line(where)}{finding.span.line}:{finding.span.column}</a> '
+        f"<code>{esc_line(finding.rule)}</code> {esc(finding.message)}{said}{f.unplaced_detail(k)}</li>"
+    )
+
+
+SENTENCE_SHOWN = 140  # characters of a finding's sentence in the list; the text itself shows it whole
+
+
+def trimmed(sentence: str, most: int = SENTENCE_SHOWN) -> str:
+    """A sentence on one line, cut at a word to at most `most` characters, an ellipsis where it was cut."""
+    sentence = " ".join(sentence.split())
+    if len(sentence) <= most:
+        return sentence
+    return sentence[: most - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 def _suppressed_list(files: list[_FileView], show: bool) -> str:
@@ -422,6 +480,14 @@ def _file_verdict(report: FileReport) -> Look:
 # ---------------------------------------------------------------- one report
 
 
+class _Range(NamedTuple):
+    start: int  # 0-based offsets into the line
+    end: int
+    open: str
+    close: str
+    weight: int  # nesting: a heavier range opens inside a lighter one (a finding's severity rank; -1 a citation)
+
+
 class _Insert(NamedTuple):
     column: int  # 0-based offset into the line
     order: int  # at one offset: a citation's status (it ends the text before) before a finding's badge
@@ -441,6 +507,24 @@ class _FileView:
             for k, finding in enumerate(report.findings):
                 if 1 <= finding.span.line <= len(self.lines):
                     self.placed.add(k)
+
+    def section_of(self, k: int) -> str:
+        """The heading a finding stands under: the one it carries, else the nearest heading above its line."""
+        finding = self.report.findings[k]
+        if finding.section:
+            return finding.section
+        headings = self._headings
+        at = bisect.bisect_right(headings, (finding.span.line, "\uffff")) - 1
+        return headings[at][1] if at >= 0 else "Before the first heading"
+
+    @cached_property
+    def _headings(self) -> list[tuple[int, str]]:
+        """(line, heading text) of each Markdown heading of the text, in line order."""
+        return [
+            (number, m.group(1))
+            for number, line in enumerate(self.lines or (), 1)
+            if (m := _HEADING.match(line)) is not None and m.group(1)
+        ]
 
     def unplaced_detail(self, k: int) -> str:
         """For a finding not marked on a line (no text to show): the sentence it is about and the fix, in the list."""
@@ -499,8 +583,9 @@ class _FileView:
 
     def _source_html(self) -> str:
         lines = self.lines or []
-        ranges: dict[int, list[tuple[int, int, str, str]]] = {}  # line -> (start, end, open tag, close tag)
+        ranges: dict[int, list[_Range]] = {}
         inserts: dict[int, list[_Insert]] = {}
+        worst: dict[int, Severity] = {}  # line -> the most severe finding marked on it
         for k, finding in enumerate(self.report.findings):
             if k not in self.placed:
                 continue
@@ -509,14 +594,18 @@ class _FileView:
             inserts.setdefault(span.line, []).append(_Insert(max(span.column - 1, 0), 1, self._badge(k, finding)))
             attrs = f'class="hl-{sev}" data-sev="{sev}" data-rule="{esc_line(finding.rule)}"'
             for line, start, end in _covered(span, lines):
-                ranges.setdefault(line, []).append((start, end, f"<mark {attrs}>", "</mark>"))
+                ranges.setdefault(line, []).append(
+                    _Range(start, end, f"<mark {attrs}>", "</mark>", finding.severity.rank)
+                )
+                if line not in worst or worst[line].rank < finding.severity.rank:
+                    worst[line] = finding.severity
         for k, c in enumerate(self.report.citations):
             span = c.span
             if not self._placed_citation(c):
                 continue
             tone = STATUS_LOOK.get(c.status, Look("", "", "neutral")).tone
             for line, start, end in _covered(span, lines):
-                ranges.setdefault(line, []).append((start, end, f'<span class="cited t-{tone}">', "</span>"))
+                ranges.setdefault(line, []).append(_Range(start, end, f'<span class="cited t-{tone}">', "</span>", -1))
             end_line = min(max(span.end_line, span.line), len(lines))
             at = min(max(span.end_column - 1, 0), len(lines[end_line - 1])) if span.end_line >= span.line else 0
             inserts.setdefault(end_line, []).append(_Insert(at, 0, self._inline_citation(k, c)))
@@ -528,9 +617,10 @@ class _FileView:
                 if (number in ranges or number in inserts)
                 else esc(text)
             )
+            marked = f" w-{worst[number].value}" if number in worst else ""  # its number in the worst one's colour
             out.append(
-                f'<div class="ln" id="f{n}-L{number}"><a class="no" href="#f{n}-L{number}" tabindex="-1">{number}</a>'
-                f'<span class="tx">{body}</span></div>'
+                f'<div class="ln{marked}" id="f{n}-L{number}"><a class="no" href="#f{n}-L{number}" tabindex="-1">'
+                f'{number}</a><span class="tx">{body}</span></div>'
             )
         out.append("</div>")
         return "".join(out)
@@ -750,9 +840,12 @@ def _covered(span, lines: list[str]) -> Iterable[tuple[int, int, int]]:
             yield line, start, end
 
 
-def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Iterable[_Insert]) -> str:
-    """A line with its ranges wrapped (nested, each cut at every boundary) and its inserts put in place."""
-    ranges = list(ranges)
+def _marked(text: str, ranges: Iterable[_Range], inserts: Iterable[_Insert]) -> str:
+    """A line with its ranges wrapped (nested, each cut at every boundary) and its inserts put in place.
+
+    Where marks nest, the most severe is innermost: its colour is the one the text shows.
+    """
+    ranges = sorted(ranges, key=lambda r: r.weight)  # stable: equals keep the findings' order
     inserts = sorted([_Insert(min(i.column, len(text)), i.order, i.html) for i in inserts])
     cuts = sorted({0, len(text), *(r[0] for r in ranges), *(r[1] for r in ranges), *(i.column for i in inserts)})
     out: list[str] = []
@@ -763,10 +856,10 @@ def _marked(text: str, ranges: Iterable[tuple[int, int, str, str]], inserts: Ite
             at_insert += 1
         if b is None or b <= a:
             continue
-        active = [r for r in ranges if r[0] <= a and r[1] >= b]
-        out += [r[2] for r in active]
+        active = [r for r in ranges if r.start <= a and r.end >= b]
+        out += [r.open for r in active]
         out.append(esc(text[a:b]))
-        out += [r[3] for r in reversed(active)]
+        out += [r.close for r in reversed(active)]
     out += [i.html for i in inserts[at_insert:]]
     return "".join(out)
 

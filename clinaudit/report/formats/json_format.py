@@ -18,6 +18,7 @@ from clinaudit.core.models import (
     distinct_works,
 )
 from clinaudit.core.text import json_text
+from clinaudit.report import triage
 from clinaudit.report.baseline import fingerprint
 from clinaudit.report.formats import View
 from clinaudit.report.verdict import unverifiable_claims
@@ -205,6 +206,22 @@ def summary(result: AuditResult) -> dict[str, Any]:
         "errors": sum(1 for r in result.files if r.error),
         "suppressed": len(result.suppressed),
         "unverifiable_claims": unverifiable_claims(result.findings),  # high claims resting only on unchecked ids
+        "top": [top_dict(t) for t in triage.top((r.path, r.findings) for r in result.files)],
+    }
+
+
+def top_dict(item: triage.Top) -> dict[str, Any]:
+    """A top finding (clinaudit/rules/triage.yaml): its kind, then where it is and what it says."""
+    f = item.finding
+    return {
+        "kind": item.kind,
+        "path": item.path,
+        "line": f.span.line,
+        "column": f.span.column,
+        "rule": f.rule,
+        "severity": f.severity.value,
+        "citation": f.citation,
+        "message": f.message,
     }
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, TextIO
 
@@ -41,7 +42,7 @@ from clinaudit.core.models import (
     distinct_works,
 )
 from clinaudit.core.text import counted, encodable
-from clinaudit.report import verdict
+from clinaudit.report import triage, verdict
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown
 
@@ -58,6 +59,8 @@ STATUS_STYLE = {
 
 
 LINES_SHOWN = 30  # line numbers listed in one compact row of low claims
+TOP_SHOWN = 10  # top findings at the head of the output; the rest are in their files' tables
+SENTENCE_SHOWN = 100  # characters of a sentence quoted in the top findings
 
 
 DEFAULT_WIDTH = 140  # a pipe with no usable $COLUMNS: a CI log is wide
@@ -114,6 +117,8 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
         highlight=False,
     )
     page = Page(console, width, asked, _fit_for(out), [], {})
+    if not view.quiet:
+        _top(page, result, view)
     for report in result.files:
         _file(page, report, view)
     counts = {s: 0 for s in ("high", "medium", "low")}
@@ -160,6 +165,39 @@ def _unverifiable_note(count: int) -> str:
         f"{counted(count, 'high claim')} {rest} only on citations that could not be checked "
         "(unverifiable-support; --fail-on-unverifiable fails on them)"
     )
+
+
+def _top(page: Page, result: AuditResult, view: View) -> None:
+    """The head of the output: the findings named first (clinaudit/rules/triage.yaml), at most TOP_SHOWN."""
+    found = [t for t in triage.top((r.path, r.findings) for r in result.files) if view.listed(t.finding.severity.value)]
+    if not found:
+        return
+    kinds = Counter(t.kind for t in found)
+    said = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    _say(page, ("Top findings", "bold"), (f": {said}", ""))
+    several = len(result.files) > 1
+    rows: list[tuple[Cell, ...]] = []
+    for t in found[:TOP_SHOWN]:
+        f = t.finding
+        where = f"{shown(t.path)}:" if several else ""
+        message = f.message.split("\n", 1)[0]
+        if f.sentence and f.rule == UNCITED_CLAIM:
+            message = f"{message}: “{_trimmed(f.sentence)}”"
+        style = SEVERITY_STYLE.get(f.severity.value, "")
+        rows.append((f"{where}{f.span.line}:{f.span.column}", (t.kind, style), printable(message)))
+    _print_grid(page, TOP_COLUMNS, rows)
+    if len(found) > TOP_SHOWN:
+        _say(page, (f"and {counted(len(found) - TOP_SHOWN, 'more top finding')} (listed below)", "dim"))
+    page.console.print()
+
+
+def _trimmed(sentence: str, most: int = SENTENCE_SHOWN) -> str:
+    """A sentence cut at a word to at most `most` characters, an ellipsis where it was cut."""
+    sentence = " ".join(sentence.split())
+    if len(sentence) <= most:
+        return sentence
+    cut = sentence[: most - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def _say(page: Page, *parts: tuple[str, str]) -> None:
@@ -328,6 +366,7 @@ class Column(NamedTuple):
     drop: int = 0  # when even the narrowed columns do not fit, left out: the highest first; 0 never
 
 
+TOP_COLUMNS = (Column("where"), Column("kind"), Column("finding"))
 FINDING_COLUMNS = (
     Column("line:col"),
     Column("severity"),
