@@ -1018,7 +1018,8 @@ def check_uses(
         use = _use(text, mention, record, several, known, abstracts)
         uses.append(use)
         if not several and record.abstract.strip():
-            read = abstract_of(record, abstracts)
+            contradicted = use.effect is not None and use.effect.verdict == CONTRADICTED
+            read = abstract_of(record, abstracts) if contradicted else None  # read only when it decides
             findings += _use_findings(use, mention, result.id, what, read is not None and read.concluded)
     return tuple(uses), findings
 
