@@ -46,4 +46,5 @@ def report(checked: Checked, settings: ReportSettings, run: ReportRun) -> FileRe
         note="" if document.prose else "no prose",
         suppressed=suppressed,
         grounded_claims=sum(1 for c in document.claims if c.grounded),
+        not_claims=document.not_claims,
     )
