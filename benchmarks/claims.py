@@ -161,10 +161,10 @@ def report_expertqa(flags: list[bool], rows: list[tuple[str, bool, str]], label:
     return recall, flagged_no
 
 
-def precision_of_high_types() -> tuple[float, float, int, list[str]]:
-    """Precision over the labelled sentences the detector types high now; strict: standard of care is no approval."""
+def precision_of_high_types() -> tuple[float, int, list[str]]:
+    """Precision over the labelled sentences the detector types high now (standard of care is no approval)."""
     rules = claims.rules()
-    typed = right = strict = 0
+    typed = right = 0
     wrong = []
     for item in jsonl(LABELS):
         found = rules.classify(item["sentence"])
@@ -173,10 +173,9 @@ def precision_of_high_types() -> tuple[float, float, int, list[str]]:
         typed += 1
         if found.name == item["label"]:
             right += 1
-            strict += "standard-of-care" not in item.get("note", "")
         else:
             wrong.append(f"  typed {found.name}, labelled {item['label']}: {item['sentence'][:110]}")
-    return right / max(typed, 1), strict / max(typed, 1), typed, wrong
+    return right / max(typed, 1), typed, wrong
 
 
 def main_figures() -> bool:
@@ -213,12 +212,11 @@ def main_figures() -> bool:
     rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
     share = sum(in_answers(rows, "claim")) / len(rows)
     print(f"  the same, read in their answers: {share:.1%} taken for medical claims")
-    precision, strict, typed, wrong = precision_of_high_types()
+    precision, typed, wrong = precision_of_high_types()
     print(
         f"high-severity types: precision {precision:.1%} "
         f"[{wilson(round(precision * typed), typed)[0]:.1%}, {wilson(round(precision * typed), typed)[1]:.1%}] "
-        f"on {typed} hand-labelled sentences ({LABELS.name}); "
-        f"{strict:.1%} if first-line and treatment-of-choice statements did not count as approval claims"
+        f"on {typed} hand-labelled sentences ({LABELS.name})"
     )
     for w in wrong:
         print(w)

@@ -435,6 +435,8 @@ class Document:
     abbreviations: tuple[tuple[str, str], ...] = ()  # (short, long) forms the document defines: "CKD", "…"
     digest: str = ""  # the name its reading is kept under (clinaudit/read/kept.py); "" when not kept
     text: str | None = None  # the text as read, for the HTML page; None: not held (a stream, a corpus record)
+    # what its structure says is no claim, by kind (clinaudit/read/structure.py): (kind, lines), counted, never dropped
+    not_claims: tuple[tuple[str, int], ...] = ()
 
 
 @compared
@@ -454,6 +456,7 @@ class FileReport:
     line: int = 0  # a JSONL corpus record's line number (--jsonl-text); 0 for a report file
     record: str | None = None  # a corpus record's id (--jsonl-id); None when it has none
     text: str | None = None  # the text the audit read, for the HTML page (never read again); None: not held
+    not_claims: tuple[tuple[str, int], ...] = ()  # (kind, lines) its structure says are no claims
 
     @property
     def coverage(self) -> float | None:
@@ -501,6 +504,15 @@ class AuditResult:
     @property
     def suppressed(self) -> tuple[Suppressed, ...]:
         return tuple(s for report in self.files for s in report.suppressed)
+
+    @property
+    def not_claims(self) -> dict[str, int]:
+        """Lines every report's structure says are no claims, by kind, in the order first met."""
+        total: dict[str, int] = {}
+        for report in self.files:
+            for kind, lines in report.not_claims:
+                total[kind] = total.get(kind, 0) + lines
+        return total
 
 
 @compared

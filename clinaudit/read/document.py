@@ -37,7 +37,7 @@ from clinaudit.core.models import (
 )
 from clinaudit.core.records import compared
 from clinaudit.core.text import counted as text_counted
-from clinaudit.read import citations, claims, sentences
+from clinaudit.read import citations, claims, sentences, structure
 from clinaudit.read.inputs import LogLines, lines_ended
 from clinaudit.read.shape import reads_as_prose
 
@@ -158,6 +158,8 @@ class _Reading:
     # A cited lead-in ("Doses, per the guideline [3]:") or table caption cites the list or table below it:
     # "lead-in" or "caption" while that list or table is read, else "".
     above: CitationScope = ""  # "lead-in" or "caption": what above the list or table cites it
+    table: structure.Table | None = None  # what the header of the table being read says its rows are
+    not_claims: dict[str, int] = field(default_factory=dict)  # kind → lines its structure says are no claims
 
 
 def read_document(
@@ -191,7 +193,7 @@ def _read_document(
             continue
         parsed = parse_markdown(text, line_base, state) if markdown else parse_text(text, line_base, state)
         state = parsed.state
-        _read_units(parsed, reading)
+        _read_units(parsed, reading, lines_ended(text))
         reading.comments += [  # only a "clinaudit-…" comment can be a directive: the others need no line
             (parsed.index.position(c.offset + 4 + len(c.text))[0], c.text)
             for c in parsed.comments
@@ -215,6 +217,7 @@ def _read_document(
         directives=tuple(_directives(reading.comments)),
         title=reading.title,
         abbreviations=tuple(reading.abbreviations.items()),
+        not_claims=tuple(reading.not_claims.items()),
     )
 
 
@@ -268,13 +271,16 @@ def _directives(comments: list[tuple[int, str]]) -> list[Directive]:
     return directives(comments)
 
 
-def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
+def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
     index = parsed.index
     rules = claims.rules()
-    for unit in parsed.units:
+    formed = structure.unit_kinds(parsed.units, text)  # the units that are no claim by their form
+    for at, unit in enumerate(parsed.units):
         previous, reading.last_sentence = reading.last_sentence, None
         if reading.above and not (unit.kind in _UNDER_LEAD_IN or (unit.item and reading.above == "lead-in")):
             reading.above = ""  # the list or table the lead-in (or caption) opened has ended
+        if unit.kind not in _UNDER_LEAD_IN:
+            reading.table = None
         if unit.kind == "heading":
             _heading(unit, reading)
             if is_reference_heading(unit.text):
@@ -295,12 +301,35 @@ def _read_units(parsed: ParsedDocument, reading: _Reading) -> None:
             continue
         _end_list(reading)
         if unit.kind == "table_header":
+            reading.table = structure.table(_cells(unit), reading.path)
             _read_citations_only(unit, index, reading)
+            continue
+        kind = formed.get(at) or structure.section_kind(reading.path)
+        if (
+            kind is None
+            and unit.kind == "table_row"
+            and reading.table is not None
+            and reading.table.kind == "change-log"
+        ):
+            kind = "change-log"
+        if kind is not None:
+            _not_a_claim(unit, index, kind, reading)
             continue
         _read_prose(unit, index, rules, reading, previous)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
+
+
+def _cells(unit: Unit) -> list[str]:
+    return [" ".join(unit.text[a:b].split()) for a, b in unit.cells]
+
+
+def _not_a_claim(unit: Unit, index, kind: str, reading: _Reading) -> None:
+    """A part its structure says is no claim (a change-log line, a legend, …): counted, and its citations read."""
+    reading.not_claims[kind] = reading.not_claims.get(kind, 0) + structure.line_count(unit)
+    reading.prose = reading.prose or says_something(unit.text)
+    _read_citations_only(unit, index, reading)
 
 
 # Where a source beside the text is reported: it has no place in the text, so the record's start.
@@ -526,6 +555,7 @@ def _read_prose(
     reading.prose = True
     row = unit.kind == "table_row"  # a row is one unit: a source in any cell supports every cell
     strongest: claims.ClaimType | None = None
+    first = len(reading.claims)  # where this unit's claims start
     claim_at: list[int | None] = [None] * len(bounds)  # each sentence's claim, by its index in reading.claims
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
@@ -557,10 +587,47 @@ def _read_prose(
                 _record_sentence(unit, index, raw, text[b : ends[k]], display, name, per_sentence[k], reading)
             reading.last_sentence = (display, name, claim_at[k], raw)
     if row:
+        if reading.table is not None and reading.table.claim and any(prose):
+            strongest = _typed_row(unit, index, bounds, first, cites, rules, reading) or strongest
         _record_row(unit, index, cites, strongest.name if strongest else None, reading)
     elif cites:
         _closing_group(text, bounds, cites, per_sentence, prose, claim_at, reading)
         _lead_in(unit, bounds, per_sentence, reading)
+
+
+def _typed_row(
+    unit: Unit,
+    index,
+    bounds: list[tuple[int, int]],
+    first: int,
+    cites: list[_Cite],
+    rules: claims.ClaimRules,
+    reading: _Reading,
+) -> claims.ClaimType | None:
+    """A row of a typed table is one claim of its table's type, over the row (or its rationale cell), not its words'."""
+    table = reading.table
+    claim_type = rules.named(table.claim) if table is not None else None
+    if table is None or claim_type is None:
+        return None
+    aligned = len(unit.cells) == table.columns  # a blank cell is no cell: the columns are known only when none is
+    if table.needs >= 0 and aligned and _only_a_category(unit.text[slice(*unit.cells[table.needs])], rules):
+        return None  # "MRI | Standard MRI contraindications": the row names the category, its own reading stands
+    if table.cell < 0:
+        span = (bounds[0][0], bounds[-1][1])
+    elif aligned and unit.text[slice(*unit.cells[table.cell])].strip():
+        span = unit.cells[table.cell]
+    else:
+        return None  # a lab order with no rationale given (or not known to be) is read as its words say
+    del reading.claims[first:]  # what its sentences were typed alone
+    found = claims.Match(claim_type, table.why)
+    _add_claim(unit, index, span, _display(unit.text[span[0] : span[1]]), found, [], True, cites, reading)
+    return claim_type
+
+
+def _only_a_category(cell: str, rules: claims.ClaimRules) -> bool:
+    """Is a cell only the name of a category, a phrase the claim rules blank ("Standard MRI contraindications")?"""
+    ignore = rules.ignore
+    return ignore is not None and not _WORD.search(ignore.sub(" ", cell.lower()))
 
 
 def _unit_layout(unit: Unit, reading: _Reading) -> _Layout:

@@ -290,7 +290,7 @@ def test_a_stopped_stream_ends_failed_with_the_withdrawn_claim_as_a_finding():
     end = events[-1].data
     assert end["text"] == result.text == guard.released
     assert end["stopped"] == {"reason": "uncited approval claim", "from_offset": len(result.text)}
-    assert "first-line therapy" in result.withdrawn and "first-line" not in result.text
+    assert "FDA-approved" in result.withdrawn and "FDA-approved" not in result.text
     withdrawn = [f for f in end["findings"] if f["rule"] == "uncited-claim" and "withdrawn" in f["message"]]
     assert len(withdrawn) == 1 and withdrawn[0]["severity"] == "high"
 

@@ -29,7 +29,8 @@ def kind(sentence):
         ("Fluoroquinolones carry a boxed warning for tendon rupture.", "contraindication"),
         ("Lisinopril is FDA-approved for hypertension.", "approval_claim"),
         ("Semaglutide was approved by the FDA in 2017.", "approval_claim"),
-        ("Metformin is the first-line therapy for type 2 diabetes.", "approval_claim"),
+        ("Metformin is the first-line therapy for type 2 diabetes.", "efficacy"),  # a treatment recommendation
+        ("Metformin is FDA-approved for type 2 diabetes.", "approval_claim"),
         ("Dupilumab is indicated for moderate-to-severe atopic dermatitis.", "approval_claim"),
         ("Common side effects include nausea and headache.", "side_effects"),
         ("Studies show that exercise improves mood.", "study_claim"),

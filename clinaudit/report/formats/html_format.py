@@ -44,6 +44,7 @@ from clinaudit.core.models import (
     distinct_works,
 )
 from clinaudit.core.text import counted, printable, shown
+from clinaudit.read import structure
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import shown_path
 
@@ -303,6 +304,7 @@ def _overview(result: AuditResult, files: list[_FileView], findings: int) -> str
         f"{verdict.label}</span></p>"
         f"<p>{counted(len(files), 'file')} · {counted(findings, 'finding')} · {counted(citations, 'citation')}"
         f"{suppressed}</p><p>Coverage: {coverage}</p>"
+        + (f'<p class="meta">{esc(left_out)}</p>' if (left_out := structure.note(result.not_claims)) else "")
     )
 
 
@@ -733,6 +735,8 @@ def _file_meta(report: FileReport) -> str:
     ]
     if report.suppressed:
         parts.append(f"{len(report.suppressed)} suppressed")
+    if report.not_claims:
+        parts.append(structure.note(report.not_claims))
     if report.line:
         parts.append(f"corpus line {report.line}")
     return " · ".join(parts)

@@ -181,6 +181,7 @@ def file_dict(report: FileReport) -> dict[str, Any]:
         "uncited_claims": report.uncited_claims,
         "grounded_claims": report.grounded_claims,
         "coverage": report.coverage,
+        "not_claims": dict(report.not_claims),
         "suppressed": [suppressed_dict(s, report.path) for s in report.suppressed],
     }
     if report.error:
@@ -200,6 +201,7 @@ def summary(result: AuditResult) -> dict[str, Any]:
         "uncited_claims": sum(r.uncited_claims for r in result.files),
         "grounded_claims": sum(r.grounded_claims for r in result.files),
         "coverage": result.coverage,
+        "not_claims": result.not_claims,
         "citations": sum(len(distinct_works(r.citations)) for r in result.files),
         "findings_by_severity": {s.value: severities.get(s.value, 0) for s in Severity},
         "citations_by_status": dict(sorted(statuses.items())),

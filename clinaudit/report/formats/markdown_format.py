@@ -65,13 +65,22 @@ def _heading(result: AuditResult, findings: int, suppressed: int, counts: Counte
     by_severity = ", ".join(
         f"{counts[s.value]} {s.value}" for s in Severity if s is not Severity.INFO or counts[s.value]
     )
+    left_out = result.not_claims
     return [
         f"## clinaudit: {VERDICT.get(result.verdict, result.verdict)}",
         "",
         f"**{files}** file{_plural(files)} · **{findings}** finding{_plural(findings)} ({by_severity})"
-        f" · **{suppressed}** suppressed · **{citations}** citation{_plural(citations)}",
+        f" · **{suppressed}** suppressed · **{citations}** citation{_plural(citations)}"
+        + (f" · {cell(_not_claims(left_out))}" if left_out else ""),
         "",
     ]
+
+
+def _not_claims(counts: dict[str, int]) -> str:
+    """What the reports' structure says is no claim, counted by kind ("12 change-log lines not read as claims")."""
+    from clinaudit.read import structure
+
+    return structure.note(counts)
 
 
 def _plural(count: int) -> str:

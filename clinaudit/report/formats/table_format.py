@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, TextIO
 
 from rich.cells import cell_len
@@ -141,6 +141,7 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
             "",
         ),
         (_suppressed_note(result, view.show_suppressed), ""),
+        (_not_claims_note(result.not_claims), ""),
     )
     if view.quiet:
         return
@@ -236,6 +237,15 @@ def _coverage_note(share: float | None, grounded: int, claims: int) -> str:
     return "" if share is None else f", coverage {share:g}% ({grounded} of {claims} claims cited)"
 
 
+def _not_claims_note(counts: Mapping[str, int] | tuple[tuple[str, int], ...]) -> str:
+    """What the report's structure says is no claim, counted by kind: nothing left out goes unsaid."""
+    if not counts:
+        return ""
+    from clinaudit.read import structure
+
+    return f", {structure.note(counts)}"
+
+
 def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
     count = len(result.suppressed)
     if not count:
@@ -262,6 +272,7 @@ def _file(page: Page, report: FileReport, view: View) -> None:
         ("  ", ""),
         _verdict_part(report),
         (_coverage_note(report.coverage, report.grounded_claims, report.claims), "dim"),
+        (_not_claims_note(report.not_claims), "dim"),
     )
     if report.error:
         _say(page, (f"  error: {shown(report.error)}", "red"))
