@@ -58,10 +58,11 @@ class Support:
         if not claims:
             return ()
         results = {r.id: r for r in cited}
-        by_sentence: dict[str, list[tuple[int, str]]] = {}
+        # by sentence and line: a sentence repeated down a long report is many sentences, each looked up once
+        by_sentence: dict[tuple[str, int], list[str]] = {}
         for mention in report.document.mentions:
             if mention.sentence and mention.claim_type is not None:
-                by_sentence.setdefault(mention.sentence, []).append((mention.span.line, mention.id))
+                by_sentence.setdefault((mention.sentence, mention.span.line), []).append(mention.id)
         from clinaudit.read import claims as claim_rules
 
         fixes = claim_rules.suggestions()
@@ -69,7 +70,9 @@ class Support:
         for claim in claims:
             span = claim.sentence.span
             ids = dict.fromkeys(
-                cid for line, cid in by_sentence.get(claim.sentence.text, ()) if span.line <= line <= span.end_line
+                cid
+                for line in range(span.line, span.end_line + 1)
+                for cid in by_sentence.get((claim.sentence.text, line), ())
             )
             own = [results[cid] for cid in ids if cid in results]
             if not own:
