@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO
 
 import typer
+from typer._click.exceptions import UsageError
 from typer.core import TyperArgument, TyperCommand
 
 from clinaudit.core.version import __version__
@@ -48,6 +49,14 @@ class Command(TyperCommand):
         for param in self.params:
             if type(param) is TyperArgument:
                 param.__class__ = _Argument
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except UsageError as exc:
+            if exc.ctx is None:  # the parser's own ("option '--jobs' requires an argument") names no command
+                exc.ctx, exc.cmd = ctx, self
+            raise
 
     def invoke(self, ctx):
         try:
