@@ -312,3 +312,24 @@ def quiet_broken_pipe() -> None:
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def check_reader(stream: TextIO) -> None:
+    """Raise ReaderLeft when the reader of `stream`, a pipe, has closed it (`| head -1`): no verdict follows.
+
+    One large write that the reader leaves halfway is not always an error in Python: the
+    buffered writer returns a short count and raises nothing, and the rest is lost. The
+    pipe itself says so: polled, a pipe with no reader left is in error (POLLERR on
+    Linux, POLLHUP elsewhere). A file or a terminal is never in error this way.
+    """
+    import select
+
+    try:
+        fd = stream.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's buffer), no poll (Windows)
+        return
+    if any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events):
+        raise ReaderLeft

@@ -255,7 +255,7 @@ def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """Let the CLI finish (summary, exit code) instead of rich's exit(1)."""
+        """Let the CLI say the reader left (a quiet 141, no summary) instead of rich's exit(1)."""
         raise BrokenPipeError
 
 
