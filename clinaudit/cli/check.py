@@ -293,12 +293,13 @@ def _summary_line(result) -> str:
 
 
 def _summary(files: int, noun: str, severities, findings: int, suppressed: int, citations: int, verdict: str) -> str:
-    from clinaudit.core.text import counted
+    from clinaudit.core.text import counted, thousands
 
     return (
         f"clinaudit: {counted(files, noun)}, "
-        f"{counted(findings, 'finding')} ({severities['high']} high, {severities['medium']} medium, "
-        f"{severities['low']} low), {f'{suppressed:,} suppressed, ' if suppressed else ''}"
+        f"{counted(findings, 'finding')} ({thousands(severities['high'])} high, "
+        f"{thousands(severities['medium'])} medium, {thousands(severities['low'])} low), "
+        f"{f'{thousands(suppressed)} suppressed, ' if suppressed else ''}"
         f"{counted(citations, 'citation')}: {verdict.upper()}"
     )
 
