@@ -106,6 +106,9 @@ GREEK = {  # Greek letters as writers spell them out: "TNF-α" is "TNF-alpha"
 }  # fmt: skip
 
 
+CELL_SEPARATOR = " | "  # between a table row's cells where a finding quotes the row as text
+
+
 def thousands(count: int) -> str:
     """A count as the house's prose writes it, "1,234": the one thousands style of every message and format.
 
