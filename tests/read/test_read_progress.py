@@ -2,7 +2,7 @@
 
 The read stage draws nothing: it calls what it is handed with the bytes it has read. The
 pipeline hands it a meter's callback when the reports are large (`READ_SHOWN` bytes in all);
-the command line's meter draws on a terminal only (tests/cli/test_read_progress.py).
+the command line's meter draws on a terminal only (tests/cli/test_reading_bar.py).
 """
 
 from __future__ import annotations
