@@ -36,7 +36,8 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=30, help="how many of the most cited hosts to list")
     args = parser.parse_args()
     from clinaudit.check.score import credibility
-    from clinaudit.core.models import Options, Status
+    from clinaudit.core.models import Status
+    from clinaudit.options import Options
     from clinaudit.run.pipeline import audit_text
 
     answers = args.data / "claims" / "expertqa_medical_dev_answers.jsonl"
@@ -56,7 +57,7 @@ def main() -> None:
         table_rows.update(group[0].rule for _, group in grouped)
         for citation in report.citations:
             if citation.kind.value == "url":
-                rows[citation.credibility_source or "none"] += 1
+                rows[citation.credibility.source if citation.credibility else "none"] += 1
         for source in listed:
             url = source.split()[-1]
             if "://" in url:

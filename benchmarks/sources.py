@@ -1,6 +1,6 @@
 """What clinaudit can check of the sources real LLM answers cite, offline.
 
-Run by hand:  python benchmarks/sources.py [--answers FILE] [--show KIND]
+Run by hand:  python benchmarks/sources.py [--answers FILE] [--show KIND] [--show-urls]
 
 Every answer in ExpertQA's medical dev half (`../shared/data/claims/
 expertqa_medical_dev_answers.jsonl`: GPT-4 and retrieval-system answers with their
@@ -12,19 +12,28 @@ figures are what a run would check, not what it would find. Web pages are split
 by the credibility table's domain category, and counted apart as link-checkable
 when this tree has `--check-urls`.
 
+Last, every URL written in the source lists is counted by whether clinaudit reads a PMID,
+PMC id or DOI in it (a publisher's URL that carries its DOI: clinaudit/rules/publishers.yaml),
+written and distinct, with a 95% Wilson interval; `--show-urls` lists the publishers' and
+journals' URLs still read as web pages.
+
 The script reads whatever clinaudit is importable, so running it on two trees gives
-the before and after of a change to the parser or the resolver.
+the before and after of a change to the parser or the resolver
+(`PYTHONPATH=OTHER_TREE python benchmarks/sources.py`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
+from _common import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-ANSWERS = ROOT.parent / "shared" / "data" / "claims" / "expertqa_medical_dev_answers.jsonl"
+ANSWERS = data_dir() / "claims" / "expertqa_medical_dev_answers.jsonl"
 WEB_GROUP = {
     "pubmed": "web page: PubMed / PMC / Europe PMC site",
     "government": "web page: government, university, WHO",
@@ -59,6 +68,52 @@ def sources(path: Path):
                 yield system, entry.text, best
 
 
+def attribution_urls(path: Path):
+    """(URL, the citation kind clinaudit reads it as, its value) for every URL written in the answers' source lists."""
+    from clinaudit.read.citations import find_ids
+
+    for line in path.read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        for answer in item["answers"].values():
+            for source in answer.get("attribution") or []:
+                for found in find_ids(source):
+                    written = source[found.start : found.end]
+                    if written.lower().startswith(("http://", "https://")):
+                        yield written, found.kind.value, found.value
+
+
+def url_figures(path: Path, show: bool) -> None:
+    """How many of the source lists' URLs name a PMID, PMC id or DOI (the rest are web pages), and which do not."""
+    from urllib.parse import urlsplit
+
+    from _common import wilson
+
+    urls = list(attribution_urls(path))
+    distinct = dict.fromkeys(urls)
+    for name, group in (("written", urls), ("distinct", list(distinct))):
+        named = sum(1 for _, kind, _ in group if kind in ("pmid", "pmcid", "doi"))
+        low, high = wilson(named, len(group))
+        by = Counter(kind for _, kind, _ in group if kind != "url")
+        print(
+            f"source-list URLs ({name}) naming a PMID, PMC id or DOI: {named} of {len(group)} = "
+            f"{named / len(group):.1%} [{low:.1%}, {high:.1%}]  ({', '.join(f'{k} {n}' for k, n in by.most_common())})"
+        )
+    if show:
+        print("\nweb pages on publishers' and journals' hosts (distinct; no id read):")
+        for url, kind, _ in distinct:
+            host = (urlsplit(url).hostname or "").removeprefix("www.")
+            if kind == "url" and _SCHOLARLY.search(host):
+                print(f"  {url}")
+
+
+# Hosts of publishers and journals, for --show-urls: the URLs that might carry an id and do not.
+_SCHOLARLY = re.compile(
+    r"nature\.com|bmj\.com|thelancet|jamanetwork|frontiersin|oup\.com|sciencedirect|plos|mdpi|springer|tandfonline|"
+    r"ahajournals|nejm|cochrane|wiley|sagepub|karger|science\.org|biomedcentral|cell\.com|aap\.org|asha\.org|"
+    r"embopress|acpjournals|cambridge\.org|elsevier|journal|rsna\.org|aacnjournals"
+)
+
+
 def label(kind: str, value: str) -> str:
     if kind in ID_KINDS:
         return ID_KINDS[kind]
@@ -73,12 +128,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--answers", type=Path, default=ANSWERS)
     parser.add_argument("--show", help="print the sources of one kind label (a prefix is enough)")
+    parser.add_argument("--show-urls", action="store_true", help="print the publishers' URLs read as web pages")
     args = parser.parse_args()
     if not args.answers.is_file():
         raise SystemExit(f"{args.answers}: not found (the ExpertQA answers live in ../shared/data/claims)")
-    from clinaudit.lookup.resolve import SERVICE_OF
+    from clinaudit.lookup.services.registry import service_of
 
-    checked_kinds = {kind.value for kind in SERVICE_OF}
+    # what an id lookup answers (PubMed, PMC, ClinicalTrials.gov, Crossref); links and entries apart
+    checked_kinds = {kind.value for kind in service_of()} - {"url", "reference", "source"}
     try:
         from clinaudit.lookup import urlcheck  # noqa: F401  (present on trees with --check-urls)
 
@@ -115,6 +172,8 @@ def main() -> None:
         print(f"existence checkable in all, with --check-urls: {ids + web} = {(ids + web) / total:.1%}")
     else:
         print("this tree has no --check-urls: web pages are scored by domain only")
+    print()
+    url_figures(args.answers, args.show_urls)
     if shown:
         print("\n" + "\n".join(shown))
 

@@ -28,8 +28,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from _common import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data" / "pubmedqa" / "ori_pqal.json"
+DATA = data_dir() / "pubmedqa" / "ori_pqal.json"
 sys.path.insert(0, str(ROOT))
 
 from clinaudit.check import (  # noqa: E402

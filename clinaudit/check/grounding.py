@@ -56,7 +56,7 @@ from clinaudit.core.models import (
     Status,
 )
 from clinaudit.core.stash import StashKey
-from clinaudit.core.text import EFFECT
+from clinaudit.core.text import CELL_SEPARATOR, EFFECT
 from clinaudit.read import kept
 
 NO_ABSTRACT = "figures not checked: no abstract"
@@ -1016,7 +1016,7 @@ def check_uses(
         seen.add(text)
         several = mention.sentence in shared
         use = _use(text, mention, record, several, known, abstracts)
-        uses.append(use)
+        uses.append(_as_quoted(use, mention))
         if not several and record.abstract.strip():
             contradicted = use.effect is not None and use.effect.verdict == CONTRADICTED
             read = abstract_of(record, abstracts) if contradicted else None  # read only when it decides
@@ -1029,6 +1029,14 @@ def _use_text(mention: CitationMention) -> str:
     context = mention.context
     text = " ; ".join(context.cells) if context and context.cells else (context.text if context else "")
     return text or mention.sentence
+
+
+def _as_quoted(use: Grounding, mention: CitationMention) -> Grounding:
+    """The use with a table row quoted as the report quotes one, its cells apart (" | "): read as `_use_text`."""
+    context = mention.context
+    if context is None or not context.cells:
+        return use
+    return replace(use, sentence=CELL_SEPARATOR.join(context.cells))
 
 
 def _use(

@@ -59,6 +59,9 @@ class Tables:
     later_phase_types: frozenset[str]
 
 
+GUIDELINE_BODY = "guideline_body"  # the domain row whose hosts credibility.yaml lists, each body with its source
+
+
 @lru_cache(maxsize=1)
 def tables() -> Tables:
     credibility, journals, domains, evidence = (_load(n) for n in ("credibility", "journals", "domains", "evidence"))
@@ -80,6 +83,8 @@ def tables() -> Tables:
         domain_order=tuple(domains["order"]),
         domains={
             c: (tuple(domains[c].get("hosts", ()) or ()), tuple(domains[c].get("suffixes", ()) or ()))
+            if c != GUIDELINE_BODY
+            else (tuple(b["host"] for b in credibility["guideline_bodies"]), ())  # each body with its source
             for c in domains["order"]
         },
         evidence_types={

@@ -12,6 +12,7 @@ import errno
 import gc
 import os
 import sys
+from typing import NoReturn
 
 import typer
 from typer._click.exceptions import ClickException
@@ -51,9 +52,8 @@ def run() -> None:
     stop_on_signals()
     try:
         code = app_for(sys.argv[1:])(standalone_mode=False)  # so a closed pipe or a bug reaches the lines below
-    except ClickException as exc:  # a usage error: click's message, click's exit code (2)
-        exc.show()
-        sys.exit(exc.exit_code)
+    except ClickException as exc:  # a usage error: one line, as every other error is
+        _usage(exc)
     except (KeyboardInterrupt, Abort):
         code = 130
         print("clinaudit: interrupted", file=sys.stderr)
@@ -95,6 +95,36 @@ def _threads_in_flight() -> bool:
 def _left() -> None:
     quiet_broken_pipe()
     sys.exit(141)
+
+
+def _usage(exc: ClickException) -> NoReturn:
+    """A usage error in the shape of every other error: one `clinaudit: error:` line and exit 2.
+
+    Click prints the usage block, a hint and the message on four lines; the message and
+    its suggestion ("did you mean --fail-on?") are what a reader needs, with where the
+    help is. `clinaudit` or a group named alone asked for the help, and gets it.
+    """
+    from typer._click.exceptions import NoArgsIsHelpError, NoSuchOption
+
+    if isinstance(exc, NoArgsIsHelpError):
+        exc.show()
+        sys.exit(2)
+    if isinstance(exc, NoSuchOption) and exc.possibilities:
+        message = f"{exc.message} (did you mean {' or '.join(sorted(exc.possibilities))}?)"
+    else:
+        message = exc.format_message()
+    message = message.strip().rstrip(".")
+    said, mean, suggested = message.partition(". Did you mean ")  # typer's suggestion of a command
+    if mean:
+        message = f"{said} (did you mean {suggested.rstrip('?')}?)"
+    message = message[:1].lower() + message[1:]  # "no such option: …", as the house's errors start
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and ctx.command.get_help_option(ctx) is not None:
+        message += f"; run `{ctx.command_path} {ctx.help_option_names[0]}`"
+    else:
+        message += "; run `clinaudit --help`"
+    error(message)
+    sys.exit(2)
 
 
 def _internal(exc: BaseException) -> None:

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from clinaudit.cli.common import Command, app, warnings_to_stderr
-from clinaudit.core.text import shown
+from clinaudit.core.text import counted, shown, thousands
 
 cache_app = typer.Typer(no_args_is_help=True, help="Inspect, check, or empty (and repair) the lookup cache.")
 app.add_typer(cache_app, name="cache")
@@ -25,7 +25,8 @@ def cache_info() -> None:
         return
     info = ResolutionCache(directory).info()
     state = "" if info["usable"] else " (unusable)"
-    print(f"directory: {shown(info['directory'])}{state}\nentries: {info['entries']}\nsize: {info['bytes']} bytes")
+    print(f"directory: {shown(info['directory'])}{state}")
+    print(f"entries: {thousands(info['entries'])}\nsize: {thousands(info['bytes'])} bytes")
 
 
 @cache_app.command("check", cls=Command)
@@ -34,7 +35,7 @@ def cache_check() -> None:
     from clinaudit.lookup.cache import check_store
 
     health = check_store(_directory())
-    print(f"directory: {shown(health.directory)}\nstate: {health.state}\nentries: {health.entries}")
+    print(f"directory: {shown(health.directory)}\nstate: {health.state}\nentries: {thousands(health.entries)}")
     for problem in health.problems:
         print(f"problem: {problem}")
     if health.state == "unhealthy":
@@ -66,15 +67,15 @@ def cache_clear() -> None:
     if health.ok:
         cleared = ResolutionCache(directory).clear()
         clear_parsed(directory)  # the parsed rules are made again on the next run
-        print(f"cleared {cleared} entries from {shown(directory)}")
+        print(f"cleared {counted(cleared, 'entry', 'entries')} from {shown(directory)}")
         return
     try:
         repair = repair_store(directory)
     except OSError as exc:
         print(f"clinaudit: error: cannot repair the cache at {shown(directory)}: {shown(exc)}", file=sys.stderr)
         raise typer.Exit(1) from None
-    files = f"{repair.removed} file{'s' if repair.removed != 1 else ''}"
-    left = f"; left {len(repair.left)} files clinaudit did not write" if repair.left else ""
+    files = counted(repair.removed, "file")
+    left = f"; left {counted(len(repair.left), 'file')} clinaudit did not write" if repair.left else ""
     print(
         f"repaired the cache at {shown(directory)}: {health.problems[0]}; removed {files}{left}; it is empty and usable"
     )

@@ -12,8 +12,8 @@ from clinaudit.cli.common import (
     Command,
     Format,
     app,
+    check_reader,
     fail,
-    quiet_broken_pipe,
     stdout_for,
     warnings_to_stderr,
 )
@@ -138,13 +138,14 @@ def _render(result, format: str, output: Path | None, write_baseline: str | None
             with stdout_for(FORMATS[format].written) as out:
                 render(format, result, out, view)
             sys.stdout.flush()
+            check_reader(sys.stdout)
         else:
             from clinaudit.store import atomic
 
             with atomic.replacing(output) as out:  # the old file stays whole until the new one is
                 render(format, result, out, view)
     except BrokenPipeError:
-        quiet_broken_pipe()  # `clinaudit check … | head`: the reader left, which is not an error
+        raise  # `clinaudit check … | head`: the reader left, so no summary and no verdict: a quiet 141
     except OSError as exc:
         fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
 
@@ -221,10 +222,12 @@ def _stream_corpus(run, output, format: str) -> None:
                 tally.add(report)
             stream.close()
             out.flush()
+            if output is None:
+                check_reader(sys.stdout)
     except InputError as exc:
         fail(str(exc))
     except BrokenPipeError:
-        quiet_broken_pipe()
+        raise  # the reader left: a quiet 141 (clinaudit/cli/__init__.py)
     except OSError as exc:
         fail(f"{output or 'stdout'}: cannot write ({exc.strerror})")
     if len(tally.errors) < tally.files:
@@ -290,12 +293,13 @@ def _summary_line(result) -> str:
 
 
 def _summary(files: int, noun: str, severities, findings: int, suppressed: int, citations: int, verdict: str) -> str:
-    from clinaudit.core.text import counted
+    from clinaudit.core.text import counted, thousands
 
     return (
         f"clinaudit: {counted(files, noun)}, "
-        f"{counted(findings, 'finding')} ({severities['high']} high, {severities['medium']} medium, "
-        f"{severities['low']} low), {f'{suppressed:,} suppressed, ' if suppressed else ''}"
+        f"{counted(findings, 'finding')} ({thousands(severities['high'])} high, "
+        f"{thousands(severities['medium'])} medium, {thousands(severities['low'])} low), "
+        f"{f'{thousands(suppressed)} suppressed, ' if suppressed else ''}"
         f"{counted(citations, 'citation')}: {verdict.upper()}"
     )
 

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, NoReturn, Optional, TextIO
 
 import typer
+from typer._click.exceptions import UsageError
 from typer.core import TyperArgument, TyperCommand
 
 from clinaudit.core.version import __version__
@@ -48,6 +49,14 @@ class Command(TyperCommand):
         for param in self.params:
             if type(param) is TyperArgument:
                 param.__class__ = _Argument
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except UsageError as exc:
+            if exc.ctx is None:  # the parser's own ("option '--jobs' requires an argument") names no command
+                exc.ctx, exc.cmd = ctx, self
+            raise
 
     def invoke(self, ctx):
         try:
@@ -303,3 +312,24 @@ def quiet_broken_pipe() -> None:
 
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
+
+
+def check_reader(stream: TextIO) -> None:
+    """Raise ReaderLeft when the reader of `stream`, a pipe, has closed it (`| head -1`): no verdict follows.
+
+    One large write that the reader leaves halfway is not always an error in Python: the
+    buffered writer returns a short count and raises nothing, and the rest is lost. The
+    pipe itself says so: polled, a pipe with no reader left is in error (POLLERR on
+    Linux, POLLHUP elsewhere). A file or a terminal is never in error this way.
+    """
+    import select
+
+    try:
+        fd = stream.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):  # no descriptor (a test's buffer), no poll (Windows)
+        return
+    if any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events):
+        raise ReaderLeft

@@ -14,7 +14,7 @@ from typing import Annotated, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
-from clinaudit.core.text import shown
+from clinaudit.core.text import counted, shown, thousands
 
 corrections_app = typer.Typer(
     no_args_is_help=True, help="Validate corrections files, or add an entry to one.", rich_markup_mode=None
@@ -43,10 +43,10 @@ def check_command(
             bad += len(problems)
             continue
         kinds = Counter(e.kind for e in entries)
-        summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-        print(f"{shown(file)}: ok, {len(entries)} entries" + (f" ({summary})" if summary else ""))
+        summary = ", ".join(f"{thousands(n)} {k}" for k, n in sorted(kinds.items()))
+        print(f"{shown(file)}: ok, {counted(len(entries), 'entry', 'entries')}" + (f" ({summary})" if summary else ""))
     if bad:
-        print(f"clinaudit: {bad} problem{'s' if bad != 1 else ''} found", file=sys.stderr)
+        print(f"clinaudit: {counted(bad, 'problem')} found", file=sys.stderr)
         raise typer.Exit(2)
 
 
@@ -110,7 +110,7 @@ def add_command(
     if problems:
         for problem in problems:
             print(problem, file=sys.stderr)
-        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        count = counted(len(problems), "problem")
         fail(f"{file}: not changed: {count} with the new entries (lines as in the file they would make)")
     try:
         atomic.write_text(file, new)
@@ -135,8 +135,7 @@ def print_matches(entries: list, reports: list[Path]) -> None:
         said = " ".join(sentence.split())
         said = said if len(said) <= 100 else said[:99] + "…"
         print(f"{shown(report)}:{line}: {shown(entry)} would match: {shown(said)}", file=sys.stderr)
-    places = f"{len(hits)} place{'s' if len(hits) != 1 else ''}"
-    print(f"the new entries match {places} in {len(reports)} report{'s' if len(reports) != 1 else ''}", file=sys.stderr)
+    print(f"the new entries match {counted(len(hits), 'place')} in {counted(len(reports), 'report')}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------- check --suggest-corrections

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from clinaudit.cli.common import Command, app, fail
-from clinaudit.core.text import counted, shown
+from clinaudit.core.text import counted, shown, thousands
 
 mirror_app = typer.Typer(
     no_args_is_help=True,
@@ -38,7 +38,7 @@ def _path(mirror: str | None) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' if n != 1 else ''}"
+    return counted(n, noun)
 
 
 def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: bool) -> None:
@@ -66,7 +66,7 @@ def _ingest(paths: list[str], mirror: str | None, abstracts: bool, must_exist: b
             info = outcome.info
             bad = f"; {_count(info.bad_ids, 'invalid record')} skipped" if info.bad_ids else ""
             print(
-                f"{info.name}: {info.records} records, {info.deleted} deleted (newest revision {info.date or '?'}{bad})"
+                f"{info.name}: {thousands(info.records)} records, {thousands(info.deleted)} deleted (newest revision {info.date or '?'}{bad})"
             )
 
         try:
@@ -129,7 +129,9 @@ def add_retractions(
     bad = f"; {_count(info.bad_dates, 'invalid date')} read as none" if info.bad_dates else ""
     if info.bad_ids:
         bad += f"; {_count(info.bad_ids, 'row')} with an invalid Record ID skipped"
-    print(f"{shown(info.name)}: {info.records} rows (newest notice {info.date or '?'}{bad}) into {shown(path)}")
+    print(
+        f"{shown(info.name)}: {thousands(info.records)} rows (newest notice {info.date or '?'}{bad}) into {shown(path)}"
+    )
 
 
 @mirror_app.command("add-trials", cls=Command)
@@ -143,7 +145,7 @@ def add_trials(
     from clinaudit.lookup.mirror import trials
 
     path, info = _import(mirror, trials.load, source)
-    studies = f"{info.records} study" if info.records == 1 else f"{info.records} studies"
+    studies = counted(info.records, "study", "studies")
     print(f"{shown(info.name)}: {studies} (newest update {info.date or '?'}) into {shown(path)}")
 
 
@@ -170,9 +172,9 @@ def status(mirror: MirrorOption = None) -> None:
     print(f"newest file date: {max(dates.values()) if dates else 'none'}")
     label = {"pubmed": "PubMed records", "trials": "trials", "retractions": "Retraction Watch rows"}
     for kind in ("pubmed", "trials", "retractions"):
-        extra = f", {counts['pubmed_deleted']} deleted" if kind == "pubmed" else ""
-        print(f"{label[kind]}: {counts[kind]}{extra} (newest file date {dates.get(kind, 'none')})")
-    print(f"files: {len(files)}")
+        extra = f", {thousands(counts['pubmed_deleted'])} deleted" if kind == "pubmed" else ""
+        print(f"{label[kind]}: {thousands(counts[kind])}{extra} (newest file date {dates.get(kind, 'none')})")
+    print(f"files: {thousands(len(files))}")
     for f in files:
-        deleted = f", {f.deleted} deleted" if f.deleted else ""
-        print(f"  {f.kind:<12} {shown(f.name)}  {f.date or '?'}  {f.records} records{deleted}")
+        deleted = f", {thousands(f.deleted)} deleted" if f.deleted else ""
+        print(f"  {f.kind:<12} {shown(f.name)}  {f.date or '?'}  {thousands(f.records)} records{deleted}")

@@ -1,8 +1,8 @@
-"""The progress bar a terminal shows while citations are looked up: Rich's, on stderr, handed to the run.
+"""The progress bar a terminal shows while large reports are read and citations looked up: Rich's, on stderr.
 
-The lookup stage counts what it settles through a `Meter` (clinaudit/lookup/resolve.py); it
-never draws anything itself, and imports no terminal library. Only the command line, on a
-terminal, hands it this one.
+The read and lookup stages count what they read or settle through a `Meter`
+(clinaudit/lookup/resolve.py), which the pipeline enters; neither draws anything itself,
+nor imports a terminal library. Only the command line, on a terminal, hands in this one.
 """
 
 from __future__ import annotations
@@ -10,26 +10,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from clinaudit.lookup import MeterUnit
 from clinaudit.lookup.services import Progress
 
 
 @contextmanager
-def bar(total: int) -> Iterator[Progress]:
-    """A transient bar for `total` ids: "resolving citations ━━━━ 12/40 0:00:03"."""
+def bar(total: int, unit: MeterUnit = "ids") -> Iterator[Progress]:
+    """A transient bar: "resolving citations ━━━━ 12/40 0:00:03", or "reading reports ━━━━ 3.1/9.4 MB 0:00:03"."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bar
 
+    reading = unit == "bytes"
     shown = Bar(
-        TextColumn("resolving citations"),
+        TextColumn("reading reports" if reading else "resolving citations"),
         BarColumn(),
-        MofNCompleteColumn(),
+        DownloadColumn() if reading else MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,
     )
     shown.start()
-    task = shown.add_task("resolve", total=total)
+    task = shown.add_task(unit, total=total)
     try:
         yield lambda n: shown.advance(task, n)
     finally:

@@ -106,9 +106,21 @@ GREEK = {  # Greek letters as writers spell them out: "TNF-α" is "TNF-alpha"
 }  # fmt: skip
 
 
+CELL_SEPARATOR = " | "  # between a table row's cells where a finding quotes the row as text
+
+
+def thousands(count: int) -> str:
+    """A count as the house's prose writes it, "1,234": the one thousands style of every message and format.
+
+    Only counts: a line or column, a year, an id or a percentage is written plain, and a
+    machine format's numbers stay numbers.
+    """
+    return f"{count:,}"
+
+
 def counted(count: int, noun: str, plural: str = "") -> str:
     """ "1 finding", "3 findings", "1,204 citations": a count with its noun in the number it takes."""
-    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
+    return f"{thousands(count)} {noun if count == 1 else plural or noun + 's'}"
 
 
 class Stemmer:

@@ -6,6 +6,6 @@ the reference search and the link check; policy.py decides, for all of them alik
 the mirror and the cache answer and what is asked; http.py is the one polite client.
 """
 
-from clinaudit.lookup.resolve import Hooks, LookupRun, Lookups, Meter, lookup, no_meter
+from clinaudit.lookup.resolve import Hooks, LookupRun, Lookups, Meter, MeterUnit, lookup, no_meter
 
-__all__ = ["Hooks", "LookupRun", "Lookups", "Meter", "lookup", "no_meter"]
+__all__ = ["Hooks", "LookupRun", "Lookups", "Meter", "MeterUnit", "lookup", "no_meter"]

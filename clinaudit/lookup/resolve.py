@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from clinaudit.core.ids import CitationId, describe, is_valid
 from clinaudit.core.models import CitationKind, CitationMention, Document, Record, Resolution, Status
@@ -47,14 +47,18 @@ log = logging.getLogger("clinaudit")
 AddTerms = Callable[[Record], Record]  # what a fetched record gains before it is cached
 
 
-class Meter(Protocol):
-    """Shows progress: entered with how many ids are about to be asked, it gives the callback that counts them."""
+MeterUnit = Literal["ids", "bytes"]  # what a meter counts: ids asked of the services, or bytes of reports read
 
-    def __call__(self, total: int) -> AbstractContextManager[Progress]: ...
+
+class Meter(Protocol):
+    """Shows progress: entered with how many ids are about to be asked (or bytes read), it gives the callback
+    that counts them. The pipeline enters it for the reading of large reports too, in bytes."""
+
+    def __call__(self, total: int, unit: MeterUnit = "ids") -> AbstractContextManager[Progress]: ...
 
 
 @contextmanager
-def no_meter(total: int) -> Iterator[Progress]:
+def no_meter(total: int, unit: MeterUnit = "ids") -> Iterator[Progress]:
     """No progress shown (a library call, a pipe, a CI log)."""
     yield lambda n: None
 

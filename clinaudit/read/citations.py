@@ -13,6 +13,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 from urllib.parse import SplitResult, parse_qsl, unquote, urlsplit
 
@@ -179,6 +180,7 @@ def doi(value: str, start: int, end: int | None = None) -> Found:
 
 # ---------------------------------------------------------------- URLs that name an id
 
+PUBLISHERS = "rules/publishers.yaml"  # the sites whose article URLs carry a DOI in a shape of their own
 _DOI_HOSTS = frozenset({"doi.org", "dx.doi.org", "www.doi.org"})
 _PUBMED_HOSTS = frozenset({"pubmed.ncbi.nlm.nih.gov", "ncbi.nlm.nih.gov", "www.ncbi.nlm.nih.gov"})
 _CTGOV_HOSTS = frozenset({"clinicaltrials.gov", "www.clinicaltrials.gov", "classic.clinicaltrials.gov"})
@@ -293,11 +295,58 @@ def _without_site_tail(value: str) -> str:
     return version.group(1) if version else value
 
 
+class _Site(NamedTuple):
+    """One row of clinaudit/rules/publishers.yaml: a site whose article URLs carry a DOI in a shape of its own."""
+
+    name: str
+    path: re.Pattern[str]
+    doi: str  # a template over the path's named groups
+    only: tuple[str, frozenset[str]] | None  # (a template, the values it must make), or None
+
+
+@lru_cache(maxsize=1)
+def _sites() -> dict[str, tuple[_Site, ...]]:
+    """The publishers' URL shapes by host, read from the rules once."""
+    from importlib import resources
+
+    from clinaudit.store import yamlfiles
+
+    rules = yamlfiles.load(resources.files("clinaudit").joinpath(PUBLISHERS).read_text(encoding="utf-8"))
+    lists = {name: frozenset(values) for name, values in (rules.get("lists") or {}).items()}
+    by_host: dict[str, list[_Site]] = {}
+    for row in rules["sites"]:
+        only = row.get("only")
+        site = _Site(
+            row["name"], re.compile(row["path"]), row["doi"], (only["value"], lists[only["in"]]) if only else None
+        )
+        for host in row["hosts"]:
+            by_host.setdefault(host, []).append(site)
+    return {host: tuple(sites) for host, sites in by_host.items()}
+
+
+def _publisher_hosts() -> frozenset[str]:
+    return frozenset(_sites())
+
+
+def _publisher_site_url(url: SplitResult) -> tuple[CitationKind, str] | None:
+    """A publisher's article URL that carries its DOI in a shape of its own (nature.com/articles/s41598-…)."""
+    path = unquote(url.path)
+    for site in _sites().get((url.hostname or "").lower(), ()):
+        m = site.path.fullmatch(path)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        if site.only is not None and site.only[0].format(**groups) not in site.only[1]:
+            continue
+        return CitationKind.DOI, site.doi.format(**groups)
+    return None
+
+
 class UrlForm(NamedTuple):  # a table row (a NamedTuple costs a sixth of a frozen dataclass at import)
     """A URL that names an id: on these hosts (None: any), `read` finds the id in the parts of the URL."""
 
     name: str
-    hosts: frozenset[str] | None
+    hosts: frozenset[str] | Callable[[], frozenset[str]] | None  # a function: hosts read from the rules, once
     read: Callable[[SplitResult], tuple[CitationKind, str] | None]
     needs: str = ""  # a substring the URL must hold for `read` to be worth running
 
@@ -307,6 +356,7 @@ URL_FORMS: tuple[UrlForm, ...] = (
     UrlForm("ctgov", _CTGOV_HOSTS, _ctgov_url),
     UrlForm("pmc", _PMC_HOSTS, _pmc_url),
     UrlForm("doi-resolver", _DOI_HOSTS, _doi_resolver_url),
+    UrlForm("publisher-site", _publisher_hosts, _publisher_site_url),  # before the generic form: OUP's number
     UrlForm("publisher-doi", None, _publisher_doi_url, needs="10."),
 )
 
@@ -324,7 +374,8 @@ def classify_url(url: str, start: int, text: str = "") -> Found:
     host = m.group(1).lower() if m else ""
     parts = None
     for form in URL_FORMS:
-        if (form.hosts is not None and host not in form.hosts) or form.needs not in url:
+        hosts = form.hosts() if callable(form.hosts) else form.hosts
+        if (hosts is not None and host not in hosts) or form.needs not in url:
             continue  # most URLs are web pages: decided without taking them apart
         if parts is None:
             try:

@@ -36,6 +36,7 @@ from clinaudit.core.models import (
     Unit,
 )
 from clinaudit.core.records import compared
+from clinaudit.core.text import CELL_SEPARATOR
 from clinaudit.core.text import counted as text_counted
 from clinaudit.read import citations, claims, sentences, structure
 from clinaudit.read.inputs import LogLines, lines_ended
@@ -570,6 +571,9 @@ def _read_prose(
         if decided is None:
             decided = memo[raw] = _decide(raw, rules, reading, medical)
         display, disclaimer, found, weak_mentions, known = decided
+        if row:  # a row as a reader sees it: its cells apart, not run together ("IV | Acute"), the reading unchanged
+            display = _shown_row(unit, a, b)
+            decided = decided._replace(display=display)
         name = None
         if found is not None:
             if not found.in_context:
@@ -620,7 +624,7 @@ def _typed_row(
         return None  # a lab order with no rationale given (or not known to be) is read as its words say
     del reading.claims[first:]  # what its sentences were typed alone
     found = claims.Match(claim_type, table.why)
-    _add_claim(unit, index, span, _display(unit.text[span[0] : span[1]]), found, [], True, cites, reading)
+    _add_claim(unit, index, span, _shown_row(unit, *span), found, [], True, cites, reading)
     return claim_type
 
 
@@ -729,7 +733,7 @@ def _record_sentence(
 
 def _record_row(unit: Unit, index, cites: list[_Cite], strongest: str | None, reading: _Reading) -> None:
     """A table row's citations, each supporting every cell: recorded from the row, under its strongest claim."""
-    row_text = _display(unit.text)
+    row_text = _shown_row(unit, 0, len(unit.text))
     context = _context(unit, unit.text, "", reading)
     for cite in cites:
         _record(cite, unit, index, row_text, strongest, reading, context)
@@ -903,7 +907,7 @@ def _read_citations_only(unit: Unit, index, reading: _Reading) -> None:
     """A heading or a table's header row is not prose, but what it cites is reported."""
     cites = _unit_citations(unit)
     if cites:
-        display = _display(unit.text)
+        display = _shown_row(unit, 0, len(unit.text)) if unit.cells else _display(unit.text)
         for cite in cites:
             _record(cite, unit, index, display, None, reading)
 
@@ -1000,6 +1004,19 @@ def _url_text(text: str, found: citations.Found) -> str:
 def _display(text: str) -> str:
     text = _SPACE_BEFORE_PUNCT.sub("", " ".join(text.split()))
     return text if len(text) <= SENTENCE_DISPLAY else text[: SENTENCE_DISPLAY - 1] + "…"
+
+
+def _shown_row(unit: Unit, a: int, b: int) -> str:
+    """`unit.text[a:b]` of a table row as it is quoted: each cell's text, CELL_SEPARATOR between cells.
+
+    The row's text has its pipes as spaces, which keeps offsets and is what the claims are read
+    in; quoted so, the cells ran together ("…IV IV Acute…"). Only what is shown is made here.
+    """
+    text = unit.text
+    parts = [text[max(s, a) : min(e, b)] for s, e in unit.cells if s < b and e > a]
+    if not parts:
+        return _display(text[a:b])
+    return _display(CELL_SEPARATOR.join(" ".join(p.split()) for p in parts if p.strip()))
 
 
 def _reference_entries(unit: Unit, index, reading: _Reading) -> list[ReferenceEntry]:

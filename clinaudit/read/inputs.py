@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -173,14 +173,23 @@ def _excluded(path: Path, patterns: tuple[str, ...]) -> bool:
     return False
 
 
-def read_chunks(source: Source, max_bytes: int) -> Iterator[tuple[str, int]]:
-    """Yield (text, lines before it) for each chunk; raise InputError on bad bytes."""
+def read_chunks(
+    source: Source, max_bytes: int, advance: Callable[[int], None] | None = None
+) -> Iterator[tuple[str, int]]:
+    """Yield (text, lines before it) for each chunk; raise InputError on bad bytes.
+
+    `advance`, when given, is called with each chunk's size in bytes once its reader is done
+    with it (has asked for the next): the progress of the reading, for a meter to show.
+    """
     stream = _stdin(source) if source.path is None else _open(source, source.path, max_bytes)
     try:
         kind = _document_format(stream)
         if kind:
             raise InputError(f"{source.name}: {kind} is not supported: convert it to text or Markdown")
-        yield from _chunks(stream, source.name, max_bytes)
+        for text, line_base, size in _chunks(stream, source.name, max_bytes):
+            yield text, line_base
+            if advance is not None:
+                advance(size)
     finally:
         if source.path is not None:
             stream.close()
@@ -332,8 +341,9 @@ def _plain(line: bytes, blank: bool, continues: bool) -> bool:
     return not _BLOCK_START.match(line) and b"<!--" not in line
 
 
-def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
-    """The report in chunks of about CHUNK_BYTES, each cut before a top-level block; a log's lines a chunk apart.
+def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int, int]]:
+    """The report in chunks of about CHUNK_BYTES (text, lines before it, its bytes), each cut before a top-level
+    block; a log's lines a chunk apart.
 
     Asked of every line, so the loop keeps inline what every line does (is it plain text, the
     buffer, the run of plain lines); a cut, a fence and a comment are rare and have helpers.
@@ -356,7 +366,7 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
         plain = not literal and _plain(line, blank, run_start is not None and not previous_blank)
         # Cut where the log ends or its chunk is full, or before a line that starts a new top-level block.
         if (log and not plain) or (size >= CHUNK_BYTES and (log or _opens_block(line, blank, previous_blank, literal))):
-            yield _decoded(buffer, name, line_base, log), line_base
+            yield _decoded(buffer, name, line_base, log), line_base, size
             line_base += lines_in_buffer
             buffer, size, lines_in_buffer = [], 0, 0
             log &= plain  # a log goes on into the next chunk while its lines are plain
@@ -376,7 +386,8 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
         run_bytes += len(line)
         if not log and run_bytes >= LOG_BYTES:  # a log: the text before it is a chunk of its own
             if run_start > 0:
-                yield _decode(b"".join(buffer[:run_start]), name, line_base), line_base
+                before = b"".join(buffer[:run_start])
+                yield _decode(before, name, line_base), line_base, len(before)
                 line_base += run_start
                 lines_in_buffer -= run_start
                 buffer = buffer[run_start:]
@@ -384,7 +395,7 @@ def _chunks(stream, name: str, max_bytes: int) -> Iterator[tuple[str, int]]:
                 run_start = 0
             log = True
     if buffer or first:
-        yield _decoded(buffer, name, line_base, log), line_base
+        yield _decoded(buffer, name, line_base, log), line_base, size
 
 
 def _opens_block(line: bytes, blank: bool, previous_blank: bool, literal: bool) -> bool:

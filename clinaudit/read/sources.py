@@ -8,6 +8,7 @@ not read again. The corrections come from the check stage through `Known`, hande
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -19,6 +20,9 @@ from clinaudit.read import inputs, kept
 
 if TYPE_CHECKING:
     from clinaudit.read.document import KnownFailures
+
+
+Advance = Callable[[int], None]  # called with how many bytes of a report were just read: a meter's, handed in
 
 
 class Known(Protocol):
@@ -34,11 +38,12 @@ class Known(Protocol):
 
 
 def read_source(
-    source: inputs.Source, settings: ReadSettings, known: Known, cache: str | None
+    source: inputs.Source, settings: ReadSettings, known: Known, cache: str | None, advance: Advance | None = None
 ) -> Document | FileReport:
     """One report file read into a Document; an unreadable one is an error report, never dropped.
 
-    `cache`: the cache directory (the options' `cache_dir`), where kept readings live.
+    `cache`: the cache directory (the options' `cache_dir`), where kept readings live. `advance`:
+    called with the bytes of each chunk of the report as it is read (a meter's; None for none).
     """
     try:
         corrections = known.for_report(source.name)
@@ -46,9 +51,10 @@ def read_source(
             from clinaudit.read.document import read_document
 
             return read_document(
-                source.name, inputs.read_chunks(source, settings.max_bytes), source.markdown, corrections
+                source.name, inputs.read_chunks(source, settings.max_bytes, advance), source.markdown, corrections
             )
-        chunks = list(inputs.read_chunks(source, settings.max_bytes))
+        sizes: list[int] = []
+        chunks = list(inputs.read_chunks(source, settings.max_bytes, sizes.append))
         folder = kept.folder(cache)
         name = kept.key(source.name, source.markdown, chunks, known.stamps(source.name))
         document = kept.load(folder, name)
@@ -57,10 +63,13 @@ def read_source(
 
             where = kept.place(source.name)  # what its last run, edited since, decided
             decided = kept.memo(folder, where, DECISIONS, Decisions)
-            read = read_document(source.name, chunks, source.markdown, corrections, decided=decided)
+            counted = _counted(chunks, sizes, advance) if advance is not None else chunks
+            read = read_document(source.name, counted, source.markdown, corrections, decided=decided)
             document = replace(read, digest=name)
             kept.keep(folder, name, document)
             kept.keep_memo(folder, where, DECISIONS, decided)
+        elif advance is not None:
+            advance(sum(sizes))  # its reading was kept: read at once
         return replace(document, text="".join(text for text, _ in chunks))  # what was audited, for the HTML page
     except InputError as exc:
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
@@ -81,6 +90,13 @@ def read_record(record: CorpusRecord, settings: ReadSettings, known: Known) -> D
 
     corrections = known.for_report(record.key)  # the corrections.yaml nearest the corpus file
     return read_document(record.key, [(record.text, 0)], not settings.plain, corrections, record.sources)
+
+
+def _counted(chunks: Sequence[tuple[str, int]], sizes: Sequence[int], advance: Advance) -> Iterator[tuple[str, int]]:
+    """The chunks, each counted in its bytes once the reader has read it (asks for the next)."""
+    for chunk, size in zip(chunks, sizes, strict=True):
+        yield chunk
+        advance(size)
 
 
 def _size(path: Path) -> int:

@@ -23,13 +23,13 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from multiprocessing.pool import Pool
 
 from clinaudit.core import collector
 from clinaudit.core.models import CorpusRecord, Document, FileReport, Options
 from clinaudit.read.inputs import JsonlCorpus, Source
-from clinaudit.read.sources import Known, read_record, read_source
+from clinaudit.read.sources import Advance, Known, read_record, read_source
 
 BATCH = 128  # corpus lines per task at the least: enough to amortise a task
 # A corpus file is cut into about this many tasks per worker, of BATCH lines or more: each task
@@ -48,16 +48,29 @@ def workers(options: Options) -> int:
     return options.jobs if options.jobs > 0 else (os.cpu_count() or 1)
 
 
-def read_sources(sources: list[Source], options: Options, known: Known) -> list[Document | FileReport]:
-    """Each file read in a worker; stdin is read here (a worker cannot), in its place in the order."""
+def read_sources(
+    sources: list[Source], options: Options, known: Known, advance: Advance | None = None
+) -> list[Document | FileReport]:
+    """Each file read in a worker; stdin is read here (a worker cannot), in its place in the order.
+
+    `advance`: called with each file's size as its Document comes back (a meter's, in bytes; None for none).
+    """
     files = [s for s in sources if s.path is not None]
     if workers(options) <= 1 or len(files) < 2:
-        return [read_source(s, options, known, options.cache_dir) for s in sources]
+        return [read_source(s, options, known, options.cache_dir, advance if s.path else None) for s in sources]
     with _pool(options, known) as pool, collector.paused():  # for the workers' Documents, as they are unpickled
         done = iter(pool.imap(_read_source, files, chunksize=1))
-        return [
-            next(done) if s.path is not None else read_source(s, options, known, options.cache_dir) for s in sources
-        ]
+        return [_next(done, s, advance) if s.path is not None else read_source(s, options, known, options.cache_dir)
+                for s in sources]  # fmt: skip
+
+
+def _next(done: Iterator[Document | FileReport], source: Source, advance: Advance | None) -> Document | FileReport:
+    """A worker's next Document, counted as read (its file's size) when a meter is shown."""
+    read = next(done)
+    if advance is not None and source.path is not None:
+        with suppress(OSError):  # gone since it was read: its share of the bar is left out
+            advance(source.path.stat().st_size)
+    return read
 
 
 def read_corpus(

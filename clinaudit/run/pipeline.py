@@ -13,6 +13,7 @@ cache, deadline, judge, baseline) is one `Run` (run/state.py), handed to every s
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from os import PathLike
 from pathlib import Path
@@ -25,7 +26,7 @@ from clinaudit.lookup import Meter, no_meter
 from clinaudit.options import Secrets
 from clinaudit.read import inputs
 from clinaudit.read.inputs import JsonlCorpus
-from clinaudit.read.sources import read_record, read_source, read_text
+from clinaudit.read.sources import Advance, read_record, read_source, read_text
 from clinaudit.report import verdict
 from clinaudit.run import settings
 from clinaudit.run.state import Run
@@ -60,15 +61,43 @@ def audit_paths(
     given: Iterable[str | PathLike[str]] = [paths] if isinstance(paths, str | PathLike) else paths
     sources = inputs.collect([str(p) for p in given], options.exclude, options.plain)
     with Run(options, secrets, meter) as run:
-        if options.jobs != 1 and len(sources) > 1:
-            from clinaudit.run import parallel
+        with _reading(run.meter, sources) as advance:
+            if options.jobs != 1 and len(sources) > 1:
+                from clinaudit.run import parallel
 
-            documents = parallel.read_sources(sources, options, run.hooks)  # the cache opens after the fork
-        else:
-            run.open_cache_soon()  # while the reports are read
-            documents = [read_source(s, options, run.hooks, options.cache_dir) for s in sources]
+                # the cache opens after the fork
+                documents = parallel.read_sources(sources, options, run.hooks, advance)
+            else:
+                run.open_cache_soon()  # while the reports are read
+                documents = [
+                    read_source(s, options, run.hooks, options.cache_dir, advance if s.path else None) for s in sources
+                ]
         reports = _audit(documents, run)
     return AuditResult(verdict.overall(reports), tuple(reports))
+
+
+READ_SHOWN = 4 * 1024 * 1024  # reports this large in all are read with a meter: a few seconds' reading
+
+
+@contextmanager
+def _reading(meter: Meter, sources: Sequence[inputs.Source]) -> Iterator[Advance | None]:
+    """The meter of the reports' reading, in bytes, when they are large; None (nothing counted) when not.
+
+    The read stage draws nothing: it calls the callback it is handed with the bytes it has read.
+    """
+    total = sum(_size(s.path) for s in sources if s.path is not None)
+    if total < READ_SHOWN:
+        yield None
+        return
+    with meter(total, "bytes") as advance:
+        yield advance
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # the reading says what is wrong with it
 
 
 def audit_corpus(

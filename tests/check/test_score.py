@@ -119,10 +119,39 @@ def test_preprint_by_crossref_type_and_pubmed_type():
         ("https://www.medrxiv.org/content/10.1101/2020.1", "preprint", 55),
         ("https://wellness-secrets.example.com/cure", "unknown_web", 40),
         ("https://notgov.com/page", "unknown_web", 40),  # ends in "gov" but is not .gov
+        # guideline bodies and national societies (credibility.yaml guideline_bodies), each with its source
+        ("https://www.eacsociety.org/guidelines/eacs-guidelines/", "guideline_body", 85),  # 40 before
+        ("https://www.diabetes.org.uk/professionals/position-statements-reports", "guideline_body", 85),  # 40 before
+        ("https://professional.diabetes.org/standards-of-care", "guideline_body", 85),  # 70 before
+        ("https://www.escardio.org/Guidelines", "guideline_body", 85),
+        ("https://www.sign.ac.uk/our-guidelines/", "guideline_body", 85),  # 80 (.ac.uk) before
+        ("https://www.rki.de/EN/Home/homepage_node.html", "government", 93),  # a national public health agency
+        ("https://www.who.int/europe/publications", "government", 93),  # WHO's bodies stay government sites
     ],
 )
 def test_web_sources_by_domain(url, category, points):
     assert cred(URL, url, None, Status.UNCHECKED) == (points, category)
+
+
+def test_every_guideline_body_has_its_source_and_scores_as_one():
+    """Each body: a host, its name and where it is shown to be a guideline body; no other row takes its host."""
+    from importlib import resources
+
+    import yaml
+
+    from clinaudit.check.score import domain_category
+
+    data = yaml.safe_load(resources.files("clinaudit").joinpath("data/credibility.yaml").read_text("utf-8"))
+    bodies = data["guideline_bodies"]
+    assert len(bodies) >= 40
+    hosts = [b["host"] for b in bodies]
+    assert len(set(hosts)) == len(hosts)
+    for body in bodies:
+        page, _, said = body["source"].partition(": ")
+        site = page.split("/")[0]
+        assert body["body"].strip() and said.strip(), body  # a name, and what its page holds
+        assert site == body["host"] or site.endswith("." + body["host"]), body  # a page on its own domain
+        assert domain_category(f"https://www.{body['host']}/") == "guideline_body", body["host"]
 
 
 # ---------------------------------------------------------------- evidence level

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import SAMPLES
+from helpers.cli import clinaudit_exe
 
 HARMLESS = "Aspirin is a common drug used widely.\n" * 2000
 BUG = (
@@ -58,6 +59,28 @@ def test_a_reader_that_leaves_is_a_quiet_exit_not_a_failure(tmp_path):
         guard.wait(timeout=120)
     assert len(head.stdout) == 100
     assert guard.returncode == 141 and b"Traceback" not in err, err  # 128 + SIGPIPE, as a shell reports it
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "html"])
+def test_check_piped_to_head_is_a_quiet_141_with_no_summary(tmp_path, fmt):
+    """`clinaudit check … | head -1`: a closed stdout is no verdict. Exit 141 as a Unix filter's, nothing on stderr.
+
+    The report is longer than a pipe holds, so the reader leaves while it is written; HTML is
+    one large write, which Python's buffered writer cuts short without an error.
+    """
+    report = tmp_path / "doses.md"
+    report.write_text(
+        "# Dosing\n\n" + "".join(f"Give metformin {500 + k} mg twice daily in group {k}.\n\n" for k in range(400)),
+        encoding="utf-8",
+    )
+    err = tmp_path / "stderr.txt"
+    pipeline = f'"$0" check --offline "$1" --format {fmt} 2>"$2" | head -1 >/dev/null; echo "${{PIPESTATUS[*]}}"'
+    exe = clinaudit_exe()[0]
+    proc = subprocess.run(
+        ["bash", "-c", pipeline, exe, str(report), str(err)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.stdout.split() == ["141", "0"], (proc.stdout, err.read_text())
+    assert err.read_text() == ""  # no summary line, no verdict, no traceback
 
 
 @pytest.mark.parametrize(

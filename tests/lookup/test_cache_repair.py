@@ -69,7 +69,7 @@ def test_cache_clear_repairs_a_broken_cache_and_check_says_so(services, tmp_path
     cleared = run_cli("cache", "clear")
     assert cleared.returncode == 0, cleared.stderr
     assert f"repaired the cache at {cache_dir}: {problem}" in cleared.stdout
-    assert "left 1 files clinaudit did not write; it is empty and usable" in cleared.stdout
+    assert "left 1 file clinaudit did not write; it is empty and usable" in cleared.stdout
     assert (cache_dir / "notes.txt").read_text() == "mine, not the cache's"
 
     checked = run_cli("cache", "check")

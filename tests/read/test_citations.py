@@ -217,6 +217,22 @@ def test_a_doi_before_a_query_url_keeps_both():
         ("https://www.medrxiv.org/content/10.1101/2021.06.10.21258647v1", "10.1101/2021.06.10.21258647"),
         ("https://www.medrxiv.org/content/10.1101/2025.07.20.25322556v1.full.pdf", "10.1101/2025.07.20.25322556"),
         ("http://dx.doi.org/10.1037/rmh0000008", "10.1037/rmh0000008"),
+        ("https://link.springer.com/content/pdf/10.1007/s00125-020-05147-1.pdf", "10.1007/s00125-020-05147-1"),
+        (
+            "https://www.cochranelibrary.com/cdsr/doi/10.1002/14651858.CD004423.pub2/full",
+            "10.1002/14651858.CD004423.pub2",
+        ),
+        # the shapes of clinaudit/rules/publishers.yaml: the DOI carried in another shape than 10.…
+        ("https://www.nature.com/articles/s41598-021-93361-y", "10.1038/s41598-021-93361-y"),
+        ("https://www.nature.com/articles/s41586-020-2649-2", "10.1038/s41586-020-2649-2"),
+        ("https://www.nature.com/articles/s41431-021-00970-2", "10.1038/s41431-021-00970-2"),  # ExpertQA's
+        ("https://www.bmj.com/content/371/bmj.m3862", "10.1136/bmj.m3862"),
+        (
+            "https://www.thelancet.com/journals/lancet/article/PIIS0140-6736(20)30183-5/fulltext",
+            "10.1016/S0140-6736(20)30183-5",
+        ),
+        ("https://www.sciencedirect.com/science/article/pii/S0140673620301835", "10.1016/S0140-6736(20)30183-5"),
+        ("https://academic.oup.com/cid/article/doi/10.1093/cid/ciaa1450/5912603", "10.1093/cid/ciaa1450"),
     ],
 )
 def test_dois_inside_publisher_urls(url, doi_value):
@@ -228,9 +244,14 @@ def test_dois_inside_publisher_urls(url, doi_value):
 @pytest.mark.parametrize(
     "url",
     [
-        "https://www.nature.com/articles/s41586-020-2649-2",
-        "https://jamanetwork.com/journals/jama/fullarticle/2775678",
-        "https://www.bmj.com/content/371/bmj.m3862",
+        "https://www.nature.com/articles/6601061",  # 10.1038/sj.bjc.6601061: the slug is not the DOI's suffix
+        "https://www.nature.com/articles/bjc2016360",  # 10.1038/bjc.2016.360
+        "https://jamanetwork.com/journals/jama/fullarticle/2775678",  # JAMA's own number
+        "https://www.bmj.com/content/371/bmj.m3862/rr-2",  # a reader's rapid response, not the article
+        "https://www.sciencedirect.com/science/article/pii/S0092867420302294",  # a PII; Cell's DOIs are 10.1016/j.cell.…
+        "https://www.thelancet.com/journals/eclinm/article/PIIS2589-5370(20)30345-2/fulltext",  # 10.1016/j.eclinm.…
+        "https://academic.oup.com/eurheartj/article/41/3/407/5556137",  # volume, issue, page, OUP's number
+        "https://www.mdpi.com/2072-6694/11/7/936",  # ISSN, volume, issue, number: the DOI's journal code is not there
         "https://www.mayoclinic.org/diseases-conditions/doi/10-signs",
         "https://pubmed.ncbi.nlm.nih.gov/?term=aspirin",
     ],
@@ -238,6 +259,23 @@ def test_dois_inside_publisher_urls(url, doi_value):
 def test_urls_without_an_id_stay_web_pages(url):
     (found,) = find_ids(url)
     assert found.kind is CitationKind.URL
+
+
+def test_every_publisher_shape_reads_its_own_examples():
+    """Each site of clinaudit/rules/publishers.yaml, held to the URLs and DOIs it gives as examples ("" for none)."""
+    from importlib import resources
+
+    import yaml
+
+    rules = yaml.safe_load(resources.files("clinaudit").joinpath("rules/publishers.yaml").read_text("utf-8"))
+    assert len(rules["sites"]) >= 5
+    for site in rules["sites"]:
+        assert site["owner"].startswith("10."), site["name"]  # the DOI prefix and who owns it
+        assert any(site["examples"].values()) and not all(site["examples"].values()), site["name"]
+        for url, doi_value in site["examples"].items():
+            (found,) = find_ids(url)
+            got = found.value if found.kind is CitationKind.DOI else ""
+            assert (got, found.valid) == (doi_value, True), (site["name"], url)
 
 
 def test_footnote_markers_and_entry_forms():

@@ -57,7 +57,7 @@ def test_table_cells_that_only_name_a_code_or_the_usual_category_are_no_claims()
     found = {c.sentence.text: (c.claim_type, c.severity.value) for c in document.claims}
     assert not any("G43" in s or "Standard MRI" in s for s in found), found
     # a cell that names the category and then says what is in it still claims it, high
-    assert found["Sumatriptan Absolute contraindications: coronary artery disease"] == ("contraindication", "high")
+    assert found["Sumatriptan | Absolute contraindications: coronary artery disease"] == ("contraindication", "high")
 
 
 def test_a_list_item_that_only_names_a_category_is_no_contraindication():

@@ -52,7 +52,7 @@ def test_each_scope_cites_what_a_reader_sees_it_cite():
     assert got["Aspirin lowers the risk of str"] == "paragraph"  # since the last citation, up to the closing group
     assert got["Metformin 500 mg twice daily r"] == "lead-in"
     assert got["Insulin glargine 10 units at n"] == "lead-in"
-    assert got["Apixaban 5 mg twice daily"] == "caption"
+    assert got["Apixaban | 5 mg twice daily"] == "caption"  # a row, quoted with its cells apart
     assert got["Metformin rarely causes lactic"] == ""  # a paragraph with no citation
     assert got["Rivaroxaban 20 mg daily preven"] == ""  # a list after another paragraph: the lead-in is over
 

@@ -127,16 +127,15 @@ def test_samples_say_what_they_are_for():
 
 
 def test_reader_leaving_early_is_not_an_error():
-    """`clinaudit check … | head`: the verdict still decides the exit code, and no error is printed."""
+    """`clinaudit check … | head`: a reader gone before the report is written is a quiet 141, not a verdict."""
     import subprocess
 
     from helpers.cli import clinaudit_exe  # a subprocess: the reader closes the pipe
 
-    for sample, code in (("clean_cited.md", 0), ("uncited_dosing.md", 1)):
+    for sample in ("clean_cited.md", "uncited_dosing.md"):
         proc = subprocess.Popen(
             [*clinaudit_exe(), "check", str(SAMPLES / sample)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
         proc.stdout.close()
-        assert proc.wait(timeout=60) == code
-        err = proc.stderr.read().decode()
-        assert "error" not in err and "Traceback" not in err and "citations:" in err
+        assert proc.wait(timeout=60) == 141  # 128 + SIGPIPE, whether the report would pass or fail
+        assert proc.stderr.read().decode() == ""  # no error, no summary line

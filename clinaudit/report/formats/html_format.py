@@ -43,7 +43,7 @@ from clinaudit.core.models import (
     TopicResult,
     distinct_works,
 )
-from clinaudit.core.text import counted, printable, shown
+from clinaudit.core.text import counted, printable, shown, thousands
 from clinaudit.read import structure
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import shown_path
@@ -293,12 +293,13 @@ def _overview(result: AuditResult, files: list[_FileView], findings: int) -> str
     verdict = VERDICT_LOOK.get(result.verdict, Look("", result.verdict.upper(), "neutral"))
     share = result.coverage
     citations = sum(len(distinct_works(f.report.citations)) for f in files)
-    suppressed = f" · {len(result.suppressed)} suppressed" if result.suppressed else ""
+    suppressed = f" · {thousands(len(result.suppressed))} suppressed" if result.suppressed else ""
     if share is None:
         coverage = "no claims"
     else:
         grounded = sum(r.grounded_claims for r in result.files)
-        coverage = f"<strong>{share:g}%</strong> ({grounded} of {sum(r.claims for r in result.files)} claims cited)"
+        claims = sum(r.claims for r in result.files)
+        coverage = f"<strong>{share:g}%</strong> ({thousands(grounded)} of {thousands(claims)} claims cited)"
     return (
         f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
         f"{verdict.label}</span></p>"
@@ -312,7 +313,7 @@ def _severity_counts(severities: Counter[str]) -> str:
     """Findings by severity, every severity shown (info only when there is one): a zero says something too."""
     rows = "".join(
         f'<tr><td><span class="badge sev-{s.value}"><span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> '
-        f'{s.value}</span></td><td class="n">{severities[s.value]}</td></tr>'
+        f'{s.value}</span></td><td class="n">{thousands(severities[s.value])}</td></tr>'
         for s in Severity
         if s is not Severity.INFO or severities[s.value]
     )
@@ -324,7 +325,7 @@ def _rule_counts(rules: Counter[str]) -> str:
     if not rules:
         return ""
     rows = "".join(
-        f'<tr><td><code>{esc_line(rule)}</code></td><td class="n">{count}</td></tr>'
+        f'<tr><td><code>{esc_line(rule)}</code></td><td class="n">{thousands(count)}</td></tr>'
         for rule, count in sorted(rules.items(), key=lambda kv: (-kv[1], kv[0]))
     )
     return f'<h3>By rule</h3><table class="counts"><tbody>{rows}</tbody></table>'
@@ -335,7 +336,7 @@ def _status_counts(statuses: Counter[Status]) -> str:
     if not statuses:
         return ""
     rows = "".join(
-        f"<tr><td>{_status_badge(status)}</td><td class='n'>{count}</td></tr>"
+        f"<tr><td>{_status_badge(status)}</td><td class='n'>{thousands(count)}</td></tr>"
         for status, count in sorted(statuses.items(), key=lambda kv: (-kv[1], kv[0].value))
     )
     return f'<h3>Citations by status</h3><table class="counts"><tbody>{rows}</tbody></table>'
@@ -444,12 +445,12 @@ def _filters(severities: Counter[str], rules: Counter[str]) -> str:
         if severities[s.value]:
             out.append(
                 f'<label><input type="checkbox" name="sev" value="{s.value}" checked> '
-                f'<span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> {s.value} ({severities[s.value]})</label>'
+                f'<span aria-hidden="true">{SEVERITY_ICON[s.value]}</span> {s.value} ({thousands(severities[s.value])})</label>'
             )
     out.append("</fieldset><fieldset><legend>Show rule</legend>")
     for rule, count in sorted(rules.items()):
         out.append(
-            f'<label><input type="checkbox" name="rule" value="{esc_line(rule)}" checked> {esc_line(rule)} ({count})</label>'
+            f'<label><input type="checkbox" name="rule" value="{esc_line(rule)}" checked> {esc_line(rule)} ({thousands(count)})</label>'
         )
     out.append("</fieldset></form>")
     return "".join(out)
@@ -564,7 +565,7 @@ class _FileView:
         else:
             out.append(self._source_html())
         if report.citations:
-            out.append(f'<h3>Citations ({len(report.citations)})</h3><ul class="cites">')
+            out.append(f'<h3>Citations ({thousands(len(report.citations))})</h3><ul class="cites">')
             for k, c in enumerate(report.citations):
                 head = f"<code>{esc_line(c.id)}</code> {_status_badge(c.status)}"
                 if self._placed_citation(c):  # its record opens where it stands: linked, not written twice
@@ -731,10 +732,10 @@ def _file_meta(report: FileReport) -> str:
         counted(report.claims, "claim"),
         "no claims"
         if share is None
-        else f"coverage {share:g}% ({report.grounded_claims} of {report.claims} claims cited)",
+        else f"coverage {share:g}% ({thousands(report.grounded_claims)} of {thousands(report.claims)} claims cited)",
     ]
     if report.suppressed:
-        parts.append(f"{len(report.suppressed)} suppressed")
+        parts.append(f"{thousands(len(report.suppressed))} suppressed")
     if report.not_claims:
         parts.append(structure.note(report.not_claims))
     if report.line:

@@ -10,7 +10,7 @@ from typing import TextIO
 
 from clinaudit.core.catalogue import UNCITED_CLAIM
 from clinaudit.core.models import AuditResult, Finding, Severity, Suppressed, distinct_works
-from clinaudit.core.text import counted
+from clinaudit.core.text import counted, thousands
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown_path
 
@@ -63,14 +63,15 @@ def _heading(result: AuditResult, findings: int, suppressed: int, counts: Counte
     files = len(result.files)
     citations = sum(len(distinct_works(r.citations)) for r in result.files)  # a paper cited by PMID and PMC id: once
     by_severity = ", ".join(
-        f"{counts[s.value]} {s.value}" for s in Severity if s is not Severity.INFO or counts[s.value]
+        f"{thousands(counts[s.value])} {s.value}" for s in Severity if s is not Severity.INFO or counts[s.value]
     )
     left_out = result.not_claims
     return [
         f"## clinaudit: {VERDICT.get(result.verdict, result.verdict)}",
         "",
-        f"**{files}** file{_plural(files)} · **{findings}** finding{_plural(findings)} ({by_severity})"
-        f" · **{suppressed}** suppressed · **{citations}** citation{_plural(citations)}"
+        f"**{thousands(files)}** file{_plural(files)} · **{thousands(findings)}** finding{_plural(findings)}"
+        f" ({by_severity}) · **{thousands(suppressed)}** suppressed"
+        f" · **{thousands(citations)}** citation{_plural(citations)}"
         + (f" · {cell(_not_claims(left_out))}" if left_out else ""),
         "",
     ]
@@ -94,7 +95,8 @@ def _files_table(result: AuditResult) -> list[str]:
     for r in result.files:
         verdict = VERDICT["error"] if r.error else VERDICT.get(r.verdict, r.verdict)
         lines.append(
-            f"| {code(shown_path(r.path))} | {verdict} | {len(r.findings)} | {len(r.suppressed)} | {len(distinct_works(r.citations))} |"
+            f"| {code(shown_path(r.path))} | {verdict} | {thousands(len(r.findings))} | {thousands(len(r.suppressed))} "
+            f"| {thousands(len(distinct_works(r.citations)))} |"
         )
     return [*lines, ""]
 
@@ -117,7 +119,7 @@ def _findings(findings: list[tuple[str, Finding]], view: View) -> list[str]:
         lines += ["No findings."]
     if len(listed) < len(findings) and not view.quiet:
         hidden = Counter(f.severity.value for _, f in findings if not view.listed(f.severity.value))
-        by = ", ".join(f"{hidden[s.value]} {s.value}" for s in Severity if hidden[s.value])
+        by = ", ".join(f"{thousands(hidden[s.value])} {s.value}" for s in Severity if hidden[s.value])
         lines += ["", f"{counted(len(findings) - len(listed), 'finding')} not listed ({by}): `--hide`."]
     return [*lines, ""]
 
@@ -152,8 +154,8 @@ def _citations(result: AuditResult) -> list[str]:
     lines += ["| Status | Count | Citations |", "|---|---:|---|"]
     for status in sorted(by_status, key=lambda s: (-len(by_status[s]), s)):
         ids = by_status[status]
-        more = f", … {len(ids) - MAX_IDS} more" if len(ids) > MAX_IDS else ""
-        lines.append(f"| {status} | {len(ids)} | {', '.join(ids[:MAX_IDS])}{more} |")
+        more = f", … {thousands(len(ids) - MAX_IDS)} more" if len(ids) > MAX_IDS else ""
+        lines.append(f"| {status} | {thousands(len(ids))} | {', '.join(ids[:MAX_IDS])}{more} |")
     return lines
 
 
@@ -172,5 +174,5 @@ def _findings_table(rows: list[tuple[str, Finding]], why: list[str] | None = Non
             f"| {MARK.get(f.severity.value, f.severity.value)} | {location} | {code(f.rule)} | {cell(text)} |{extra}"
         )
     if len(rows) > MAX_ROWS:
-        lines += ["", f"… and {len(rows) - MAX_ROWS} more (see the JSON or SARIF output)."]
+        lines += ["", f"… and {thousands(len(rows) - MAX_ROWS)} more (see the JSON or SARIF output)."]
     return lines

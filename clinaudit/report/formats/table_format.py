@@ -41,7 +41,7 @@ from clinaudit.core.models import (
     Status,
     distinct_works,
 )
-from clinaudit.core.text import counted, encodable
+from clinaudit.core.text import counted, encodable, thousands
 from clinaudit.report import triage, verdict
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown
@@ -130,7 +130,8 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
         (result.verdict.upper(), style),
         (
             f"  {counted(len(result.files), 'file')}, {counted(sum(len(r.findings) for r in result.files), 'finding')} "
-            f"({counts['high']} high, {counts['medium']} medium, {counts['low']} low), "
+            f"({thousands(counts['high'])} high, {thousands(counts['medium'])} medium, "
+            f"{thousands(counts['low'])} low), "
             f"{counted(sum(len(distinct_works(r.citations)) for r in result.files), 'citation')}",
             "",
         ),
@@ -150,7 +151,7 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
         _say(page, (_unverifiable_note(resting), "yellow"))
     hidden = sum(page.hidden.values())
     if hidden:
-        by = ", ".join(f"{page.hidden[s]} {s}" for s in ("medium", "low", "info") if page.hidden.get(s))
+        by = ", ".join(f"{thousands(page.hidden[s])} {s}" for s in ("medium", "low", "info") if page.hidden.get(s))
         _say(page, (f"{counted(hidden, 'finding')} not listed ({by}): --hide", "dim"))
     if page.dropped:
         _say(page, (f"left out at {width} columns: {', '.join(page.dropped)}", "dim"))
@@ -174,7 +175,7 @@ def _top(page: Page, result: AuditResult, view: View) -> None:
     if not found:
         return
     kinds = Counter(t.kind for t in found)
-    said = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    said = ", ".join(f"{thousands(n)} {kind}" for kind, n in kinds.items())
     _say(page, ("Top findings", "bold"), (f": {said}", ""))
     several = len(result.files) > 1
     rows: list[tuple[Cell, ...]] = []
@@ -234,7 +235,7 @@ def _mirror_note(result: AuditResult) -> str:
 
 def _coverage_note(share: float | None, grounded: int, claims: int) -> str:
     """Grounding coverage: the share of claim sentences cited in the sentence, table row or list item."""
-    return "" if share is None else f", coverage {share:g}% ({grounded} of {claims} claims cited)"
+    return "" if share is None else f", coverage {share:g}% ({thousands(grounded)} of {thousands(claims)} claims cited)"
 
 
 def _not_claims_note(counts: Mapping[str, int] | tuple[tuple[str, int], ...]) -> str:
@@ -250,12 +251,12 @@ def _suppressed_note(result: AuditResult, show_suppressed: bool) -> str:
     count = len(result.suppressed)
     if not count:
         return ""
-    return f", {count} suppressed" + ("" if show_suppressed else " (--show-suppressed lists them)")
+    return f", {thousands(count)} suppressed" + ("" if show_suppressed else " (--show-suppressed lists them)")
 
 
 class _Console(Console):
     def on_broken_pipe(self) -> None:
-        """Let the CLI finish (summary, exit code) instead of rich's exit(1)."""
+        """Let the CLI say the reader left (a quiet 141, no summary) instead of rich's exit(1)."""
         raise BrokenPipeError
 
 
@@ -687,10 +688,10 @@ def _credibility_text(group: list[Finding]) -> str:
     """The report's low-credibility sources on one row: how many, on which lines, the weakest few."""
     lines = sorted({f.span.line for f in group})
     shown = ", ".join(map(str, lines[:LINES_SHOWN])) + (
-        f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
+        f", … ({thousands(len(lines) - LINES_SHOWN)} more)" if len(lines) > LINES_SHOWN else ""
     )
     named = ", ".join(dict.fromkeys(printable(f.citation or "") for f in group[:3] if f.citation))
-    more = f" and {len(group) - 3} more" if len(group) > 3 else ""
+    more = f" and {thousands(len(group) - 3)} more" if len(group) > 3 else ""
     return (
         f"{counted(len(group), 'low-credibility source')} cited on {'line' if len(lines) == 1 else 'lines'} "
         f"{shown}: {named}{more}"
@@ -704,10 +705,12 @@ def _group_text(section: str, group: list[Finding]) -> str:
     kinds: dict[str, int] = {}
     for f in group:
         kinds[f.claim_type or "general"] = kinds.get(f.claim_type or "general", 0) + 1
-    types = ", ".join(f"{name} {count}" for name, count in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    types = ", ".join(
+        f"{name} {thousands(count)}" for name, count in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
     lines = [str(line) for line in dict.fromkeys(f.span.line for f in group)]  # each line once
     shown = ", ".join(lines[:LINES_SHOWN]) + (
-        f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
+        f", … ({thousands(len(lines) - LINES_SHOWN)} more)" if len(lines) > LINES_SHOWN else ""
     )
     where = f"under “{section}”" if section else "before the first heading"
     return (
@@ -749,7 +752,7 @@ def _figures_part(uses: tuple[Grounding, ...]) -> tuple[str, str] | None:
     if not checked:
         return None
     found = sum(1 for f in checked if f.found)
-    return f"figures {found}/{len(checked)}", "green" if found == len(checked) else "red"
+    return f"figures {thousands(found)}/{thousands(len(checked))}", "green" if found == len(checked) else "red"
 
 
 _EFFECT_STYLE = {"contradicted": "red", "consistent": "green"}  # the verdicts worth a word, the worse first
