@@ -472,6 +472,7 @@ def verdict(base: Figures, this: Figures) -> bool:
     non_in = [fig.nonmedical("nonmedical_in_answers") for fig in (base, this)]
     high = [fig.high() for fig in (base, this)]
     print(f"PubMed recall in abstracts {rate(pub[0][0], pub[0][1])} -> {rate(pub[1][0], pub[1][1])}")
+    print(f"PubMed non-findings flagged in abstracts {rate(pub[0][2], pub[0][3])} -> {rate(pub[1][2], pub[1][3])}")
     print(f"PubMed recall alone {rate(pub_alone[0][0], pub_alone[0][1])} -> {rate(pub_alone[1][0], pub_alone[1][1])}")
     print(f"non-medical flagged alone {rate(*non[0])} -> {rate(*non[1])}")
     print(f"non-medical flagged in answers {rate(*non_in[0])} -> {rate(*non_in[1])}")
