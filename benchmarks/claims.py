@@ -25,7 +25,10 @@ recall on "needs a source" minus the share of "no citation needed" flagged, read
 (defined before any candidate was measured: it weighs a false alarm by how rare the "no" claims
 are, which F1 at 80% "yes" would not). A change is kept when
   - J rises on at least 4 of the 5 folds, or
-  - PubMed finding recall (read in the abstracts) rises and J falls on no fold;
+  - PubMed finding recall, read in the abstracts, rises on at least 4 of 5 folds of the abstracts
+    (by PMID), and J falls on no fold, read in the answers or alone (first written as "PubMed recall
+    rises": a bundle of narrow changes then passed on one PubMed sentence of 1,705, so a PubMed gain
+    is held to the folds as an ExpertQA one is);
 and in either case PubMed finding recall stays >= 0.90, the non-medical claims flagged rise by
 no more than 0.05, and high-severity precision does not fall. `--against` prints the verdict.
 
@@ -346,7 +349,9 @@ class Figures:
         self.labels = [y for _, y, _ in medical]
         self.questions = [q for _, _, q in medical]
         self.fold_of = folds(self.questions, self.labels)
-        self.pubmed_labels = [y for _, y, _ in pubmed_sentences()]
+        pubmed = pubmed_sentences()
+        self.pubmed_labels = [y for _, y, _ in pubmed]
+        self.pubmed_folds = [hashlib.sha256(pmid.encode()).digest()[0] % FOLDS for _, _, pmid in pubmed]
         self.pubmed_split = [split for split in PUBMED_SPLITS for _ in pubmed_sentences((split,))]
         self.items = jsonl(LABELS)
         self.item_folds = document_folds([document_of(item["source"]) for item in self.items])
@@ -367,12 +372,14 @@ class Figures:
         yes, yes_n, no, no_n = self.expertqa(key, fold)
         return yes / max(yes_n, 1) - no / max(no_n, 1)
 
-    def pubmed(self, key: str, split: str | None = None) -> tuple[int, int, int, int]:
-        """(findings flagged, findings, other sentences flagged, other sentences), both splits or one."""
+    def pubmed(self, key: str, split: str | None = None, fold: int | None = None) -> tuple[int, int, int, int]:
+        """(findings flagged, findings, other sentences flagged, other sentences): both splits or one, or one fold."""
         picked = [
             (f, y)
-            for f, y, s in zip(self.flags[key], self.pubmed_labels, self.pubmed_split, strict=True)
-            if split is None or s == split
+            for f, y, s, k in zip(
+                self.flags[key], self.pubmed_labels, self.pubmed_split, self.pubmed_folds, strict=True
+            )
+            if (split is None or s == split) and (fold is None or k == fold)
         ]
         yes = sum(f for f, y in picked if y)
         no = sum(f for f, y in picked if not y)
@@ -485,7 +492,15 @@ def verdict(base: Figures, this: Figures) -> bool:
         if a != b
     ]
     print(f"claims whose reading in answers changed: {len(changed)}")
-    helps_pubmed = pub[1][0] > pub[0][0] and falls == 0
+    pubmed_rises = 0
+    for fold in range(FOLDS):
+        b, t = (fig.pubmed("pubmed_in_abstracts", fold=fold) for fig in (base, this))
+        pubmed_rises += t[0] > b[0]
+        print(f"  PubMed fold {fold + 1}: finding recall in abstracts {b[0] / b[1]:.3f} -> {t[0] / t[1]:.3f}")
+    falls_alone = sum(
+        this.youden(fold, "expertqa_alone") < base.youden(fold, "expertqa_alone") - 1e-12 for fold in range(FOLDS)
+    )
+    helps_pubmed = pubmed_rises >= 4 and falls == 0 and falls_alone == 0
     guards = (
         pub[1][0] / pub[1][1] >= 0.90
         and non[1][0] / non[1][1] - non[0][0] / non[0][1] <= 0.05
@@ -494,8 +509,8 @@ def verdict(base: Figures, this: Figures) -> bool:
     )
     kept = (rises >= 4 or helps_pubmed) and guards
     print(
-        f"J rises on {rises} of {FOLDS} folds, falls on {falls}; PubMed recall "
-        f"{'rises' if pub[1][0] > pub[0][0] else 'does not rise'}; guards {'hold' if guards else 'FAIL'}: "
+        f"J rises on {rises} of {FOLDS} folds, falls on {falls} (alone: on {falls_alone}); PubMed recall rises "
+        f"on {pubmed_rises} of {FOLDS} folds; guards {'hold' if guards else 'FAIL'}: "
         f"{'KEEP' if kept else 'REJECT'}"
     )
     return kept
