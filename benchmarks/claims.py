@@ -217,12 +217,20 @@ def span_offsets(text: str, span) -> tuple[int, int]:
     return starts[span.line - 1] + span.column - 1, starts[span.end_line - 1] + span.end_column - 1
 
 
-def in_their_answers() -> list[bool]:
-    """Each labelled claim read in its answer's own text, audited as one report (the markers as written).
+def flags_in_answer(text: str, claim_strings: list[str], sources: Sequence[str] = ()) -> list[bool]:
+    """Which of an answer's labelled claims the pipeline flags, the answer audited as one report.
 
     A claim is flagged when a sentence the pipeline took for a claim covers a word of it: the
     answer's lists, lead-ins, sections and neighbours are read as they are in a real run.
     """
+    places = claim_places(text, claim_strings)
+    document = read_document("answer.md", [(text, 0)], True, None, sources)
+    found = [span_offsets(text, c.sentence.span) for c in document.claims]
+    return [any(LETTERS.search(text[max(a, start) : min(b, end)]) for a, b in found) for start, end in places]
+
+
+def in_their_answers() -> list[bool]:
+    """Each labelled claim read in its answer's own text (the markers as written), as a user runs it."""
     rows = jsonl(CLAIMS / "expertqa_medical_dev_claims.jsonl")
     answers = {r["question"]: r["answers"] for r in jsonl(CLAIMS / "expertqa_medical_dev_answers.jsonl")}
     groups: dict[tuple[str, str], list[int]] = {}
@@ -231,12 +239,11 @@ def in_their_answers() -> list[bool]:
     flags = [False] * len(rows)
     for (question, system), members in groups.items():
         answer = answers[question][system]
-        text = answer["answer_string"]
-        places = claim_places(text, [rows[i]["claim_string"] for i in members])
-        document = read_document("answer.md", [(text, 0)], True, None, answer.get("attribution") or ())
-        found = [span_offsets(text, c.sentence.span) for c in document.claims]
-        for i, (start, end) in zip(members, places, strict=True):
-            flags[i] = any(LETTERS.search(text[max(a, start) : min(b, end)]) for a, b in found)
+        found = flags_in_answer(
+            answer["answer_string"], [rows[i]["claim_string"] for i in members], answer.get("attribution") or ()
+        )
+        for i, flagged in zip(members, found, strict=True):
+            flags[i] = flagged
     return flags
 
 
