@@ -1,23 +1,43 @@
 """Benchmark: does the claim detector find the sentences that need a source?
 
-Run by hand:  python benchmarks/claims.py [--compare] [--speed]
+Run by hand:  python benchmarks/claims.py [--against REV_OR_DIR] [--compare] [--speed]
 
 Data (../shared/data/claims, see its PROVENANCE.md; measured on, never trained on):
 - ExpertQA medical dev claims: real LLM answers cut into claims, each labelled by a medical
-  expert "does this claim need a citation?". The `[n]` markers are stripped so every claim
-  stands uncited. A claim counts as flagged when the pipeline finds a claim in it.
+  expert "does this claim need a citation?". Read two ways: each claim alone (its `[n]` markers
+  stripped, a one-line report), and each claim in its answer: the answer's own text
+  (`answer_string`) audited as one report, as a user runs it, with its lists, lead-ins and
+  sections, each labelled claim found in it and counted as flagged when a sentence the
+  pipeline takes for a claim covers a word of it.
 - PubMed claim sentences (validation split): abstract sentences, 1 when experts marked the
-  sentence as stating a finding.
+  sentence as stating a finding; alone and read in their abstracts.
 - ExpertQA non-medical claims: how much of law, business, history… the detector calls medical.
 - benchmarks/data/claims_high_precision.jsonl: sentences labelled by hand with what they are
   (dose_recommendation, contraindication, approval_claim or other), from the dev answers,
   samples/ and the reports in benchmarks/data/reports/; precision of the high-severity types.
 
+Tuning protocol (grouped cross-validation). The rules are written by hand, not fitted, so the
+folds do not train anything: they are five held-back views of the dev half, split by question
+(`folds`: stratified by how many "no citation needed" claims a question has, fixed before any
+rule was measured). A rule change is measured on every fold with and without it
+(`--against` the checkout or git revision without it), and its score on a fold is Youden's J,
+recall on "needs a source" minus the share of "no citation needed" flagged, read in the answers
+(defined before any candidate was measured: it weighs a false alarm by how rare the "no" claims
+are, which F1 at 80% "yes" would not). A change is kept when
+  - J rises on at least 4 of the 5 folds, or
+  - PubMed finding recall, read in the abstracts, rises on at least 4 of 5 folds of the abstracts
+    (by PMID), and J falls on no fold, read in the answers or alone (first written as "PubMed recall
+    rises": a bundle of narrow changes then passed on one PubMed sentence of 1,705, so a PubMed gain
+    is held to the folds as an ExpertQA one is);
+and in either case PubMed finding recall stays >= 0.90, the non-medical claims flagged rise by
+no more than 0.05, and high-severity precision does not fall. `--against` prints the verdict.
+
 Floors: ExpertQA recall on Yes >= 0.85 and at most 60% of No flagged, read alone and in their
-answers; PubMed recall on 1
->= 0.85; high-severity precision >= 95% on >= 150 sentences. `--speed` adds the throughput
-floors (>= 1.5 MB/s on the synthetic worst case, >= 2 MB/s on PubMed-like text, CPU time of
-one core) and `clinaudit check` on samples/ under 0.5 s wall.
+answers; read in their answers, per fold: median recall >= 0.90 and No flagged <= 0.50, worst
+fold recall >= 0.85 and No flagged <= 0.60; PubMed recall on 1 >= 0.90; high-severity precision
+>= 95% on >= 150 sentences. `--speed` adds the throughput floors (>= 1.5 MB/s on the synthetic
+worst case, >= 2 MB/s on PubMed-like text, CPU time of one core) and `clinaudit check` on
+samples/ under 0.5 s wall; with `--against`, both checkouts are timed in turn, interleaved.
 
 `--compare` runs the candidate methods on the same sentences: the typed patterns alone
 (today's detector), the shapes with no medical gate, the shipped rules, and a bag-of-words
@@ -37,14 +57,18 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from _common import data_dir, wilson
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# The checkout whose clinaudit is measured: this one, or the other side of `--against` (its child sets it).
+CHECKOUT = Path(os.environ.get("CLINAUDIT_BENCH_CHECKOUT") or ROOT)
+sys.path.insert(0, str(CHECKOUT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from clinaudit.core.text import plural_stem  # noqa: E402
@@ -57,6 +81,9 @@ CLAIMS = DATA / "claims"
 LABELS = ROOT / "benchmarks" / "data" / "claims_high_precision.jsonl"
 HIGH = ("dose_recommendation", "contraindication", "approval_claim")
 MARKERS = re.compile(r"\s*\[\d+(?:\s*[,\u2013-]\s*\d+)*\]")
+FOLDS = 5
+SPACE = re.compile(r"\s+")
+LETTERS = re.compile(r"[A-Za-z]{2}")
 
 
 def strip_markers(text: str) -> str:
@@ -79,11 +106,21 @@ def expertqa_nonmedical() -> list[tuple[str, bool, str]]:
 
 
 def pubmed_validation() -> list[tuple[str, bool, str]]:
+    return pubmed_sentences(("validation",))
+
+
+PUBMED_SPLITS = ("validation", "train")  # both measured on: the rules are not fitted to either
+
+
+def pubmed_sentences(splits: Sequence[str] = PUBMED_SPLITS) -> list[tuple[str, bool, str]]:
+    """(sentence, labelled a finding, PMID) of the PubMed claim abstracts, split by split."""
     out = []
-    for row in jsonl(CLAIMS / "pubmed_claims_validation.jsonl"):
-        out += [
-            (s, label == "1", str(row["paper_id"])) for s, label in zip(row["sentences"], row["labels"], strict=True)
-        ]
+    for split in splits:
+        for row in jsonl(CLAIMS / f"pubmed_claims_{split}.jsonl"):
+            out += [
+                (s, label == "1", str(row["paper_id"]))
+                for s, label in zip(row["sentences"], row["labels"], strict=True)
+            ]
     return out
 
 
@@ -104,28 +141,25 @@ def sentences_of(text: str) -> list[str]:
     return out
 
 
-def half(question: str) -> int:
-    """A fixed split of the dev questions in two, to show a figure holds on both halves."""
-    return hashlib.sha256(question.encode()).digest()[0] % 2
-
-
-def rates(flags: list[bool], labels: list[bool]) -> tuple[float, float]:
+def rates(flags: Sequence[bool], labels: Sequence[bool]) -> tuple[float, float]:
     yes = [f for f, y in zip(flags, labels, strict=True) if y]
     no = [f for f, y in zip(flags, labels, strict=True) if not y]
     return sum(yes) / max(len(yes), 1), sum(no) / max(len(no), 1)
 
 
-def interval(flags: list[bool], labels: list[bool], label: bool) -> str:
+def interval(flags: Sequence[bool], labels: Sequence[bool], label: bool) -> str:
     picked = [f for f, y in zip(flags, labels, strict=True) if y == label]
     low, high = wilson(sum(picked), len(picked))
     return f"[{low:.3f}, {high:.3f}]"
 
 
 def in_answers(rows: list[dict], text_key: str) -> list[bool]:
-    """Each claim read where it was written: the claims of one answer, in order, one paragraph each.
+    """Each sentence read with the others of its record, in order, one paragraph each.
 
-    A claim counts as flagged when the pipeline finds a claim on its lines. Read so, a sentence
-    is read in a document that the rest of its answer makes medical (or not), as a report is.
+    For the records that come as sentences only (PubMed abstracts, the non-medical claims,
+    which have no answer text beside them): a sentence is then read in a document that the
+    rest of its record makes medical (or not), as a report is. A sentence counts as flagged
+    when the pipeline finds a claim on its lines.
     """
     groups: dict[tuple[str, str], list[int]] = {}
     for i, r in enumerate(rows):
@@ -145,83 +179,368 @@ def in_answers(rows: list[dict], text_key: str) -> list[bool]:
     return flags
 
 
-def report_expertqa(flags: list[bool], rows: list[tuple[str, bool, str]], label: str) -> tuple[float, float]:
-    labels = [y for _, y, _ in rows]
-    recall, flagged_no = rates(flags, labels)
-    halves = []
-    for h in (0, 1):
-        sub = [(f, y) for f, (_, y, q) in zip(flags, rows, strict=True) if half(q) == h]
-        r, n = rates([f for f, _ in sub], [y for _, y in sub])
-        halves.append(f"{r:.3f} / {n:.0%}")
-    print(
-        f"{label}: recall on Yes {recall:.3f} {interval(flags, labels, True)} ({sum(labels)} claims), "
-        f"No flagged {flagged_no:.1%} {interval(flags, labels, False)} ({len(labels) - sum(labels)} claims); "
-        f"by question halves {' | '.join(halves)}"
-    )
-    return recall, flagged_no
+# ---------------------------------------------------------------- claims read in their answers, as a user runs them
 
 
-def precision_of_high_types() -> tuple[float, int, list[str]]:
-    """Precision over the labelled sentences the detector types high now (standard of care is no approval)."""
+def squeezed(text: str) -> tuple[str, list[int]]:
+    """The text without white space, and for each of its characters its offset in the text."""
+    kept = [(i, ch) for i, ch in enumerate(text) if not ch.isspace()]
+    return "".join(ch for _, ch in kept), [i for i, _ in kept]
+
+
+def claim_places(answer: str, claim_strings: list[str]) -> list[tuple[int, int]]:
+    """Where each labelled claim of an answer lies in its text: (start, end) offsets, claims in order.
+
+    ExpertQA cut its claims from the answer's text, so each is found in it, white space aside
+    (a claim cut across a list keeps "- **" and loses line ends); a claim is looked for after
+    the one before it, so a repeated sentence is matched in its own place.
+    """
+    flat, where = squeezed(answer)
+    places, after = [], 0
+    for claim in claim_strings:
+        needle = squeezed(claim)[0]
+        at = flat.find(needle, after)
+        if at < 0:
+            at = flat.find(needle)
+        if at < 0 or not needle:
+            raise ValueError(f"claim not found in its answer: {claim[:80]!r}")
+        places.append((where[at], where[at + len(needle) - 1] + 1))
+        after = at + len(needle)
+    return places
+
+
+def span_offsets(text: str, span) -> tuple[int, int]:
+    """A Span's (1-based line and column, end column exclusive) character offsets in the text."""
+    starts = [0]
+    for m in re.finditer("\n", text):
+        starts.append(m.end())
+    return starts[span.line - 1] + span.column - 1, starts[span.end_line - 1] + span.end_column - 1
+
+
+def flags_in_answer(text: str, claim_strings: list[str], sources: Sequence[str] = ()) -> list[bool]:
+    """Which of an answer's labelled claims the pipeline flags, the answer audited as one report.
+
+    A claim is flagged when a sentence the pipeline took for a claim covers a word of it: the
+    answer's lists, lead-ins, sections and neighbours are read as they are in a real run.
+    """
+    places = claim_places(text, claim_strings)
+    document = read_document("answer.md", [(text, 0)], True, None, sources)
+    found = [span_offsets(text, c.sentence.span) for c in document.claims]
+    return [any(LETTERS.search(text[max(a, start) : min(b, end)]) for a, b in found) for start, end in places]
+
+
+def in_their_answers() -> list[bool]:
+    """Each labelled claim read in its answer's own text (the markers as written), as a user runs it."""
+    rows = jsonl(CLAIMS / "expertqa_medical_dev_claims.jsonl")
+    answers = {r["question"]: r["answers"] for r in jsonl(CLAIMS / "expertqa_medical_dev_answers.jsonl")}
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["question"], r["system"]), []).append(i)
+    flags = [False] * len(rows)
+    for (question, system), members in groups.items():
+        answer = answers[question][system]
+        found = flags_in_answer(
+            answer["answer_string"], [rows[i]["claim_string"] for i in members], answer.get("attribution") or ()
+        )
+        for i, flagged in zip(members, found, strict=True):
+            flags[i] = flagged
+    return flags
+
+
+# ---------------------------------------------------------------- folds
+
+
+def folds(questions: Sequence[str], labels: Sequence[bool], k: int = FOLDS) -> dict[str, int]:
+    """Each question's fold: grouped by question, balanced in "needs a source" and "no citation needed" claims.
+
+    Fixed before any rule was measured, on the labels' counts alone: the questions, most claims
+    first (then by hash, so the order is the data's), each go to the fold where it adds least to
+    the sum of squares of the folds' Yes and No counts, each relative to its fair share (a fifth).
+    A fold then holds about a fifth of each, where a split by hash leaves one fold 3 "no" claims
+    and another 20 (one question alone has 12).
+    """
+    yes: dict[str, int] = {}
+    no: dict[str, int] = {}
+    for q, y in zip(questions, labels, strict=True):
+        yes[q] = yes.get(q, 0) + y
+        no[q] = no.get(q, 0) + (not y)
+    share_yes = max(sum(yes.values()) / k, 1)
+    share_no = max(sum(no.values()) / k, 1)
+    order = sorted(yes, key=lambda q: (-(yes[q] + no[q]), hashlib.sha256(q.encode()).hexdigest()))
+    load = [(0, 0)] * k
+    out = {}
+    for q in order:
+
+        def added(j: int, q: str = q) -> tuple[float, int]:
+            y0, n0 = load[j]
+            cost = ((y0 + yes[q]) ** 2 - y0**2) / share_yes**2 + ((n0 + no[q]) ** 2 - n0**2) / share_no**2
+            return cost, j
+
+        f = min(range(k), key=added)
+        out[q] = f
+        load[f] = (load[f][0] + yes[q], load[f][1] + no[q])
+    return out
+
+
+def document_folds(sources: Sequence[str], k: int = FOLDS) -> list[int]:
+    """The hand-labelled high-type sentences' folds, grouped by the document they come from (largest first)."""
+    size: dict[str, int] = {}
+    for s in sources:
+        size[s] = size.get(s, 0) + 1
+    load = [0] * k
+    of = {}
+    for doc in sorted(size, key=lambda d: (-size[d], d)):
+        f = min(range(k), key=lambda j: (load[j], j))
+        of[doc] = f
+        load[f] += size[doc]
+    return [of[s] for s in sources]
+
+
+def document_of(source: str) -> str:
+    """'benchmarks/data/reports/a.md:7' → the file; 'expertqa-dev-answer:50:system:3' → that answer."""
+    parts = source.split(":")
+    return ":".join(parts[:3]) if parts[0] == "expertqa-dev-answer" else parts[0]
+
+
+# ---------------------------------------------------------------- one checkout's flags, and the figures from them
+
+
+def high_types() -> list[str]:
+    """The high type (or "") the detector gives each hand-labelled sentence."""
     rules = claims.rules()
-    typed = right = 0
-    wrong = []
+    out = []
     for item in jsonl(LABELS):
         found = rules.classify(item["sentence"])
-        if found is None or found.name not in HIGH:
-            continue
-        typed += 1
-        if found.name == item["label"]:
-            right += 1
-        else:
-            wrong.append(f"  typed {found.name}, labelled {item['label']}: {item['sentence'][:110]}")
-    return right / max(typed, 1), typed, wrong
+        out.append(found.name if found is not None and found.name in HIGH else "")
+    return out
 
 
-def main_figures() -> bool:
-    ok = True
+def measure_flags() -> dict[str, list]:
+    """Everything the figures are made from, for the checkout this process imports."""
     medical = expertqa_medical()
-    recall, flagged_no = report_expertqa([pipeline_flags(t) for t, _, _ in medical], medical, "ExpertQA medical dev")
-    ok &= recall >= 0.85 and flagged_no <= 0.60
-    rows = jsonl(CLAIMS / "expertqa_medical_dev_claims.jsonl")
-    recall, flagged_no = report_expertqa(in_answers(rows, "claim_string"), medical, "  the same, read in their answers")
-    ok &= recall >= 0.85 and flagged_no <= 0.60
-    pubmed = pubmed_validation()
-    flags = [pipeline_flags(t) for t, _, _ in pubmed]
-    r1, f0 = rates(flags, [y for _, y, _ in pubmed])
-    print(
-        f"PubMed claims validation: recall on 1 {r1:.3f} {interval(flags, [y for _, y, _ in pubmed], True)} "
-        f"({sum(y for _, y, _ in pubmed)} sentences), 0 flagged {f0:.1%}"
-    )
-    ok &= r1 >= 0.85
-    rows = [
+    pubmed = pubmed_sentences()
+    pubmed_rows = [
         {"question": str(row["paper_id"]), "system": "", "sentence": sentence}
-        for row in jsonl(CLAIMS / "pubmed_claims_validation.jsonl")
+        for split in PUBMED_SPLITS
+        for row in jsonl(CLAIMS / f"pubmed_claims_{split}.jsonl")
         for sentence in row["sentences"]
     ]
-    flags = in_answers(rows, "sentence")
-    r1, f0 = rates(flags, [y for _, y, _ in pubmed])
-    print(
-        f"  the same, read in their abstracts: recall on 1 {r1:.3f} {interval(flags, [y for _, y, _ in pubmed], True)}, "
-        f"0 flagged {f0:.1%}"
+    return {
+        "expertqa_alone": [pipeline_flags(t) for t, _, _ in medical],
+        "expertqa_in_answers": in_their_answers(),
+        "pubmed_alone": [pipeline_flags(t) for t, _, _ in pubmed],
+        "pubmed_in_abstracts": in_answers(pubmed_rows, "sentence"),
+        "nonmedical_alone": [pipeline_flags(t) for t, _, _ in expertqa_nonmedical()],
+        "nonmedical_in_answers": in_answers(jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl"), "claim"),
+        "high_types": high_types(),
+    }
+
+
+def high_precision(typed: Sequence[str], items: Sequence[dict]) -> tuple[int, int]:
+    """(right, typed high) over the hand-labelled sentences."""
+    right = sum(1 for t, item in zip(typed, items, strict=True) if t and t == item["label"])
+    return right, sum(1 for t in typed if t)
+
+
+def rate(k: int, n: int) -> str:
+    low, high = wilson(k, n)
+    return f"{k / max(n, 1):.3f} ({k}/{n}) [{low:.3f}, {high:.3f}]"
+
+
+class Figures:
+    """The figures of one checkout's flags: overall, and per fold of the dev half."""
+
+    def __init__(self, flags: dict[str, list]) -> None:
+        self.flags = flags
+        medical = expertqa_medical()
+        self.labels = [y for _, y, _ in medical]
+        self.questions = [q for _, _, q in medical]
+        self.fold_of = folds(self.questions, self.labels)
+        pubmed = pubmed_sentences()
+        self.pubmed_labels = [y for _, y, _ in pubmed]
+        self.pubmed_folds = [hashlib.sha256(pmid.encode()).digest()[0] % FOLDS for _, _, pmid in pubmed]
+        self.pubmed_split = [split for split in PUBMED_SPLITS for _ in pubmed_sentences((split,))]
+        self.items = jsonl(LABELS)
+        self.item_folds = document_folds([document_of(item["source"]) for item in self.items])
+
+    def expertqa(self, key: str, fold: int | None = None) -> tuple[int, int, int, int]:
+        """(Yes flagged, Yes, No flagged, No), over the dev half or one fold of it."""
+        yes = no = yes_n = no_n = 0
+        for f, y, q in zip(self.flags[key], self.labels, self.questions, strict=True):
+            if fold is not None and self.fold_of[q] != fold:
+                continue
+            if y:
+                yes, yes_n = yes + f, yes_n + 1
+            else:
+                no, no_n = no + f, no_n + 1
+        return yes, yes_n, no, no_n
+
+    def youden(self, fold: int, key: str = "expertqa_in_answers") -> float:
+        yes, yes_n, no, no_n = self.expertqa(key, fold)
+        return yes / max(yes_n, 1) - no / max(no_n, 1)
+
+    def pubmed(self, key: str, split: str | None = None, fold: int | None = None) -> tuple[int, int, int, int]:
+        """(findings flagged, findings, other sentences flagged, other sentences): both splits or one, or one fold."""
+        picked = [
+            (f, y)
+            for f, y, s, k in zip(
+                self.flags[key], self.pubmed_labels, self.pubmed_split, self.pubmed_folds, strict=True
+            )
+            if (split is None or s == split) and (fold is None or k == fold)
+        ]
+        yes = sum(f for f, y in picked if y)
+        no = sum(f for f, y in picked if not y)
+        pos = sum(y for _, y in picked)
+        return yes, pos, no, len(picked) - pos
+
+    def high(self, fold: int | None = None) -> tuple[int, int]:
+        picked = [
+            (t, item)
+            for t, item, f in zip(self.flags["high_types"], self.items, self.item_folds, strict=True)
+            if fold is None or f == fold
+        ]
+        return high_precision([t for t, _ in picked], [item for _, item in picked])
+
+    def nonmedical(self, key: str) -> tuple[int, int]:
+        return sum(self.flags[key]), len(self.flags[key])
+
+    def per_fold(self, key: str = "expertqa_in_answers") -> list[tuple[float, float, float]]:
+        """(recall, No flagged, high-severity precision) of each fold."""
+        out = []
+        for fold in range(FOLDS):
+            yes, yes_n, no, no_n = self.expertqa(key, fold)
+            right, typed = self.high(fold)
+            out.append((yes / max(yes_n, 1), no / max(no_n, 1), right / max(typed, 1)))
+        return out
+
+
+def spread(values: Sequence[float], digits: int = 3) -> str:
+    return (
+        f"min {min(values):.{digits}f} / median {statistics.median(values):.{digits}f} / max {max(values):.{digits}f}"
     )
-    ok &= r1 >= 0.85
-    nonmedical = expertqa_nonmedical()
-    share = sum(pipeline_flags(t) for t, _, _ in nonmedical) / len(nonmedical)
-    print(f"ExpertQA non-medical claims (law, business, history, …): {share:.1%} taken for medical claims")
-    rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
-    share = sum(in_answers(rows, "claim")) / len(rows)
-    print(f"  the same, read in their answers: {share:.1%} taken for medical claims")
-    precision, typed, wrong = precision_of_high_types()
-    print(
-        f"high-severity types: precision {precision:.1%} "
-        f"[{wilson(round(precision * typed), typed)[0]:.1%}, {wilson(round(precision * typed), typed)[1]:.1%}] "
-        f"on {typed} hand-labelled sentences ({LABELS.name})"
-    )
-    for w in wrong:
-        print(w)
-    ok &= precision >= 0.95 and typed >= 150
+
+
+def print_figures(fig: Figures) -> bool:
+    """The overall figures with their intervals, and the per-fold figures; whether the floors are met."""
+    ok = True
+    for key, label in (("expertqa_alone", "each claim alone"), ("expertqa_in_answers", "each claim in its answer")):
+        yes, yes_n, no, no_n = fig.expertqa(key)
+        print(f"ExpertQA medical dev, {label}: recall on Yes {rate(yes, yes_n)}, No flagged {rate(no, no_n)}")
+        ok &= yes / yes_n >= 0.85 and no / no_n <= 0.60
+    for key, label in (("pubmed_alone", "each sentence alone"), ("pubmed_in_abstracts", "read in its abstract")):
+        for split in (None, *PUBMED_SPLITS):
+            yes, pos, no, neg = fig.pubmed(key, split)
+            print(
+                f"PubMed claims {split or 'train + validation'}, {label}: recall on 1 {rate(yes, pos)}, "
+                f"0 flagged {rate(no, neg)}"
+            )
+        yes, pos, _, _ = fig.pubmed(key)
+        ok &= key != "pubmed_in_abstracts" or yes / pos >= 0.90
+    for key, label in (("nonmedical_alone", "each alone"), ("nonmedical_in_answers", "read in their answers")):
+        k, n = fig.nonmedical(key)
+        print(f"ExpertQA non-medical claims (law, business, history, …), {label}: flagged {rate(k, n)}")
+    right, typed = fig.high()
+    print(f"high-severity types: precision {rate(right, typed)} on hand-labelled sentences ({LABELS.name})")
+    for t, item in zip(fig.flags["high_types"], fig.items, strict=True):
+        if t and t != item["label"]:
+            print(f"  typed {t}, labelled {item['label']}: {item['sentence'][:110]}")
+    ok &= right / max(typed, 1) >= 0.95 and typed >= 150
+    print(f"per fold ({FOLDS} folds of the dev half by question; high-severity precision by document):")
+    for key, label in (("expertqa_alone", "alone"), ("expertqa_in_answers", "in answers")):
+        rows = fig.per_fold(key)
+        for fold in range(len(rows)):
+            yes, yes_n, nk, no_n = fig.expertqa(key, fold)
+            right, typed = fig.high(fold)
+            print(
+                f"  {label:10} fold {fold + 1}: recall {rate(yes, yes_n)}, No flagged {rate(nk, no_n)}, "
+                f"high precision {rate(right, typed)}"
+            )
+        recalls, nos, precisions = zip(*rows, strict=True)
+        print(f"  {label:10} recall {spread(recalls)}; No flagged {spread(nos)}; high precision {spread(precisions)}")
+    recalls, nos, _ = zip(*fig.per_fold("expertqa_in_answers"), strict=True)
+    ok &= statistics.median(recalls) >= 0.90 and statistics.median(nos) <= 0.50
+    ok &= min(recalls) >= 0.85 and max(nos) <= 0.60
     return ok
+
+
+def verdict(base: Figures, this: Figures) -> bool:
+    """The protocol: this checkout against the one without the change, fold by fold. Is the change kept?"""
+    print("per fold, read in answers: recall, No flagged, Youden's J (recall - No flagged), base -> this")
+    rises = falls = 0
+    for fold in range(FOLDS):
+        b, t = base.per_fold()[fold], this.per_fold()[fold]
+        jb, jt = base.youden(fold), this.youden(fold)
+        rises += jt > jb + 1e-12
+        falls += jt < jb - 1e-12
+        print(
+            f"  fold {fold + 1}: recall {b[0]:.3f} -> {t[0]:.3f}, No flagged {b[1]:.3f} -> {t[1]:.3f}, "
+            f"J {jb:+.3f} -> {jt:+.3f}, high precision {b[2]:.3f} -> {t[2]:.3f}"
+        )
+    for key in ("expertqa_alone", "expertqa_in_answers"):
+        for which, fig in (("base", base), ("this", this)):
+            recalls, nos, _ = zip(*fig.per_fold(key), strict=True)
+            print(f"  {key} {which}: recall {spread(recalls)}; No flagged {spread(nos)}")
+    pub = [fig.pubmed("pubmed_in_abstracts") for fig in (base, this)]
+    pub_alone = [fig.pubmed("pubmed_alone") for fig in (base, this)]
+    non = [fig.nonmedical("nonmedical_alone") for fig in (base, this)]
+    non_in = [fig.nonmedical("nonmedical_in_answers") for fig in (base, this)]
+    high = [fig.high() for fig in (base, this)]
+    print(f"PubMed recall in abstracts {rate(pub[0][0], pub[0][1])} -> {rate(pub[1][0], pub[1][1])}")
+    print(f"PubMed non-findings flagged in abstracts {rate(pub[0][2], pub[0][3])} -> {rate(pub[1][2], pub[1][3])}")
+    print(f"PubMed recall alone {rate(pub_alone[0][0], pub_alone[0][1])} -> {rate(pub_alone[1][0], pub_alone[1][1])}")
+    print(f"non-medical flagged alone {rate(*non[0])} -> {rate(*non[1])}")
+    print(f"non-medical flagged in answers {rate(*non_in[0])} -> {rate(*non_in[1])}")
+    print(f"high-severity precision {rate(*high[0])} -> {rate(*high[1])}")
+    changed = [
+        i
+        for i, (a, b) in enumerate(
+            zip(base.flags["expertqa_in_answers"], this.flags["expertqa_in_answers"], strict=True)
+        )
+        if a != b
+    ]
+    print(f"claims whose reading in answers changed: {len(changed)}")
+    pubmed_rises = 0
+    for fold in range(FOLDS):
+        b, t = (fig.pubmed("pubmed_in_abstracts", fold=fold) for fig in (base, this))
+        pubmed_rises += t[0] > b[0]
+        print(f"  PubMed fold {fold + 1}: finding recall in abstracts {b[0] / b[1]:.3f} -> {t[0] / t[1]:.3f}")
+    falls_alone = sum(
+        this.youden(fold, "expertqa_alone") < base.youden(fold, "expertqa_alone") - 1e-12 for fold in range(FOLDS)
+    )
+    helps_pubmed = pubmed_rises >= 4 and falls == 0 and falls_alone == 0
+    guards = (
+        pub[1][0] / pub[1][1] >= 0.90
+        and non[1][0] / non[1][1] - non[0][0] / non[0][1] <= 0.05
+        and non_in[1][0] / non_in[1][1] - non_in[0][0] / non_in[0][1] <= 0.05
+        and high[1][0] / max(high[1][1], 1) >= high[0][0] / max(high[0][1], 1) - 1e-12
+    )
+    kept = (rises >= 4 or helps_pubmed) and guards
+    print(
+        f"J rises on {rises} of {FOLDS} folds, falls on {falls} (alone: on {falls_alone}); PubMed recall rises "
+        f"on {pubmed_rises} of {FOLDS} folds; guards {'hold' if guards else 'FAIL'}: "
+        f"{'KEEP' if kept else 'REJECT'}"
+    )
+    return kept
+
+
+def other_checkout(against: str) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """The checkout to compare with: a folder, or a git revision of this repository unpacked into a temporary one."""
+    if Path(against).is_dir():
+        return Path(against).resolve(), None
+    tmp = tempfile.TemporaryDirectory(prefix="claims-base-")
+    archive = subprocess.run(["git", "archive", against], cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(tmp.name, filter="data")
+    return Path(tmp.name), tmp
+
+
+def flags_of(checkout: Path) -> dict[str, list]:
+    """The flags of another checkout's clinaudit, measured by this script in a child process."""
+    env = dict(os.environ, CLINAUDIT_BENCH_CHECKOUT=str(checkout))
+    out = subprocess.run(
+        [sys.executable, __file__, "--emit"], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(out)
 
 
 # ---------------------------------------------------------------- candidate methods (--compare)
@@ -392,14 +711,62 @@ def speed() -> bool:
     return ok
 
 
+def speed_against(checkout: Path, rounds: int) -> None:
+    """`--speed` of both checkouts, interleaved round by round, each in a fresh interpreter; medians."""
+    runs: dict[tuple[str, str], list[float]] = {}
+    for k in range(rounds):
+        for name, where in (("base", checkout), ("this", ROOT)):
+            env = dict(os.environ, CLINAUDIT_BENCH_CHECKOUT=str(where))
+            out = subprocess.run(
+                [sys.executable, __file__, "--speed-only"], env=env, capture_output=True, text=True
+            ).stdout
+            for line in out.splitlines():
+                m = re.match(r"offline read, (.+?): ([\d.]+) MB/s CPU", line)
+                if m:
+                    runs.setdefault((name, m.group(1)), []).append(float(m.group(2)))
+                    print(f"round {k + 1} {name}: {m.group(1)} {m.group(2)} MB/s CPU", flush=True)
+    for label in dict.fromkeys(label for _, label in runs):
+        b, t = runs.get(("base", label), []), runs.get(("this", label), [])
+        if b and t:
+            print(
+                f"{label}: median base {statistics.median(b):.2f}, this {statistics.median(t):.2f} MB/s CPU "
+                f"({statistics.median(t) / statistics.median(b) - 1:+.1%}, {len(t)} rounds)"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--against", help="a checkout folder or git revision without the change: the protocol's verdict"
+    )
     parser.add_argument("--compare", action="store_true", help="also run the candidate methods")
     parser.add_argument("--speed", action="store_true", help="also measure throughput and the samples' wall time")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of --speed --against")
+    parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--speed-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not CLAIMS.exists():
         sys.exit(f"{CLAIMS} is missing: the benchmark needs ../shared/data/claims")
-    ok = main_figures()
+    if args.emit:
+        print(json.dumps(measure_flags()))
+        return
+    if args.speed_only:
+        sys.exit(0 if speed() else 1)
+    if args.against:
+        checkout, tmp = other_checkout(args.against)
+        try:
+            if args.speed:
+                speed_against(checkout, args.rounds)
+                return
+            base = Figures(flags_of(checkout))
+            this = Figures(measure_flags())
+            print_figures(this)
+            print(f"--- against {args.against}")
+            sys.exit(0 if verdict(base, this) else 1)
+        finally:
+            if tmp is not None:
+                tmp.cleanup()
+    ok = print_figures(Figures(measure_flags()))
     if args.compare:
         compare()
     if args.speed:

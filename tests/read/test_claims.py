@@ -333,3 +333,18 @@ def test_prognosis_comparison_and_treatment_targets_are_at_least_medium():
     # a target is a claim even inside advice, and only a clinical measure makes one
     assert kind("It is important to keep your blood pressure below 130/80 mmHg.") == "treatment_target"
     assert kind("Our revenue target is below 5 million.") is None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The results showed that the coated pipes rusted more slowly than the bare ones.",
+        "Our findings are consistent with a role for wind in shaping the dunes.",
+        "This suggests that the older bridges carry more traffic than designed.",
+        "Here we report a switch made of two parts on a flat plate.",
+        "In conclusion, the new method counts more nests than the old one.",
+    ],
+)
+def test_a_finding_reported_as_research_writing_reports_it_is_a_claim_whatever_its_subject(sentence):
+    """PubMed's findings are stated so in every field; none of these has a word of the medical vocabulary."""
+    assert rules().explain(sentence) is not None

@@ -1,0 +1,77 @@
+"""benchmarks/claims.py's own parts: claims found in their answers, and folds that never split a question.
+
+The benchmark's figures rest on these: a claim matched in the wrong place, or one question's claims
+in two folds, would make a fold's figures lie. Synthetic text only: tests never read the shared data.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location("claims_benchmark", BENCHMARKS / "claims.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+ANSWER = """Metformin lowers blood glucose in type 2 diabetes [1].
+
+As a pharmacist, you can take several steps:
+
+1. Speak with the patient privately [2].
+2. Metformin lowers blood glucose in type 2 diabetes [3].
+"""
+
+
+def test_a_claim_is_found_in_its_answer_white_space_aside_and_in_its_own_place(bench):
+    claims = [
+        "Metformin lowers blood glucose in type 2 diabetes [1].",
+        "As a pharmacist, you can take several steps:\n1.",  # cut across the list, as ExpertQA cut some
+        "Speak with the patient privately [2].",
+        "Metformin lowers blood glucose in type 2 diabetes [3].",  # the same words again, further down
+    ]
+    places = bench.claim_places(ANSWER, claims)
+    assert [ANSWER[a:b].split()[0] for a, b in places] == ["Metformin", "As", "Speak", "Metformin"]
+    assert places[3][0] > places[2][1]  # the repeat is matched after the claim before it, not at the top
+    with pytest.raises(ValueError):
+        bench.claim_places(ANSWER, ["Warfarin is contraindicated in pregnancy."])
+
+
+def test_a_claim_read_in_its_answer_is_flagged_by_the_sentence_that_covers_it(bench):
+    claims = [
+        "Metformin lowers blood glucose in type 2 diabetes [1].",
+        "As a pharmacist, you can take several steps:",
+        "Speak with the patient privately [2].",
+        "Metformin lowers blood glucose in type 2 diabetes [3].",
+    ]
+    assert bench.flags_in_answer(ANSWER, claims) == [True, False, False, True]
+
+
+def test_folds_keep_each_question_whole_and_share_out_the_no_claims(bench):
+    questions, labels = [], []
+    for q in range(40):
+        for k in range(q % 7 + 1):
+            questions.append(f"question {q}")
+            labels.append(k % 3 != 0 or q % 5 == 0)
+    fold_of = bench.folds(questions, labels)
+    assert set(fold_of) == set(questions) and set(fold_of.values()) == set(range(bench.FOLDS))
+    no = [0] * bench.FOLDS
+    yes = [0] * bench.FOLDS
+    for q, y in zip(questions, labels, strict=True):
+        (yes if y else no)[fold_of[q]] += 1
+    largest = max(sum(1 for q2, y in zip(questions, labels, strict=True) if q2 == q and not y) for q in fold_of)
+    assert max(no) - min(no) <= largest and max(yes) - min(yes) <= 7
+    assert bench.folds(questions, labels) == fold_of  # fixed: the same data gives the same folds
