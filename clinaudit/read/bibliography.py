@@ -467,8 +467,8 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
         at = _skip_space(text, end)
         if at < len(text) and text[at] == ",":
             at = _skip_space(text, at + 1)
-    if items and not entries and not problems:
-        raise NotABibliography("not a CSL-JSON bibliography (its items have no id)")
+    if items and not entries:
+        raise NotABibliography("not a CSL-JSON bibliography (no item has an id)")
     return Bibliography(name, "csl-json", tuple(entries), tuple(problems))
 
 
@@ -577,17 +577,21 @@ def _csl_people(value: Any) -> tuple[tuple[str, ...], bool]:
     if not isinstance(value, list):
         return (), False
     people = []
+    more = False
     for person in value:
         if not isinstance(person, dict):
             continue
         literal = _scalar(person.get("literal"))
+        if (literal or _scalar(person.get("family"))).lower() == "others" and not person.get("given"):
+            more = True  # BibTeX's "and others", as a CSL list carries it: the list is cut, "et al."
+            continue
         if literal:
             people.append(literal)
             continue
         family = " ".join(p for p in (_scalar(person.get("non-dropping-particle")), _scalar(person.get("family"))) if p)
         given = " ".join(p for p in (_scalar(person.get("given")), _scalar(person.get("dropping-particle"))) if p)
         people.append(_person(family, given))
-    return tuple(p for p in people if p), False
+    return tuple(p for p in people if p), more
 
 
 def _csl_year(issued: Any) -> int | None:

@@ -131,7 +131,8 @@ def _fix(entry: BibEntry, results: dict[str, CitationResult]) -> EntryFix:
     result, record = chosen
     fix.source = f"{'PubMed' if record.database == 'pubmed' else record.database.capitalize()} ({_named(result)})"
     check = metadata.compare(bibliography.entry_text(entry), record)
-    if check.different_paper:
+    titled = check.title_score is not None and check.title_score >= metadata.TITLE_SAME
+    if check.different_paper and not titled:  # a title that names the record's paper: its details are slips
         fix.notes.append(
             f"{_named(result)} is another paper ('{_clip(record.title, 80)}'): correct the id or the entry by hand"
         )
@@ -141,6 +142,11 @@ def _fix(entry: BibEntry, results: dict[str, CitationResult]) -> EntryFix:
         authors = _bibtex_authors(record)
         if authors:
             fix.changes.append(Change("authors", " and ".join(entry.authors), authors))
+        elif record.authors:
+            fix.notes.append(
+                f"the authors differ from {fix.source}'s, whose names do not say which part is the family name: "
+                "correct them by hand"
+            )
     if "title" in wrong and record.title:
         fix.changes.append(Change("title", entry.title, _protected(_escaped(record.title.strip("[]. ")))))
     if "journal" in wrong and (record.journal or record.journal_iso):
