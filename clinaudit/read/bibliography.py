@@ -708,6 +708,7 @@ class FrontMatter:
 
 
 _FENCE_CLOSE = LazyRegex(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_CITATION_KEYS = LazyRegex(r"^(?:bibliography|references|nocite)[ \t]*:", re.MULTILINE)
 
 
 def front_matter(text: str) -> FrontMatter | None:
@@ -720,9 +721,11 @@ def front_matter(text: str) -> FrontMatter | None:
     close = _FENCE_CLOSE.search(text, first_end + 1, first_end + 1 + MAX_FRONT_MATTER)
     if close is None:
         return None
+    body = text[first_end + 1 : close.start()]
+    if not _CITATION_KEYS.search(body):
+        return None  # a title and an author: nothing of citations, and no YAML parser to load for it
     import yaml
 
-    body = text[first_end + 1 : close.start()]
     try:
         loader = yaml.SafeLoader(body)
         try:

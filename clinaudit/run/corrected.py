@@ -211,9 +211,6 @@ def _protected(title: str) -> str:
     return " ".join(words)
 
 
-_INITIALS = re.compile(r"^[A-Z]{1,4}$")
-
-
 def _bibtex_authors(record: Record) -> str:
     """The record's authors as BibTeX names: PubMed's "O'Byrne PM" as "O'Byrne, P. M.", a group in braces.
 
@@ -224,11 +221,28 @@ def _bibtex_authors(record: Record) -> str:
     names = []
     for author in record.authors:
         words = author.split()
-        if len(words) > 1 and _INITIALS.match(words[-1]):
-            names.append(f"{_escaped(' '.join(words[:-1]))}, {' '.join(c + '.' for c in words[-1])}")
-        else:
+        suffix = words.pop() if len(words) > 2 and words[-1].rstrip(".") in _SUFFIXES else ""
+        cut = len(words)
+        while cut > 1 and len(words) - cut < 2 and _INITIALS.match(words[cut - 1]):
+            cut -= 1
+        if cut == len(words):  # no initials: a group ("METRIC Study Group"), kept whole
             names.append("{" + _escaped(author) + "}")
+            continue
+        given = " ".join(_given(w) for w in words[cut:])
+        family = _escaped(" ".join(words[:cut]))
+        names.append(f"{family}, {suffix}, {given}" if suffix else f"{family}, {given}")
     return " and ".join(names)
+
+
+# MEDLINE's initials, a particle's initial among them in lower case ("Mdo R", "dlRM", "Reenen Mv")
+_INITIALS = re.compile(r"^(?:[A-Z]{1,4}|[A-Z]{0,3}(?:d|da|de|di|do|du|dl|dla|v|vd|y|e|l|la|le)[A-Z]{0,3})$")
+_SUFFIXES = frozenset({"Jr", "Sr", "II", "III", "IV", "2nd", "3rd"})
+_INITIAL_RUNS = re.compile(r"[A-Z]|[a-z]+")
+
+
+def _given(initials: str) -> str:
+    """MEDLINE's initials as a given name: "PM" → "P. M.", "Mdo" → "M. do"."""
+    return " ".join(run + "." if run.isupper() else run for run in _INITIAL_RUNS.findall(initials))
 
 
 _SMALL = frozenset({"of", "and", "the", "in", "for", "on", "de", "la", "du", "der", "und", "y", "et", "di", "&"})
@@ -337,7 +351,7 @@ def _field_values(text: str, start: int, end: int) -> dict[str, tuple[int, int]]
     return out
 
 
-_FIELD_NAME = re.compile(r"([^\s=,{}()\"#]+)\s*=\s*")
+_FIELD_NAME = re.compile(r"(?<![^\s,{(])([^\s=,{}()\"#]+)\s*=\s*")  # a name starts after a space or `,`
 
 
 def _skip(text: str, at: int, end: int, chars: str) -> int:

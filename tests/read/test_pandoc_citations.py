@@ -201,3 +201,20 @@ def test_front_matter_references_are_entries_at_their_lines_in_the_report(tmp_pa
     (mention,) = document.mentions
     assert (mention.id, mention.span.line, mention.span.column) == ("pmid:22663011", 8, 31)
     assert not document.findings
+
+
+def test_the_patterns_that_read_citations_and_bibliographies_stay_linear():
+    """A report's text and a bibliography's fields reach these patterns: none may backtrack."""
+    import re
+
+    from clinaudit.check import regex_guard
+    from clinaudit.core.text import LazyRegex
+    from clinaudit.read import citations
+    from clinaudit.run import corrected
+
+    patterns = [
+        citations._PANDOC_KEY, citations._NOCITE_KEY, citations._BRACKET, citations._LOCATOR, citations._CROSSREF,
+    ]  # fmt: skip
+    patterns += [v for m in (bib, corrected) for v in vars(m).values() if isinstance(v, (re.Pattern, LazyRegex))]
+    verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])
+    assert [v for v in verdicts if not v.ok] == []
