@@ -35,6 +35,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -774,9 +775,12 @@ class Named:
 
     name: str  # as written in the front matter, or given to --bibliography
     where: Span  # in the report: the front matter's line; the report's start for --bibliography
-    bibliography: Bibliography | None  # None: not read (`problem` says why)
+    bibliography: Bibliography | None  # None: not read, or not yet parsed (`problem` says why, or `text` waits)
     problem: str = ""
     by_user: bool = False  # --bibliography or the config file: the user's choice
+    text: str | None = None  # read, not yet parsed: a report whose reading is kept never needs it parsed
+    format: BibFormat = "bibtex"
+    digest: str = ""  # of its bytes: the parse is made once a run, whichever report asks first
 
 
 @compared
@@ -799,6 +803,24 @@ class Cited:
     def bibliographies(self) -> list[Bibliography]:
         out = [n.bibliography for n in self.named if n.bibliography is not None]
         return out + ([self.references] if self.references is not None else [])
+
+    def parsed(self) -> Cited:
+        """The same, each bibliography read parsed (once a run for each content: a library many reports share)."""
+        if all(n.text is None for n in self.named):
+            return self
+        named = []
+        for n in self.named:
+            if n.text is None:
+                named.append(n)
+                continue
+            try:
+                bib = _parsed(n.digest, shown(n.name), n.format, n.text)
+            except NotABibliography as exc:
+                log.warning("the bibliography %s is not read: %s", shown(n.name), exc)
+                named.append(Named(n.name, n.where, None, str(exc), n.by_user))
+                continue
+            named.append(Named(n.name, n.where, bib, "", n.by_user))
+        return Cited(tuple(named), self.references, self.nocite, self.bare, self.where, self.stamps)
 
     @property
     def unread(self) -> list[Named]:
@@ -853,28 +875,32 @@ def for_report(
 def _read_named(
     report: str, written: str, path: Path, where: Span, max_bytes: int, by_user: bool, stamps: list[str]
 ) -> Named:
+    """A bibliography file read (its text, not yet parsed), or why it cannot be: one warning line then."""
     shown_name = shown(written)
     fmt = format_of(written)
     if fmt is None:
         problem = "not a bibliography's suffix (.bib, .json, .yaml)"
-        log.warning("%s: the bibliography %s is not read: %s", shown(report), shown_name, problem)
-        return Named(written, where, None, problem, by_user)
-    try:
-        data = read_bytes(path, shown_name, max_bytes)
-        stamps.append(f"{os.path.realpath(path)}:{hashlib.sha256(data).hexdigest()}")
-        bib = parse(data.decode("utf-8"), shown_name, fmt)
-    except InputError as exc:
-        problem = str(exc).removeprefix(f"{shown_name}: ")
-    except UnicodeDecodeError:
-        problem = "not UTF-8 text"
-    except NotABibliography as exc:
-        problem = str(exc)
     else:
-        for line in bib.problems:
-            log.warning("%s", shown(line))
-        return Named(written, where, bib, "", by_user)
+        try:
+            data = read_bytes(path, shown_name, max_bytes)
+            digest = hashlib.sha256(data).hexdigest()
+            stamps.append(f"{os.path.realpath(path)}:{digest}")
+            return Named(written, where, None, "", by_user, data.decode("utf-8"), fmt, digest)
+        except InputError as exc:
+            problem = str(exc).removeprefix(f"{shown_name}: ")
+        except UnicodeDecodeError:
+            problem = "not UTF-8 text"
     log.warning("%s: the bibliography %s is not read: %s", shown(report), shown_name, problem)
     return Named(written, where, None, problem, by_user)
+
+
+@lru_cache(maxsize=4)
+def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
+    """A bibliography's content parsed once a run, and what in it cannot be read said once (`digest` keys it)."""
+    bib = parse(text, name, fmt)
+    for line in bib.problems:
+        log.warning("%s", shown(line))
+    return bib
 
 
 def _refused(path: Path, base: Path) -> str:

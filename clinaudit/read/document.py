@@ -187,6 +187,8 @@ def read_document(
 
     The cyclic garbage collector rests meanwhile (clinaudit/core/collector.py says why).
     """
+    if cited is not None:
+        cited = cited.parsed()
     reading = _Reading(corrections=known, kept=decided, cited=cited)
     if cited is not None:
         reading.bare = cited.bare

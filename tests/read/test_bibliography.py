@@ -206,7 +206,7 @@ def test_a_bibliography_outside_the_reports_folder_and_project_is_not_read(tmp_p
     with caplog.at_level(logging.WARNING, logger="clinaudit"):
         cited = bib.for_report("docs/report.qmd", front)
         outside = bib.for_report("docs/report.qmd", "---\nbibliography: ../../secret.bib\n---\n")
-    read = {n.name: n.bibliography is not None for n in (*cited.named, *outside.named)}
+    read = {n.name: n.bibliography is not None for n in (*cited.parsed().named, *outside.parsed().named)}
     assert read == {
         "local.bib": True,
         "../shared.bib": True,
@@ -252,3 +252,17 @@ def test_given_bibliographies_that_cannot_be_read_are_input_errors(tmp_path):
     data.write_text('{"a": 1}', encoding="utf-8")
     with pytest.raises(InputError, match="not a CSL-JSON bibliography"):
         bib.check_given([str(data)], 1 << 20)
+
+
+def test_a_library_many_reports_share_is_parsed_once_a_run_and_not_for_a_kept_reading(tmp_path, caplog):
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title = {A}}\n@article{broken, title = {B\n\n@article{c, title = {C}}\n", "utf-8")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        first = bib.for_report(str(tmp_path / "one.md"), "", [str(library)])
+        second = bib.for_report(str(tmp_path / "two.md"), "", [str(library)])
+        assert first.named[0].bibliography is None and first.named[0].text is not None  # read, not parsed yet
+        parsed = [c.parsed().named[0].bibliography for c in (first, second)]
+    assert parsed[0] is parsed[1]  # one parse for both reports
+    assert [e.key for e in parsed[0].entries] == ["a", "c"]
+    assert len([r for r in caplog.records if "cannot be read" in r.getMessage()]) == 1  # said once a run
+    assert first.stamps == second.stamps and len(first.stamps) == 1  # what names a kept reading: its content
