@@ -120,20 +120,6 @@ def parse(text: str, name: str, fmt: BibFormat, first_line: int = 0) -> Bibliogr
     return parse_csl_yaml(text, name, first_line)
 
 
-def read_file(path: Path, name: str, fmt: BibFormat, max_bytes: int) -> Bibliography:
-    """A bibliography file read from disk; InputError for one that cannot be read or is not UTF-8."""
-    data = read_bytes(path, name, max_bytes)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"{name}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})") from None
-    try:
-        return parse(text, name, fmt)
-    except NotABibliography as exc:
-        raise InputError(f"{name}: {exc}") from None
-
-
 def read_bytes(path: Path, name: str, max_bytes: int) -> bytes:
     try:
         size = path.stat().st_size
@@ -920,13 +906,29 @@ def _refused(path: Path, base: Path) -> str:
 
 
 def check_given(paths: Iterable[str], max_bytes: int) -> None:
-    """The --bibliography files, each readable and a bibliography, before any report is read: else InputError."""
+    """The --bibliography files, each readable and a bibliography, before any report is read: else InputError.
+
+    A BibTeX file is read, not parsed (any text is BibTeX, and a report whose reading is kept needs no
+    parse); a CSL file is parsed to know it is one, once a run (`_parsed`).
+    """
     for path in paths:
         name = shown(path)
         fmt = format_of(path)
         if fmt is None:
             raise InputError(f"--bibliography {name}: not a bibliography (.bib, .bibtex, .json, .yaml or .yml)")
-        read_file(Path(path), f"--bibliography {name}", fmt, max_bytes)
+        data = read_bytes(Path(path), f"--bibliography {name}", max_bytes)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise InputError(
+                f"--bibliography {name}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})"
+            ) from None
+        if fmt != "bibtex":
+            try:
+                _parsed(hashlib.sha256(data).hexdigest(), name, fmt, text)
+            except NotABibliography as exc:
+                raise InputError(f"--bibliography {name}: {exc}") from None
 
 
 # ---------------------------------------------------------------- findings of the linking
