@@ -720,9 +720,12 @@ def find_pandoc(text: str, bare: bool = True, known: frozenset[str] = frozenset(
                 out.append(PandocCite(m.start(), m.end(), keys, True))
                 taken.append((m.start(), m.end()))
     if bare:
+        k = 0  # the bracketed citations, in order, as the keys are met in order: one pass over both
         for m in _PANDOC_KEY.finditer(text):
             at = m.start()
-            if escaped(text, at) or any(a <= at < b for a, b in taken):
+            while k < len(taken) and taken[k][1] <= at:
+                k += 1
+            if escaped(text, at) or (k < len(taken) and taken[k][0] <= at):
                 continue
             key = _key(m)
             if _CROSSREF.match(key) and key not in known:

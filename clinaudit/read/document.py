@@ -1058,8 +1058,14 @@ def _pandoc_citations(text: str, cites: list[_Cite], reading: _Reading | None) -
     found = citations.find_pandoc(text, bare, known)
     if not found:
         return cites
-    keys = [(s, e) for c in found for _, s, e in c.keys]
-    kept = [c for c in cites if not any(s < c.end and c.start < e for s, e in keys)]
+    keys = sorted((s, e) for c in found for _, s, e in c.keys)  # keys never overlap one another
+    starts = [s for s, _ in keys]
+
+    def in_a_key(cite: _Cite) -> bool:
+        k = bisect_left(starts, cite.end) - 1  # the last key starting before the cite ends
+        return k >= 0 and keys[k][1] > cite.start
+
+    kept = [c for c in cites if not in_a_key(c)]
     for c in found:
         labels = tuple("@" + key for key, _, _ in c.keys)
         kept.append(_Cite(c.start, c.end, labels=labels, keys=tuple((s, e) for _, s, e in c.keys)))
