@@ -37,7 +37,13 @@ flagged when the check raises a finding on it: a conflicting field (match False)
 slip (a one-word title drift, a partial author list without "et al.": severity low).
 Floors: every perturbation >= 0.90 (title-word >= 0.80); each control <= 0.02.
 
-    python benchmarks/metadata_perturb.py [--show N] [--kind KIND]
+`--as bib` and `--as csl-json` write the entries of the bibtex style as a real bibliography file
+instead (a .bib, with LaTeX escapes and "and others"; a CSL-JSON list, "et al." as the author
+`{"literal": "others"}`), audit that file as `clinaudit check refs.bib` reads it
+(clinaudit/read/sources.py, then each entry's comparison with its record), and set its figures
+beside the bibtex style's, entry by entry: they must be the same.
+
+    python benchmarks/metadata_perturb.py [--show N] [--kind KIND] [--as bib|csl-json]
 """
 
 from __future__ import annotations
@@ -407,11 +413,98 @@ def _raised(check) -> bool:
     return bool(getattr(check, "flagged", check.match is False))
 
 
+# ---------------------------------------------------------------- the entries as a bibliography file
+
+_BIB_SPECIALS = re.compile(r"([&%$#_])")
+
+
+def _bib_value(text: str) -> str:
+    return _BIB_SPECIALS.sub(r"\\\1", text)
+
+
+def bib_file(items: list[tuple[str, Source, bool | None]], ids: bool = False) -> str:
+    """The bibtex style's entries as one .bib file, each field as the style writes it, LaTeX escaped;
+    `ids`: with the record's PMID or DOI too, as `clinaudit fix` needs to know the record."""
+    out = ["% written by benchmarks/metadata_perturb.py", ""]
+    for key, s, et_al in items:
+        shown = s.authors[:3] if et_al else s.authors
+        people = " and ".join(f"{p.family}, {' '.join(c + '.' for c in p.initials if c.isupper())}" for p in shown)
+        people += " and others" if et_al else ""
+        fields = [("author", people), ("title", s.title), ("journal", s.journal.split(" : ")[0]), ("year", str(s.year))]
+        fields += [("volume", s.volume)] if s.volume else []
+        fields += [("pages", _full_pages(s.pages).replace("-", "--"))] if s.pages else []
+        if ids:
+            name, value = s.key.split(":", 1)
+            fields.append((name, value))
+        out.append(f"@article{{{key},")
+        out += [f"  {name} = {{{_bib_value(value)}}}," for name, value in fields]
+        out += ["}", ""]
+    return "\n".join(out)
+
+
+def csl_file(items: list[tuple[str, Source, bool | None]]) -> str:
+    """The same entries as a CSL-JSON list, as Zotero writes one; "et al." as the author {"literal": "others"}."""
+    out = []
+    for key, s, et_al in items:
+        shown = s.authors[:3] if et_al else s.authors
+        people: list[dict] = [
+            {"family": p.family, "given": " ".join(c + "." for c in p.initials if c.isupper())} for p in shown
+        ]
+        people += [{"literal": "others"}] if et_al else []
+        item = {
+            "id": key,
+            "type": "article-journal",
+            "title": s.title,
+            "author": people,
+            "container-title": s.journal.split(" : ")[0],
+            "issued": {"date-parts": [[s.year]]},
+        }
+        if s.volume:
+            item["volume"] = s.volume
+        if s.pages:
+            item["page"] = _full_pages(s.pages)
+        out.append(item)
+    return json.dumps(out, indent=2, ensure_ascii=False)
+
+
+def as_input(
+    form: str, items: list[tuple[str, Source, bool | None]], folder: Path, text: str | None = None
+) -> dict[str, bool]:
+    """Each entry's verdict once the file is audited as an input: read as `clinaudit check` reads it, compared."""
+    from clinaudit.check import metadata
+    from clinaudit.options import Options
+    from clinaudit.read.inputs import Source as Input
+    from clinaudit.read.sources import read_source
+
+    class NoCorrections:
+        def for_report(self, name):
+            return None
+
+        def stamps(self, name):
+            return ()
+
+    path = folder / ("refs.bib" if form == "bib" else "refs.json")
+    if text is None:
+        text = bib_file(items) if form == "bib" else csl_file(items)
+    path.write_text(text, encoding="utf-8")
+    document = read_source(Input(str(path), path, True), Options(max_bytes=1 << 30), NoCorrections(), None)
+    records = {key: s.record for key, s, _ in items}
+    if not document.entries:
+        raise SystemExit(f"{path}: no entries read")
+    return {
+        entry.label[1:]: _raised(metadata.compare(entry.text, records[entry.label[1:]])) for entry in document.entries
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--show", type=int, default=0, help="print N misjudged entries of each kind")
     parser.add_argument("--kind", help="only this kind")
+    parser.add_argument("--as", dest="form", choices=("bib", "csl-json"), help="the bibtex style as a real file")
+    parser.add_argument("--fix", action="store_true", help="with --as bib: also audit the file clinaudit fix writes")
     args = parser.parse_args()
+    if args.form:
+        return files(args.form, args.kind, args.fix and args.form == "bib")
     started = time.perf_counter()
     sources = load()
     origins = defaultdict(int)
@@ -473,6 +566,75 @@ def main() -> int:
         print("\n".join(shown))
     print(f"\n{time.perf_counter() - started:.1f}s; floors {'hold' if ok else 'do not hold'}")
     return 0 if ok else 1
+
+
+def corrected_copy(items: list[tuple[str, Source, bool | None]], folder: Path) -> str:
+    """The .bib of `items` (with their ids) as `clinaudit fix` corrects it, each id resolved to its own record."""
+    from clinaudit.core.models import CitationKind, CitationResult, FileReport, Span, Status
+    from clinaudit.run import corrected
+
+    path = folder / "ids.bib"
+    path.write_text(bib_file(items, ids=True), encoding="utf-8")
+    results = []
+    for _, s, _ in items:
+        kind, value = s.key.split(":", 1)
+        results.append(
+            CitationResult(s.key, CitationKind(kind), value, Span(1, 1, 1, 1), Status.VERIFIED, (), record=s.record)
+        )
+    report = FileReport(str(path), "fail", (), tuple(results), 0, 0, 0)
+    return corrected.correct(str(path), report, 1 << 30).text
+
+
+def files(form: str, only: str | None, fix: bool = False) -> int:
+    """The bibtex style's entries as a real bibliography file, audited as an input, beside the style's figures;
+    `fix`: and the copy `clinaudit fix` writes of it, audited again."""
+    import tempfile
+
+    sources = load()
+    print(f"records: {len(sources)} from {DATA}; the bibtex style against the same entries in a {form} file")
+    print(
+        f"\n{'kind':14} {'bibtex style':>22}  {form + ' file':>22}  95% Wilson (file)   entries that differ"
+        + ("   corrected copy, 95% Wilson" if fix else "")
+    )
+    same = True
+    with tempfile.TemporaryDirectory() as folder:
+        for kind in (*KINDS, *CONTROLS):
+            if only and kind != only:
+                continue
+            items: list[tuple[str, Source, bool | None]] = []
+            style: dict[str, bool] = {}
+            for s in sources:
+                if "bibtex" not in APPLIES.get(kind, STYLES):
+                    break
+                changed = perturb(s, kind, sources, random.Random(f"{SEED}:{kind}:{s.key}"))
+                if changed is None:
+                    continue
+                et_al = None
+                if isinstance(changed, tuple):
+                    changed, et_al = changed
+                key = re.sub(r"\W", "_", s.key)
+                items.append((key, replace(changed, record=s.record), et_al))
+                style[key] = flagged(entry(changed, "bibtex", et_al), "bibtex", s.record)
+            if not items:
+                continue
+            read = as_input(form, items, Path(folder))
+            n = len(items)
+            k_style, k_file = sum(style.values()), sum(read.get(key, False) for key in style)
+            differ = [key for key in style if read.get(key) != style[key]]
+            same &= not differ
+            low, high = wilson(k_file, n)
+            after = ""
+            if fix:
+                again = as_input(form, items, Path(folder), corrected_copy(items, Path(folder)))
+                k_fixed = sum(again.values())
+                fixed_low, fixed_high = wilson(k_fixed, n)
+                after = f"   {k_fixed:5}/{n:<5} {k_fixed / n:6.3f} [{fixed_low:.3f}, {fixed_high:.3f}]"
+            print(
+                f"{kind:14} {k_style:5}/{n:<5} {k_style / n:6.3f}    {k_file:5}/{n:<5} {k_file / n:6.3f}    "
+                f"[{low:.3f}, {high:.3f}]  {len(differ):<3}{after}{'  ' + ', '.join(differ[:5]) if differ else ''}"
+            )
+    print(f"\nthe file's figures {'are' if same else 'are NOT'} the bibtex style's, entry by entry")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

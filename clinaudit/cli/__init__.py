@@ -31,7 +31,7 @@ from clinaudit.cli.common import (
     stop_on_signals,
 )
 from clinaudit.core.errors import Interrupted, OutputError
-from clinaudit.cli import check, cache, corrections, rules, guard, mirror  # noqa: F401
+from clinaudit.cli import check, fix, cache, corrections, rules, guard, mirror  # noqa: F401
 # isort: on
 
 __all__ = ["app", "run"]

@@ -22,6 +22,7 @@ LEVELS = ("high", "medium", "low", "info")
 UNCITED_CLAIM = "uncited-claim"
 WEAK_CITATION = "weak-citation"
 DANGLING_REFERENCE = "dangling-reference"
+UNCITED_ENTRY = "uncited-entry"
 INVALID_CITATION = "invalid-citation"
 FABRICATED_CITATION = "fabricated-citation"
 DEAD_LINK = "dead-link"

@@ -254,6 +254,7 @@ class Record:
     extra: tuple[tuple[str, Any], ...] = ()
     volume: str = ""
     pages: str = ""  # as the database gives them: "2195-207"
+    issue: str = ""  # the journal issue: what a corrected bibliography's `number` takes (clinaudit/run/corrected.py)
     # the topic check's terms, extracted once and cached with the resolution (clinaudit/check/topic.py)
     topic_keys: tuple[str, ...] = ()
     subject_keys: tuple[str, ...] = ()  # of the title, MeSH, conditions and interventions alone

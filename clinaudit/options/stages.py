@@ -64,6 +64,11 @@ class ReadSettings:
         False, "Read reports as plain text, not Markdown (whatever their names).", Bool(), flag="--plain",
         key="plain", commands=("check", "guard"),
     )  # fmt: skip
+    bibliography: tuple[str, ...] = option(
+        (), "A bibliography (BibTeX, BibLaTeX, CSL-JSON or CSL-YAML) that Pandoc citations such as [@smith2020] "
+        "resolve through, besides the ones a report's front matter names (repeatable).", File(many=True),
+        flag="--bibliography", key="bibliography", metavar="FILE",
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, init=False, repr=False, eq=False)

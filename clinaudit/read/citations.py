@@ -599,6 +599,7 @@ def without_citations(text: str) -> str:
     spans = [(f.start, f.end) for f in find_ids(text)]
     spans += [(s, e) for _, s, e in find_markers(text)]
     spans += [(s, e) for _, s, e in find_source_markers(text)]
+    spans += [(c.start, c.end) for c in find_pandoc(text)]
     if not spans:
         return text
     chars = list(text)
@@ -717,6 +718,101 @@ def next_number(label: str, previous: int | None) -> str:
     if previous is not None and label.isdigit() and int(label) <= previous:
         return str(previous + 1)
     return label
+
+
+# ---------------------------------------------------------------- Pandoc citations
+# `[@smith2020]`, `[see @doe99, pp. 33-35; -@smith04]` and `@smith2020` alone (author-in-text), as Pandoc's
+# Markdown reads them (its manual, "Citation syntax", and its citeKey parser): a key starts with a letter,
+# digit or `_` and goes on with those and single internal punctuation (`:.#$%&-+?<>~/`, each followed by a
+# letter, digit or `_`; `://` too), or is written in braces, `@{https://example.com/bib?x=1}`. An `@` right
+# after a word is not one (`name@example.org`), nor one after `\`.
+
+_KEY = r"(?:\w(?:\w|[:.#$%&\-+?<>~/](?=\w)|[:/](?=/))*|\{[^{}\s]{1,500}\})"
+_PANDOC_KEY = re.compile(r"(?<![\w\\@.:/+%=&#~])(-?)@(" + _KEY + ")")
+_NOCITE_KEY = re.compile(r"(?<![\w\\])@(\*|" + _KEY + ")")
+_BRACKET = re.compile(r"(?<!!)\[([^\[\]\n]{1,1000}(?:\n[^\[\]\n]{1,1000}){0,5})\](?![(\[:])")
+_LOCATOR = re.compile(r"[ \t]?\[([^\[\]@\n]{1,200})\](?![(\[:])")  # `@doe99 [p. 33]`: its locator
+# Quarto's cross-references (`@fig-plot`, `@tbl-doses`, `@sec-methods`) and pandoc-crossref's (`@fig:plot`)
+# share the grammar: such a key is no citation unless a bibliography holds it.
+_CROSSREF = re.compile(
+    r"^(?:fig|tbl|lst|tip|nte|wrn|imp|cau|thm|lem|cor|prp|cnj|def|exm|exr|sec|eq|sol|rem|alg|apx)[-:]", re.IGNORECASE
+)
+
+
+class PandocCite(NamedTuple):
+    """One Pandoc citation: `[…]` with its keys, or one `@key` alone; each key with where it is written."""
+
+    start: int
+    end: int
+    keys: tuple[tuple[str, int, int], ...]  # (key, start, end) of each `@key` (or `-@key`)
+    bracketed: bool
+
+
+def _key(m: re.Match[str]) -> str:
+    key = m.group(2)
+    return key[1:-1] if key.startswith("{") else key
+
+
+def find_pandoc(text: str, bare: bool = True, known: frozenset[str] = frozenset()) -> list[PandocCite]:
+    """Pandoc citations in order: bracketed ones always, `@key` alone when `bare` (a report meant for Pandoc).
+
+    A cross-reference key (`@fig-1`) is not one unless `known` (a bibliography's keys) holds it.
+    """
+    if "@" not in text:
+        return []
+    out: list[PandocCite] = []
+    taken: list[tuple[int, int]] = []
+    if "[" in text:
+        for m in _BRACKET.finditer(text):
+            if escaped(text, m.start()) or "@" not in m.group(1):
+                continue
+            keys = _bracket_keys(text, m.start(1), m.end(1), known)
+            if keys:
+                out.append(PandocCite(m.start(), m.end(), keys, True))
+                taken.append((m.start(), m.end()))
+    if bare:
+        k = 0  # the bracketed citations, in order, as the keys are met in order: one pass over both
+        for m in _PANDOC_KEY.finditer(text):
+            at = m.start()
+            while k < len(taken) and taken[k][1] <= at:
+                k += 1
+            if escaped(text, at) or (k < len(taken) and taken[k][0] <= at):
+                continue
+            key = _key(m)
+            if _CROSSREF.match(key) and key not in known:
+                continue
+            end = m.end()
+            locator = _LOCATOR.match(text, end)
+            out.append(PandocCite(at, locator.end() if locator else end, ((key, at, m.end()),), False))
+        out.sort(key=lambda c: c.start)
+    return out
+
+
+def _bracket_keys(text: str, start: int, end: int, known: frozenset[str]) -> tuple[tuple[str, int, int], ...]:
+    """The keys of `[…]` when it is a citation: each part between `;` holds one (Pandoc's rule); else ()."""
+    keys = []
+    at = start
+    for part in text[start:end].split(";"):
+        m = _PANDOC_KEY.search(text, at, at + len(part))
+        while m is not None and escaped(text, m.start()):
+            m = _PANDOC_KEY.search(text, m.end(), at + len(part))
+        if m is None:
+            return ()
+        key = _key(m)
+        if _CROSSREF.match(key) and key not in known:
+            return ()
+        keys.append((key, m.start(), m.end()))
+        at += len(part) + 1
+    return tuple(keys)
+
+
+def nocite_keys(text: str) -> list[str]:
+    """The keys a front matter's `nocite:` lists ("@a, @b", "[@a; @b]"); "*" for every entry (`@*`)."""
+    return [m.group(1)[1:-1] if m.group(1).startswith("{") else m.group(1) for m in _NOCITE_KEY.finditer(text)]
+
+
+def is_crossref(key: str) -> bool:
+    return bool(_CROSSREF.match(key))
 
 
 # ---------------------------------------------------------------- PubMed Central

@@ -43,6 +43,7 @@ from clinaudit.read.inputs import LogLines, lines_ended
 from clinaudit.read.shape import reads_as_prose
 
 if TYPE_CHECKING:
+    from clinaudit.read.bibliography import Cited
     from clinaudit.read.kept import Memo
 from clinaudit.read.parse import (
     REFERENCE_LINK,
@@ -161,6 +162,11 @@ class _Reading:
     above: CitationScope = ""  # "lead-in" or "caption": what above the list or table cites it
     table: structure.Table | None = None  # what the header of the table being read says its rows are
     not_claims: dict[str, int] = field(default_factory=dict)  # kind → lines its structure says are no claims
+    # Pandoc citations: the bibliographies they resolve through, whether `@key` alone cites, and the keys held
+    cited: Cited | None = None
+    bare: bool = False
+    keys: frozenset[str] = frozenset()
+    bib_entries: set[int] = field(default_factory=set)  # the entries that came from a bibliography, by index
 
 
 def read_document(
@@ -170,18 +176,26 @@ def read_document(
     known: KnownFailures | None = None,
     sources: Sequence[str] = (),
     decided: Memo[tuple[str, bool], Decision] | None = None,
+    cited: Cited | None = None,
 ) -> Document:
     """One report's text (in chunks: text, the line it starts on) read into a Document.
 
     `sources`: a corpus record's sources, which sit beside its text (--jsonl-sources):
     its reference list, given apart from the text so that the text's lines stay its own.
     `decided`: what the report's last run decided of its sentences (a report edited since
-    has most of them unchanged), where this run's decisions go too.
+    has most of them unchanged), where this run's decisions go too. `cited`: the
+    bibliographies its Pandoc citations (`[@key]`) resolve through (read/bibliography.py).
 
     The cyclic garbage collector rests meanwhile (clinaudit/core/collector.py says why).
     """
+    if cited is not None:
+        cited = cited.parsed()
+    reading = _Reading(corrections=known, kept=decided, cited=cited)
+    if cited is not None:
+        reading.bare = cited.bare
+        reading.keys = frozenset(e.key for b in cited.bibliographies for e in b.entries)
     with collector.paused():
-        return _read_document(path, chunks, markdown, _Reading(corrections=known, kept=decided), sources)
+        return _read_document(path, chunks, markdown, reading, sources)
 
 
 def _read_document(
@@ -202,6 +216,8 @@ def _read_document(
         ]
     if sources:
         _add_entries(reading, _source_entries(sources), DEFINITIONS)
+    if reading.cited is not None:
+        _add_bibliographies(reading, reading.cited)
     _link_references(reading)
     if sources and not reading.markers:
         _cite_record(reading)
@@ -421,6 +437,7 @@ def _link_references(reading: _Reading) -> None:
     lists = _entry_lists(reading)
     parts = sorted(g for g in lists if g != DEFINITIONS)
     used: set[int] = set()
+    first_use: dict[int, Span] = {}  # a bibliography's entry → where it is first cited
     # One finding per missing label, however often it is used: a million `[1] ` with no list is
     # one finding, not a million (each a sentence and a span) held and written out.
     dangling: dict[str, tuple[MarkerUse, list[int]]] = {}
@@ -444,8 +461,11 @@ def _link_references(reading: _Reading) -> None:
                 counts[label] = counts.get(label, 0) + 1
                 continue
             used.add(hit)
+            first_use.setdefault(hit, use.span)
             _mention_entry(reading, reading.entries[hit], label, use)
     _report_dangling(reading, dangling, counts)
+    if reading.bib_entries:
+        _cite_bibliographies(reading, used, first_use)
     _mention_uncited(reading, used)
 
 
@@ -474,6 +494,9 @@ def _report_dangling(
 ) -> None:
     """One finding per label no list has, at its first use, with how often and where it was used."""
     for label, (first, lines) in dangling.items():
+        if label[:1] == "@":
+            reading.findings.append(_dangling_key(reading, label, first, _uses(counts[label], lines)))
+            continue
         reading.findings.append(
             catalogue.finding(
                 catalogue.DANGLING_REFERENCE,
@@ -487,13 +510,81 @@ def _report_dangling(
 
 
 def _mention_uncited(reading: _Reading, used: set[int]) -> None:
-    """An entry listed but never cited in the text is still reported: its ids are checked as the list's."""
+    """An entry listed but never cited in the text is still reported: its ids are checked as the list's.
+
+    Not a bibliography's: Pandoc leaves an uncited entry out of what it renders (_cite_bibliographies).
+    """
     for k, entry in enumerate(reading.entries):
-        if k in used:
+        if k in used or k in reading.bib_entries:
             continue
         marker = f"[{entry.label}]" if entry.label else ""
         for cid, kind, value in entry.ids:
             reading.mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, marker, None))
+
+
+def _add_bibliographies(reading: _Reading, cited: Cited) -> None:
+    """A report's bibliographies as entries every part of it may cite, labelled `@key`, the first of a key kept."""
+    from clinaudit.read.bibliography import reference_entry
+
+    seen: set[str] = set()
+    for bib in cited.bibliographies:
+        for entry in bib.entries:
+            if entry.key in seen:
+                continue
+            seen.add(entry.key)
+            reading.bib_entries.add(len(reading.entries))
+            _add_entries(reading, [reference_entry(entry, cited.where)], DEFINITIONS)
+
+
+def _cite_bibliographies(reading: _Reading, used: set[int], first_use: dict[int, Span]) -> None:
+    """A bibliography's entries: each cited one stands where it is first cited (its findings point there);
+    `nocite:` cites the ones it names; the rest are reported cited nowhere (info), their ids not looked up."""
+    from clinaudit.read.bibliography import uncited_findings
+
+    cited = reading.cited
+    assert cited is not None
+    nocite = set(cited.nocite)
+    for k in sorted(reading.bib_entries):
+        entry = reading.entries[k]
+        if k in first_use:
+            reading.entries[k] = replace(entry, span=first_use[k])
+        elif "*" in nocite or entry.label[1:] in nocite:
+            used.add(k)
+            for cid, kind, value in entry.ids or ((f"ref:{entry.label}", CitationKind.REFERENCE, entry.label),):
+                reading.mentions.append(
+                    CitationMention(cid, kind, value, entry.span, "", entry.text, entry.label, None)
+                )
+    keys = {reading.entries[k].label[1:] for k in used if k in reading.bib_entries}
+    reading.findings += uncited_findings(cited, keys)
+
+
+def _dangling_key(reading: _Reading, label: str, first: MarkerUse, uses: str) -> Finding:
+    """A Pandoc key no bibliography holds: dangling (high); unverifiable (low) when a bibliography was not read."""
+    cited = reading.cited
+    unread = cited.unread if cited is not None else []
+    if unread:
+        why = "; ".join(f"{n.name} ({n.problem})" for n in unread)
+        return catalogue.finding(
+            catalogue.UNVERIFIABLE_CITATION,
+            first.span,
+            f"{label} cannot be checked: its bibliography was not read: {why}" + uses,
+            sentence=first.sentence,
+            claim_type=first.claim_type,
+            suggestion="Keep the bibliography in the report's folder or project, or name it with --bibliography.",
+        )
+    names = [b.name for b in cited.bibliographies] if cited is not None else []
+    where = f"in {', '.join(names)}" if names else "(the report names no bibliography)"
+    near = [k for k in reading.keys if k.casefold() == label[1:].casefold()]
+    hint = f"; {', '.join('@' + k for k in sorted(near))} differs in case (keys are case-sensitive)" if near else ""
+    return catalogue.finding(
+        catalogue.DANGLING_REFERENCE,
+        first.span,
+        f"{label} has no entry {where}{hint}" + uses,
+        sentence=first.sentence,
+        claim_type=first.claim_type,
+        suggestion="Add the entry to the bibliography (front matter bibliography:, or --bibliography), or correct "
+        "the key.",
+    )
 
 
 _LINES_SHOWN = 8
@@ -508,8 +599,9 @@ def _uses(count: int, lines: list[int]) -> str:
 
 
 def _label_key(label: str) -> str:
-    """Numbers and footnotes match as written (already normalised); a name as CommonMark matches link labels."""
-    if label.isdigit() or label[:1] == "^":
+    """Numbers, footnotes and Pandoc keys (case-sensitive, as Pandoc matches them) match as written; a name as
+    CommonMark matches link labels."""
+    if label.isdigit() or label[:1] in ("^", "@"):
         return label
     return citations.reference_key(label)
 
@@ -523,6 +615,7 @@ class _Cite:
     found: citations.Found | None = None  # an id
     labels: tuple[str, ...] = ()  # a [n] marker
     source: str = ""  # a [src:…] marker
+    keys: tuple[tuple[int, int], ...] = ()  # a Pandoc citation: where each label's `@key` is written
     ref_text: str = ""
 
 
@@ -641,7 +734,7 @@ def _unit_layout(unit: Unit, reading: _Reading) -> _Layout:
     if layout is None:
         if len(reading.layouts) >= _LAYOUTS_KEPT:
             reading.layouts.clear()
-        layout = reading.layouts[key] = _layout(unit)
+        layout = reading.layouts[key] = _layout(unit, reading)
         if layout.bounds:
             _abbreviations(unit.text, reading)  # a text seen before defined its abbreviations then
     return layout
@@ -827,13 +920,13 @@ def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool
     return decided
 
 
-def _layout(unit: Unit) -> _Layout:
+def _layout(unit: Unit, reading: _Reading) -> _Layout:
     """A unit's sentences and citations, tied together: what its text and links alone decide."""
     text = unit.text
     bounds = sentences.split(text)
     if not bounds:
         return _Layout([], [], [], [], [])
-    cites = _unit_citations(unit)
+    cites = _unit_citations(unit, reading)
     starts = [a for a, _ in bounds]
     per_sentence: list[list[_Cite]] = [[] for _ in bounds]
     for cite in cites:
@@ -905,7 +998,7 @@ def _citation_words() -> frozenset[str]:
 
 def _read_citations_only(unit: Unit, index, reading: _Reading) -> None:
     """A heading or a table's header row is not prose, but what it cites is reported."""
-    cites = _unit_citations(unit)
+    cites = _unit_citations(unit, reading)
     if cites:
         display = _shown_row(unit, 0, len(unit.text)) if unit.cells else _display(unit.text)
         for cite in cites:
@@ -921,6 +1014,13 @@ def _record(
     reading: _Reading,
     context: Context | None = None,
 ) -> None:
+    if cite.keys:  # a Pandoc citation: each key a use of its own, where its `@key` is written
+        for label, (start, end) in zip(cite.labels, cite.keys, strict=True):
+            reading.markers.append(
+                MarkerUse((label,), unit_span(unit, index, start, end), sentence, claim_type, context)
+            )
+            reading.marker_parts.append(reading.part)
+        return
     _record_at(cite, unit_span(unit, index, cite.start, cite.end), sentence, claim_type, reading, context)
 
 
@@ -944,12 +1044,36 @@ def _record_at(
         )
 
 
-def _unit_citations(unit: Unit) -> list[_Cite]:
+def _unit_citations(unit: Unit, reading: _Reading | None = None) -> list[_Cite]:
     cites = _id_citations(unit.text)
     cites += _links(unit.links, cites)  # takes out of `cites` an id its link repeats
     cites += _marker_citations(unit.text)
+    if "@" in unit.text:
+        cites = _pandoc_citations(unit.text, cites, reading)
     cites.sort(key=lambda c: c.start)
     return cites
+
+
+def _pandoc_citations(text: str, cites: list[_Cite], reading: _Reading | None) -> list[_Cite]:
+    """`[@smith2020]`, `@smith2020` alone: markers of their keys, labelled `@key`; what a key looks like
+    (`@pmid12345`, `@{10.1056/x}`) is its name, not an id."""
+    bare = reading.bare if reading is not None else False
+    known = reading.keys if reading is not None else frozenset()
+    found = citations.find_pandoc(text, bare, known)
+    if not found:
+        return cites
+    keys = sorted((s, e) for c in found for _, s, e in c.keys)  # keys never overlap one another
+    starts = [s for s, _ in keys]
+
+    def in_a_key(cite: _Cite) -> bool:
+        k = bisect_left(starts, cite.end) - 1  # the last key starting before the cite ends
+        return k >= 0 and keys[k][1] > cite.start
+
+    kept = [c for c in cites if not in_a_key(c)]
+    for c in found:
+        labels = tuple("@" + key for key, _, _ in c.keys)
+        kept.append(_Cite(c.start, c.end, labels=labels, keys=tuple((s, e) for _, s, e in c.keys)))
+    return kept
 
 
 def _id_citations(text: str) -> list[_Cite]:

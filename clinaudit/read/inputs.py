@@ -27,8 +27,14 @@ from clinaudit.core.text import printable
 
 # What a folder scan picks up. Every report is read as Markdown whatever it is called: CommonMark
 # reads plain prose as plain prose, and LLM-drafted Markdown is often saved as .txt (--plain reads
-# every report as plain text).
-REPORT_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".txt", ".text"})
+# every report as plain text); Quarto and R Markdown sources are Pandoc's Markdown. A BibTeX file is a
+# bibliography, each of its entries checked (read/bibliography.py); a CSL-JSON or CSL-YAML one is one
+# only when named, as most .json and .yaml files are something else.
+REPORT_SUFFIXES = frozenset(
+    {".md", ".markdown", ".mdown", ".mkd", ".mkdn", ".txt", ".text", ".qmd", ".rmd", ".rmarkdown"}
+)
+BIBTEX_SUFFIXES = frozenset({".bib", ".bibtex", ".biblatex"})
+WALKED_SUFFIXES = REPORT_SUFFIXES | {".bib"}
 CHUNK_BYTES = 1 << 20
 PIECE_BYTES = 1 << 16  # read at most this much at once, so a file without newlines never outgrows --max-size
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
@@ -88,7 +94,7 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), plain: bool = False
     return sources
 
 
-_SUFFIXES_SHOWN = ", ".join(f"*{suffix}" for suffix in sorted(REPORT_SUFFIXES))
+_SUFFIXES_SHOWN = ", ".join(f"*{suffix}" for suffix in sorted(WALKED_SUFFIXES))
 
 
 def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tuple[Source, str]]:
@@ -117,7 +123,7 @@ def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tu
                     folders.append(path)
                     continue
                 suffix = path.suffix.lower()
-                if suffix not in REPORT_SUFFIXES or _excluded(path, exclude) or not entry.is_file():
+                if suffix not in WALKED_SUFFIXES or _excluded(path, exclude) or not entry.is_file():
                     continue
                 name = shown(str(path))
                 key = os.path.realpath(path) if entry.is_symlink() else os.path.join(real, entry.name)

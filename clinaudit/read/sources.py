@@ -2,21 +2,24 @@
 
 An unreadable input is an error report, never dropped. A report file small enough to keep is
 read once per content: its Document is kept in the cache directory (clinaudit/read/kept.py),
-named by its text and by the corrections files that apply to it, and an unchanged report is
-not read again. The corrections come from the check stage through `Known`, handed in.
+named by its text, by the corrections files that apply to it and by the bibliographies its
+citations resolve through, and an unchanged report is not read again. The corrections come
+from the check stage through `Known`, handed in. A bibliography (`refs.bib`, a CSL-JSON or
+CSL-YAML file) is audited as its entries (clinaudit/read/bibliography.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CorpusRecord, Document, FileReport
 from clinaudit.options import ReadSettings
-from clinaudit.read import inputs, kept
+from clinaudit.read import bibliography, inputs, kept
 
 if TYPE_CHECKING:
     from clinaudit.read.document import KnownFailures
@@ -46,17 +49,24 @@ def read_source(
     called with the bytes of each chunk of the report as it is read (a meter's; None for none).
     """
     try:
+        if source.path is not None and bibliography.format_of(source.name) is not None:
+            document = _bibliography(source, settings)
+            if document is not None:
+                return document  # else a JSON or YAML file that is no bibliography: read as a report
         corrections = known.for_report(source.name)
         if source.path is None or _size(source.path) > kept.MAX_BYTES:  # stdin, or a report read as a stream
             from clinaudit.read.document import read_document
 
-            return read_document(
-                source.name, inputs.read_chunks(source, settings.max_bytes, advance), source.markdown, corrections
-            )
+            first, stream = _first(inputs.read_chunks(source, settings.max_bytes, advance))
+            cited = bibliography.for_report(source.name, first, settings.bibliography, settings.max_bytes)
+            return read_document(source.name, stream, source.markdown, corrections, cited=cited)
         sizes: list[int] = []
         chunks = list(inputs.read_chunks(source, settings.max_bytes, sizes.append))
+        cited = bibliography.for_report(
+            source.name, chunks[0][0] if chunks else "", settings.bibliography, settings.max_bytes
+        )
         folder = kept.folder(cache)
-        name = kept.key(source.name, source.markdown, chunks, known.stamps(source.name))
+        name = kept.key(source.name, source.markdown, chunks, (*known.stamps(source.name), *cited.stamps))
         document = kept.load(folder, name)
         if document is None:  # not read before in this form: read it, and keep what was read
             from clinaudit.read.document import DECISIONS, Decisions, read_document  # a kept reading needs none
@@ -64,7 +74,7 @@ def read_source(
             where = kept.place(source.name)  # what its last run, edited since, decided
             decided = kept.memo(folder, where, DECISIONS, Decisions)
             counted = _counted(chunks, sizes, advance) if advance is not None else chunks
-            read = read_document(source.name, counted, source.markdown, corrections, decided=decided)
+            read = read_document(source.name, counted, source.markdown, corrections, decided=decided, cited=cited)
             document = replace(read, digest=name)
             kept.keep(folder, name, document)
             kept.keep_memo(folder, where, DECISIONS, decided)
@@ -75,11 +85,15 @@ def read_source(
         return FileReport(source.name, "error", (), (), 0, 0, 0, error=str(exc))
 
 
-def read_text(name: str, text: str, markdown: bool, known: Known) -> Document:
-    """A report held in memory read into a Document (`audit_text`): never kept, read every time."""
+def read_text(name: str, text: str, markdown: bool, known: Known, given: Sequence[str] = ()) -> Document:
+    """A report held in memory read into a Document (`audit_text`): never kept, read every time.
+
+    `given`: the --bibliography files; a relative path in its front matter starts at the folder `name` is in.
+    """
     from clinaudit.read.document import read_document
 
-    return replace(read_document(name, [(text, 0)], markdown, known.for_report(name)), text=text)
+    cited = bibliography.for_report(name, text, given)
+    return replace(read_document(name, [(text, 0)], markdown, known.for_report(name), cited=cited), text=text)
 
 
 def read_record(record: CorpusRecord, settings: ReadSettings, known: Known) -> Document | FileReport:
@@ -97,6 +111,40 @@ def _counted(chunks: Sequence[tuple[str, int]], sizes: Sequence[int], advance: A
     for chunk, size in zip(chunks, sizes, strict=True):
         yield chunk
         advance(size)
+
+
+def _bibliography(source: inputs.Source, settings: ReadSettings) -> Document | None:
+    """A bibliography file audited as its entries; None for a .json or .yaml file that is no CSL bibliography."""
+    assert source.path is not None
+    fmt = bibliography.format_of(source.name)
+    assert fmt is not None
+    if source.error is not None:
+        raise InputError(source.error)
+    data = bibliography.read_bytes(source.path, source.name, settings.max_bytes)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if fmt != "bibtex":
+            return None
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{source.name}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line})") from None
+    try:
+        bib = bibliography.parse(text, source.name, fmt)
+    except bibliography.NotABibliography:
+        return None
+    import logging
+
+    for problem in bib.problems:
+        logging.getLogger("clinaudit").warning("%s", problem)
+    return bibliography.bibliography_document(bib, inputs.lines_ended(text.removeprefix("\ufeff")))
+
+
+def _first(chunks: Iterator[tuple[str, int]]) -> tuple[str, Iterator[tuple[str, int]]]:
+    """The first chunk's text (where a front matter is), and every chunk still to read."""
+    head = next(chunks, None)
+    if head is None:
+        return "", iter([("", 0)])
+    return head[0], chain([head], chunks)
 
 
 def _size(path: Path) -> int:

@@ -24,7 +24,7 @@ from clinaudit.core.errors import InputError
 from clinaudit.core.models import AuditResult, CorpusRecord, Document, FileReport, Options
 from clinaudit.lookup import Meter, no_meter
 from clinaudit.options import Secrets
-from clinaudit.read import inputs
+from clinaudit.read import bibliography, inputs
 from clinaudit.read.inputs import JsonlCorpus
 from clinaudit.read.sources import Advance, read_record, read_source, read_text
 from clinaudit.report import verdict
@@ -43,8 +43,9 @@ def audit_text(
 ) -> FileReport:
     """Audit one report held in memory (`options`: the environment's when None; `limit`: a guard's deadline)."""
     options, secrets = settings.library(options, secrets)
+    bibliography.check_given(options.bibliography, options.max_bytes)
     with Run(options, secrets, limit=limit) as run:
-        document = read_text(path, text, markdown, run.hooks)
+        document = read_text(path, text, markdown, run.hooks, options.bibliography)
         return _audit([document], run)[0]
 
 
@@ -60,6 +61,7 @@ def audit_paths(
     # one path alone, not its characters each a path ("/" is the whole disk)
     given: Iterable[str | PathLike[str]] = [paths] if isinstance(paths, str | PathLike) else paths
     sources = inputs.collect([str(p) for p in given], options.exclude, options.plain)
+    bibliography.check_given(options.bibliography, options.max_bytes)  # a file the user named: readable, or exit 2
     with Run(options, secrets, meter) as run:
         with _reading(run.meter, sources) as advance:
             if options.jobs != 1 and len(sources) > 1:

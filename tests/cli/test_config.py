@@ -218,6 +218,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
             judge-budget = 4000
             topic-method = "lexical"
             fail-on-unverifiable = true
+            bibliography = ["refs.bib", "more/refs.json"]
 
             [severity]
             weak-citation = "medium"
@@ -241,6 +242,7 @@ def test_every_key_is_accepted(tmp_path, monkeypatch):
     assert options.corrections == (str(tmp_path / "extra.yaml"),) and options.no_default_corrections
     assert loaded.values["min-credibility"] == 60
     assert options.min_coverage == 80
+    assert options.bibliography == (str(tmp_path / "refs.bib"), str(tmp_path / "more" / "refs.json"))
     assert options.hide == frozenset({"low", "medium"})
     if "min_credibility" in {f.name for f in dataclasses.fields(Options)}:  # plumbed once the credibility check exists
         assert options.min_credibility == 60

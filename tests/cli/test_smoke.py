@@ -16,6 +16,7 @@ def test_cli_runs_on_samples_and_fails_the_unsafe_ones():
 
 COMMANDS = [
     ("check",),
+    ("fix",),
     ("guard",),
     ("rules",),
     ("explain",),

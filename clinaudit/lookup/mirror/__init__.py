@@ -14,7 +14,7 @@ import re
 from dataclasses import replace
 
 from clinaudit.core.models import Record, Resolution, Status
-from clinaudit.lookup.mirror.store import SEP, Store
+from clinaudit.lookup.mirror.store import SEP, Store, has_issue
 
 log = logging.getLogger("clinaudit")
 _PMID = re.compile(r"^pmid:([1-9]\d{0,8})$")
@@ -36,6 +36,8 @@ class Mirror:
         self.store = store
         self.dates = store.newest_dates()
         self.has_retractions = store.db.execute("SELECT 1 FROM retractions LIMIT 1").fetchone() is not None
+        # a mirror built before the issue was kept has no column for it: its records give none
+        self.columns = _PUBMED_COLUMNS + (", issue" if has_issue(store.db) else ", NULL")
         self.refused = 0  # rows of types clinaudit never writes: left to the cache and the network
         self._warned = False
 
@@ -112,7 +114,7 @@ class Mirror:
         for k in range(0, len(numbers), BATCH):
             batch = numbers[k : k + BATCH]
             marks = ",".join("?" * len(batch))
-            for row in self.store.db.execute(f"SELECT {_PUBMED_COLUMNS} FROM pubmed WHERE pmid IN ({marks})", batch):
+            for row in self.store.db.execute(f"SELECT {self.columns} FROM pubmed WHERE pmid IN ({marks})", batch):
                 cid = wanted[row[0]]
                 record = _pubmed_record(cid, row, as_of)
                 if record is None:
@@ -172,7 +174,7 @@ def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record | None:
     if not (row[5] is None or type(row[5]) is int) or not all(v is None or type(v) is str for v in _texts(row)):
         return None
     (_, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, types, mesh) = row[:12]
-    retracted_by, concern, errata, retraction_of = row[12:]
+    retracted_by, concern, errata, retraction_of, issue = row[12:]
     return Record(
         id=cid,
         database="pubmed",
@@ -192,5 +194,6 @@ def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record | None:
         retraction_of=_split(retraction_of),
         volume=volume or "",
         pages=pages or "",
+        issue=issue or "",
         extra=_provenance(as_of),
     )

@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE TABLE IF NOT EXISTS pubmed(
     pmid INTEGER PRIMARY KEY, src INTEGER NOT NULL, title TEXT, abstract TEXT, journal TEXT, journal_iso TEXT,
     year INTEGER, volume TEXT, pages TEXT, authors TEXT, doi TEXT, publication_types TEXT, mesh TEXT,
-    retracted_by TEXT, concern TEXT, errata TEXT, retraction_of TEXT, book INTEGER NOT NULL DEFAULT 0);
+    retracted_by TEXT, concern TEXT, errata TEXT, retraction_of TEXT, book INTEGER NOT NULL DEFAULT 0, issue TEXT);
 CREATE TABLE IF NOT EXISTS pubmed_deleted(pmid INTEGER PRIMARY KEY, src INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS trials(
     nct TEXT PRIMARY KEY, title TEXT, status TEXT, why_stopped TEXT, last_update TEXT, study TEXT NOT NULL);
@@ -82,6 +82,11 @@ def checked_id(text: str | None) -> int | None:
     return value if 1 <= value <= INT64_MAX else None
 
 
+def has_issue(db: sqlite3.Connection) -> bool:
+    """Whether the mirror's PubMed table keeps each record's journal issue (one built before it did has no such column)."""
+    return any(row[1] == "issue" for row in db.execute("PRAGMA table_info(pubmed)"))
+
+
 def checked_pmid(text: str | None) -> int | None:
     """A PMID `check` would look up (`ids.valid_pmid`), leading zeros read as padding; else None."""
     value = checked_id(text)
@@ -118,6 +123,8 @@ class Store:
         try:
             db = cls._connect(path)
             db.executescript(_TABLES)
+            if not has_issue(db):  # a mirror built before the issue was kept: the column added, empty till updated
+                db.execute("ALTER TABLE pubmed ADD COLUMN issue TEXT")
             store = cls(db, path)
             store._init_meta(abstracts)
         except sqlite3.OperationalError as exc:  # writable a moment ago: locked, or its permissions just changed

@@ -233,4 +233,5 @@ def parse_work(data: Any, cid: str) -> Record:
         extra=tuple(extra),
         volume=str(message.get("volume") or ""),  # for a reference's volume and first page (check/metadata.py)
         pages=str(message.get("page") or ""),
+        issue=str(message.get("issue") or ""),
     )

@@ -1,0 +1,93 @@
+"""`clinaudit fix refs.bib`: audit a BibTeX bibliography, and write its corrected copy beside it.
+
+A command of its own, not an output format: a format renders one audit of any inputs to stdout
+or `-o FILE`, while a corrected bibliography is a file per input, written beside that input, and
+only a bibliography has one. It takes every flag `clinaudit check` takes.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from clinaudit.cli.common import Command, app, fail, warnings_to_stderr
+from clinaudit.cli.options import with_options
+
+if TYPE_CHECKING:
+    from clinaudit.run.settings import CommandLine
+
+
+@app.command(cls=Command)
+@with_options("check")
+def fix(
+    paths: Annotated[list[str], typer.Argument(help="BibTeX or BibLaTeX bibliographies (.bib).", metavar="BIB")],
+    config: Annotated[
+        Optional[str],
+        typer.Option(
+            "--config", help="Settings file, instead of the nearest .clinaudit.toml or pyproject.toml.", metavar="FILE"
+        ),
+    ] = None,
+    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")] = False,
+    *,
+    command_line: CommandLine,
+) -> None:
+    """Write a corrected copy of each bibliography beside it (refs.corrected.bib): every field its entry's record
+    contradicts taken from the record, with a comment saying what changed. The original is never written."""
+    from pathlib import Path
+
+    from clinaudit.core.errors import InputError
+    from clinaudit.core.text import shown
+    from clinaudit.read.inputs import BIBTEX_SUFFIXES
+    from clinaudit.run import corrected
+    from clinaudit.run.app import CheckRequest, CheckRun
+
+    warnings_to_stderr()
+    for path in paths:
+        if Path(path).suffix.lower() not in BIBTEX_SUFFIXES or not Path(path).is_file():
+            what = "no such file" if not Path(path).exists() else "not a BibTeX bibliography (.bib, .bibtex, .biblatex)"
+            fail(f"{shown(path)}: {what}; fix writes corrected copies of BibTeX files")
+        if Path(path).stem.endswith(".corrected"):
+            fail(f"{shown(path)}: is a corrected copy already; fix the original")
+    try:
+        run = CheckRun(CheckRequest(tuple(paths), command_line, config, isolated))
+        result = run.audit()
+        copies = []
+        for report in result.files:
+            if report.error:
+                fail(report.error)
+            copies.append(corrected.correct(report.path, report, run.options.max_bytes))
+        for copy in copies:
+            corrected.write(copy)
+            _said(copy)
+    except InputError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the corrected copy ({exc.strerror or exc})")
+    raise typer.Exit(0)
+
+
+def _said(copy) -> None:
+    """What changed, entry by entry, and what the records left to the writer."""
+    from clinaudit.core.text import shown
+
+    changed, left = copy.changed, copy.left
+    print(
+        f"{shown(copy.original)} → {shown(copy.path)}: {_count(len(changed), 'entry', 'entries')} corrected"
+        + (f", {_count(len(left), 'entry', 'entries')} left to check" if left else "")
+    )
+    for fix in copy.fixes:
+        if not fix.changes and not fix.notes:
+            continue
+        where = f"@{shown(fix.entry.key)} (line {fix.entry.span.line})"
+        if fix.changes:
+            fields = ", ".join(c.field for c in fix.changes)
+            print(f"  {where}: {fields} from {shown(fix.source)}")
+        for note in fix.notes:
+            print(f"  {where}: not corrected: {shown(note)}")
+    sys.stdout.flush()
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"

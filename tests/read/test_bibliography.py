@@ -1,0 +1,268 @@
+"""Bibliographies read into entries: BibTeX and BibLaTeX as Zotero's Better BibTeX writes them, CSL-JSON,
+CSL-YAML and a front matter's own `references:`, each entry at its line; what a report may make clinaudit read."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from clinaudit.core.models import CitationKind
+from clinaudit.read import bibliography as bib
+from clinaudit.read.bibliography import BibEntry, latex_text
+
+BETTER_BIBTEX = r"""% Exported by Better BibTeX for Zotero
+@string{nejm = {The New England Journal of Medicine}}
+@comment{jabref-meta: databaseType:bibtex;}
+
+@article{flahertyImprovedSurvivalMEK2012,
+  title = {Improved Survival with {MEK} Inhibition in {{BRAF}}-Mutated Melanoma},
+  author = {Flaherty, Keith T. and Robert, Caroline and Schadend{\"o}rf, Dirk and Mili{\v c}, Ana and others},
+  journal = nejm,
+  year = {2012},
+  volume = {367},
+  number = {2},
+  pages = {107--114},
+  doi = {10.1056/NEJMoa1203421},
+  abstract = {45\% of patients \& controls},
+  extra = {PMID: 22663011
+PMCID: PMC4549296},
+}
+
+  @article{obyrne2018, title = "Inhaled " # {Combined} # " Budesonide", author = {O'Byrne, Paul M. and van der Berg, A. B.},
+  journaltitle = {N Engl J Med}, date = {2018-05-17}, eprinttype = {pubmed}, eprint = {29768149}}
+
+@article{broken, title = {Unclosed {brace, year = 2020}
+
+@article{group2020,
+  author = {{World Health Organization}},
+  title = {Guideline on \textit{in vivo} $\beta$-blockers},
+  year = 2020,
+  url = {https://www.who.int/publications/i/item/9789240\_0001},
+}
+
+@article{flahertyImprovedSurvivalMEK2012, title = {A second entry with the same key}}
+"""
+
+
+def test_better_bibtex_entries_read_with_their_lines_and_decoded_fields():
+    read = bib.parse(BETTER_BIBTEX, "refs.bib", "bibtex")
+    entries = {e.key: e for e in read.entries}
+    assert list(entries) == ["flahertyImprovedSurvivalMEK2012", "obyrne2018", "group2020"]
+    flaherty = entries["flahertyImprovedSurvivalMEK2012"]
+    assert (flaherty.span.line, flaherty.span.column, flaherty.span.end_line) == (5, 1, 17)
+    assert flaherty.title == "Improved Survival with MEK Inhibition in BRAF-Mutated Melanoma"
+    assert flaherty.authors == ("Flaherty, Keith T.", "Robert, Caroline", "Schadendörf, Dirk", "Milič, Ana")
+    assert flaherty.more is True  # "and others"
+    assert flaherty.journal == "The New England Journal of Medicine"  # through @string
+    assert (flaherty.year, flaherty.volume, flaherty.issue, flaherty.pages) == (2012, "367", "2", "107–114")
+    assert (flaherty.pmid, flaherty.pmcid, flaherty.doi) == ("22663011", "PMC4549296", "10.1056/NEJMoa1203421")
+    obyrne = entries["obyrne2018"]
+    assert (obyrne.span.line, obyrne.span.column) == (19, 3)  # indented: its `@` is column 3
+    assert obyrne.title == "Inhaled Combined Budesonide"  # "…" # {…} # "…" concatenated
+    assert obyrne.authors == ("O'Byrne, Paul M.", "van der Berg, A. B.")  # the von part kept with the family name
+    assert (obyrne.journal, obyrne.year, obyrne.pmid) == ("N Engl J Med", 2018, "29768149")  # BibLaTeX's names
+    group = entries["group2020"]
+    assert group.authors == ("World Health Organization",)
+    assert group.title == "Guideline on in vivo β-blockers"
+    assert group.url == "https://www.who.int/publications/i/item/9789240_0001"
+    assert len(read.problems) == 2
+    assert read.problems[0].startswith("refs.bib:22: an entry that cannot be read")
+    assert "a second entry @flahertyImprovedSurvivalMEK2012: the first one (line 5) is used" in read.problems[1]
+
+
+def test_an_entry_reads_as_reference_text_with_its_ids_validated_as_a_list_entry_would_be():
+    entry = BibEntry(
+        "k1", bib.Span(3, 1, 9, 2), "article", "A title", ("Smith, John", "World Health Organization"), True,
+        "J Test", 2020, "5", "2", "10–12", "10.1000/xyz", "0123", "PMC0", "https://pubmed.ncbi.nlm.nih.gov/123/",
+    )  # fmt: skip
+    text = bib.entry_text(entry)
+    assert text.startswith("@article{k1, author = {Smith, John and World Health Organization, and others}")
+    from clinaudit.read.entries import parse
+
+    fields = parse(text)
+    assert (fields.surname, fields.title, fields.journal, fields.year, fields.volume) == (
+        "Smith", "A title", "J Test", 2020, "5",
+    )  # fmt: skip
+    assert fields.authors == ("Smith", "World Health Organization") and fields.et_al is True
+    ids = {cid: kind for cid, kind, _ in bib.entry_ids(entry)}
+    # PMID 0123 is PMID 123 (padding), as in a list; the PubMed URL names the same PMID: one id
+    assert ids == {"pmid:123": CitationKind.PMID, "pmcid:PMC0": CitationKind.PMCID, "doi:10.1000/xyz": CitationKind.DOI}
+    assert bib.reference_entry(entry).label == "@k1"
+
+
+CSL = [
+    {
+        "id": "flaherty2012",
+        "type": "article-journal",
+        "title": "Improved survival with <i>MEK</i> inhibition",
+        "author": [
+            {"family": "Flaherty", "given": "Keith T."},
+            {"family": "Berg", "given": "A.", "non-dropping-particle": "van der"},
+            {"literal": "METRIC Study Group"},
+            {"literal": "others"},
+        ],
+        "container-title": "The New England Journal of Medicine",
+        "issued": {"date-parts": [[2012, 7, 12]]},
+        "volume": 367,
+        "issue": "2",
+        "page": "107-114",
+        "PMID": "22663011",
+        "DOI": "10.1056/NEJMoa1203421",
+        "URL": "https://www.nejm.org/doi/full/10.1056/NEJMoa1203421",
+    },
+    {"id": "note2019", "type": "article-journal", "title": "T", "note": "PMID: 29768149", "issued": {"raw": "2019"}},
+    {"type": "book", "title": "no id"},
+]
+
+
+def test_csl_json_items_read_at_their_opening_brace():
+    text = json.dumps(CSL, indent=2)
+    read = bib.parse(text, "refs.json", "csl-json")
+    first, second = read.entries
+    assert (first.span.line, first.span.column) == (2, 3)
+    assert first.title == "Improved survival with MEK inhibition"  # CSL's rich text taken out
+    assert first.authors == ("Flaherty, Keith T.", "van der Berg, A.", "METRIC Study Group")
+    assert first.more is True  # {"literal": "others"}
+    assert (first.journal, first.year, first.volume, first.issue, first.pages) == (
+        "The New England Journal of Medicine", 2012, "367", "2", "107-114",
+    )  # fmt: skip
+    assert (first.pmid, first.doi) == ("22663011", "10.1056/NEJMoa1203421")
+    assert second.pmid == "29768149" and second.year == 2019  # Zotero's note, a raw date
+    assert second.span.line == first.span.end_line + 1
+    (problem,) = read.problems
+    assert problem.endswith(": an item with no id: skipped") and problem.startswith("refs.json:")
+
+
+def test_json_that_is_no_csl_bibliography_is_said_so_not_read():
+    with pytest.raises(bib.NotABibliography):
+        bib.parse('{"name": "a package.json"}', "package.json", "csl-json")
+    with pytest.raises(bib.NotABibliography):
+        bib.parse('[{"name": "x"}, {"name": "y"}]', "data.json", "csl-json")
+
+
+def test_csl_yaml_in_pandocs_references_form_and_as_a_list():
+    text = "---\nreferences:\n- id: a1\n  title: First\n  issued: 2012-07-12\n  PMID: '22663011'\n- id: b2\n  title: Second\n...\n"
+    read = bib.parse(text, "refs.yaml", "csl-yaml")
+    assert [(e.key, e.span.line, e.year) for e in read.entries] == [("a1", 3, 2012), ("b2", 7, None)]
+    listed = bib.parse("- id: x\n  title: T\n  author:\n  - family: Smith\n    given: J\n", "r.yml", "csl-yaml")
+    assert listed.entries[0].authors == ("Smith, J",)
+    with pytest.raises(bib.NotABibliography):
+        bib.parse("name: ci\non: push\n", "ci.yaml", "csl-yaml")
+
+
+def test_front_matter_names_bibliographies_references_and_nocite_with_their_lines():
+    text = (
+        "---\ntitle: x\nbibliography:\n  - refs.bib\n  - more/refs.json\nnocite: |\n  @a, @b\n"
+        "references:\n- id: inline1\n  title: Inline entry\n---\n\nText [@inline1].\n"
+    )
+    matter = bib.front_matter(text)
+    assert matter is not None
+    assert [(p, s.line) for p, s in matter.bibliography] == [("refs.bib", 4), ("more/refs.json", 5)]
+    assert matter.where.line == 3
+    assert matter.nocite == ("a", "b")
+    assert matter.references is not None and [(e.key, e.span.line) for e in matter.references.entries] == [
+        ("inline1", 9)
+    ]
+    assert bib.front_matter("# No front matter\n") is None
+    assert bib.front_matter("---\nnot: [closed\n---\n") is None  # YAML that does not parse names nothing
+
+
+@pytest.mark.parametrize(
+    ("latex", "text"),
+    [
+        (r"Schadend{\"o}rf", "Schadendörf"),
+        (r"Mili\v{c}", "Milič"),
+        (r"\'{\i}ndice", "índice"),
+        (r"Stra{\ss}e \o{} \AA", "Straße ø Å"),
+        (r"45\% \& 5\$", "45% & 5$"),
+        (r"$\beta$-blockers", "β-blockers"),
+        (r"107--114 and a---b", "107–114 and a—b"),
+        (r"\textit{in vivo} and \emph{\textbf{x}}", "in vivo and x"),
+        (r"{{BRAF}}-mutated", "BRAF-mutated"),
+        (r"\unknownmacro{kept}", "kept"),  # pylatexenc reads what the table does not know
+        ("plain text  with   spaces", "plain text with spaces"),
+    ],
+)
+def test_latex_in_fields_reads_as_rendered(latex, text):
+    assert latex_text(latex) == text
+
+
+# ---------------------------------------------------------------- what a report may make clinaudit read
+
+
+def test_a_bibliography_outside_the_reports_folder_and_project_is_not_read(tmp_path, caplog, monkeypatch):
+    project = tmp_path / "project"  # the working directory's project
+    (project / "docs").mkdir(parents=True)
+    (project / ".git").mkdir()
+    monkeypatch.chdir(project)
+    outside = tmp_path / "secret.bib"
+    outside.write_text("@article{s, title = {Secret}}\n", encoding="utf-8")
+    (project / "shared.bib").write_text("@article{p, title = {In the project}}\n", encoding="utf-8")
+    (project / "docs" / "local.bib").write_text("@article{l, title = {Beside the report}}\n", encoding="utf-8")
+    (project / "docs" / "link.bib").symlink_to(outside)
+    front = "---\nbibliography: [local.bib, ../shared.bib, link.bib, /etc/passwd, ~/.ssh/id_rsa]\n---\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report("docs/report.qmd", front)
+        outside = bib.for_report("docs/report.qmd", "---\nbibliography: ../../secret.bib\n---\n")
+    read = {n.name: n.bibliography is not None for n in (*cited.parsed().named, *outside.parsed().named)}
+    assert read == {
+        "local.bib": True,
+        "../shared.bib": True,
+        "link.bib": False,  # a link out of the project is where it points
+        "/etc/passwd": False,
+        "~/.ssh/id_rsa": False,
+        "../../secret.bib": False,
+    }
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 4  # one line each
+    assert all("Secret" not in w for w in warnings)  # nothing a file holds is echoed
+    assert "outside the report's folder and this project" in warnings[0]
+    assert "not a bibliography's suffix" in warnings[1]
+
+
+def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp_path, caplog):
+    from clinaudit.read.document import read_document
+
+    report = tmp_path / "r.qmd"
+    text = "---\nbibliography: gone.bib\n---\n\nMetformin lowers HbA1c [@smith2020].\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report(str(report), text)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{report}: the bibliography gone.bib is not read: no such file"
+    ]
+    document = read_document(str(report), [(text, 0)], True, cited=cited)
+    (finding,) = document.findings
+    assert finding.rule == "unverifiable-citation"
+    assert (finding.span.line, finding.span.column) == (5, 25)
+    assert "gone.bib (no such file)" in finding.message
+
+
+def test_given_bibliographies_that_cannot_be_read_are_input_errors(tmp_path):
+    from clinaudit.core.errors import InputError
+
+    with pytest.raises(InputError, match="no such file"):
+        bib.check_given([str(tmp_path / "none.bib")], 1 << 20)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x", encoding="utf-8")
+    with pytest.raises(InputError, match="not a bibliography"):
+        bib.check_given([str(notes)], 1 << 20)
+    data = tmp_path / "data.json"
+    data.write_text('{"a": 1}', encoding="utf-8")
+    with pytest.raises(InputError, match="not a CSL-JSON bibliography"):
+        bib.check_given([str(data)], 1 << 20)
+
+
+def test_a_library_many_reports_share_is_parsed_once_a_run_and_not_for_a_kept_reading(tmp_path, caplog):
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title = {A}}\n@article{broken, title = {B\n\n@article{c, title = {C}}\n", "utf-8")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        first = bib.for_report(str(tmp_path / "one.md"), "", [str(library)])
+        second = bib.for_report(str(tmp_path / "two.md"), "", [str(library)])
+        assert first.named[0].bibliography is None and first.named[0].text is not None  # read, not parsed yet
+        parsed = [c.parsed().named[0].bibliography for c in (first, second)]
+    assert parsed[0] is parsed[1]  # one parse for both reports
+    assert [e.key for e in parsed[0].entries] == ["a", "c"]
+    assert len([r for r in caplog.records if "cannot be read" in r.getMessage()]) == 1  # said once a run
+    assert first.stamps == second.stamps and len(first.stamps) == 1  # what names a kept reading: its content
