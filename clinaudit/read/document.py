@@ -27,6 +27,9 @@ from clinaudit.core.models import (
     Context,
     Directive,
     Document,
+    DrugRow,
+    EvidenceRow,
+    EvidenceTable,
     Finding,
     Link,
     MarkerUse,
@@ -160,6 +163,11 @@ class _Reading:
     above: CitationScope = ""  # "lead-in" or "caption": what above the list or table cites it
     table: structure.Table | None = None  # what the header of the table being read says its rows are
     not_claims: dict[str, int] = field(default_factory=dict)  # kind → lines its structure says are no claims
+    # For the link between claims and an evidence table (clinaudit/check/linked.py): the evidence rows,
+    # the rows of dosing and treatment tables, and the heading path from each heading's line on.
+    evidence_rows: list[EvidenceRow] = field(default_factory=list)
+    drug_rows: list[DrugRow] = field(default_factory=list)
+    sections: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
 
 
 def read_document(
@@ -218,6 +226,11 @@ def _read_document(
         title=reading.title,
         abbreviations=tuple(reading.abbreviations.items()),
         not_claims=tuple(reading.not_claims.items()),
+        evidence=(
+            EvidenceTable(tuple(reading.evidence_rows), tuple(reading.drug_rows), tuple(reading.sections))
+            if reading.evidence_rows
+            else None
+        ),
     )
 
 
@@ -283,6 +296,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             reading.table = None
         if unit.kind == "heading":
             _heading(unit, reading)
+            reading.sections.append((index.position(unit.line_starts[0][1])[0], reading.path))
             if is_reference_heading(unit.text):
                 reading.numbered = None  # a new list, in the same part as the one before it if no text came between
             else:
@@ -316,6 +330,8 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             _not_a_claim(unit, index, kind, reading)
             continue
         _read_prose(unit, index, rules, reading, previous)
+        if unit.kind == "table_row" and reading.table is not None and reading.table.drug >= 0:
+            _drug_or_evidence_row(unit, index, reading.table, reading)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
@@ -323,6 +339,24 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
 
 def _cells(unit: Unit) -> list[str]:
     return [" ".join(unit.text[a:b].split()) for a, b in unit.cells]
+
+
+def _drug_or_evidence_row(unit: Unit, index, table: structure.Table, reading: _Reading) -> None:
+    """A row of an evidence table, or of a dosing or treatment table that names its drug: kept for the link.
+
+    A row whose cells do not line up with its header (a blank cell is no cell) is kept whole:
+    which of its cells names the drug is not known.
+    """
+    span = unit_span(unit, index, 0, len(unit.text.rstrip()))
+    cells = tuple(_cells(unit))
+    aligned = len(cells) == table.columns
+    if table.kind == "evidence":
+        statement = cells[table.drug] if aligned else " ".join(cells)
+        if statement:
+            reading.evidence_rows.append(EvidenceRow(span, statement, reading.path))
+    elif table.kind in ("dosing", "treatment"):
+        drug, indication = (table.drug, table.indication) if aligned else (-1, -1)
+        reading.drug_rows.append(DrugRow(span, cells, drug, indication))
 
 
 def _not_a_claim(unit: Unit, index, kind: str, reading: _Reading) -> None:

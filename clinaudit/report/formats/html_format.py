@@ -298,7 +298,14 @@ def _overview(result: AuditResult, files: list[_FileView], findings: int) -> str
         coverage = "no claims"
     else:
         grounded = sum(r.grounded_claims for r in result.files)
-        coverage = f"<strong>{share:g}%</strong> ({grounded} of {sum(r.claims for r in result.files)} claims cited)"
+        claims = sum(r.claims for r in result.files)
+        with_table = result.linked_coverage
+        coverage = (
+            f"<strong>{share:g}%</strong> ({grounded} of {claims} claims cited)"
+            if with_table is None
+            else f"<strong>{share:g}%</strong> inline, <strong>{with_table:g}%</strong> with the evidence table "
+            f"({grounded} of {claims} claims cited inline, {result.linked_claims} by the evidence table)"
+        )
     return (
         f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
         f"{verdict.label}</span></p>"
@@ -636,6 +643,9 @@ class _FileView:
             lines.append(f"<p>Fix: {esc(finding.suggestion)}</p>")
         if finding.source:
             lines.append(f"<p>Source: {esc(finding.source)}</p>")
+        if finding.linked:  # plain text: the card on the text holds no link (see `_card`)
+            rows = ", ".join(f"line {line}" for line in finding.linked)
+            lines.append(f"<p>Cited by the evidence table: {rows}</p>")
         return (
             f'<details class="pop fbadge" id="f{self.number}-x{k}" data-sev="{sev}" '
             f'data-rule="{esc_line(finding.rule)}"><summary class="badge sev-{sev}" '
@@ -729,9 +739,7 @@ def _file_meta(report: FileReport) -> str:
         counted(len(report.findings), "finding"),
         counted(len(distinct_works(report.citations)), "citation"),
         counted(report.claims, "claim"),
-        "no claims"
-        if share is None
-        else f"coverage {share:g}% ({report.grounded_claims} of {report.claims} claims cited)",
+        "no claims" if share is None else _file_coverage(report, share),
     ]
     if report.suppressed:
         parts.append(f"{len(report.suppressed)} suppressed")
@@ -740,6 +748,17 @@ def _file_meta(report: FileReport) -> str:
     if report.line:
         parts.append(f"corpus line {report.line}")
     return " · ".join(parts)
+
+
+def _file_coverage(report: FileReport, share: float) -> str:
+    """A report's coverage; with the claims its evidence table cites counted apart, when it cites any."""
+    with_table = report.linked_coverage
+    if with_table is None:
+        return f"coverage {share:g}% ({report.grounded_claims} of {report.claims} claims cited)"
+    return (
+        f"coverage {share:g}% inline, {with_table:g}% with the evidence table ({report.grounded_claims} of "
+        f"{report.claims} claims cited inline, {report.linked_claims} by the evidence table)"
+    )
 
 
 def _record_rows(record: Record) -> list[tuple[str, str]]:
