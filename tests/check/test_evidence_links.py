@@ -323,3 +323,33 @@ def test_a_report_without_an_evidence_table_reads_and_counts_as_before():
         line_of(text, "| Levetiracetam"),
         line_of(text, "| Ketamine"),
     ]
+
+
+def test_a_kept_reading_gives_back_the_evidence_table(tmp_path, monkeypatch):
+    """A report's next run reads its copy (clinaudit/read/kept.py): the evidence table must come back with it."""
+    import json
+
+    from clinaudit.read import document as reader
+    from clinaudit.store import codec
+
+    from helpers import stages
+
+    path = tmp_path / "plan.md"
+    path.write_text(PLAN, encoding="utf-8")
+    first = stages.read_file(path)
+    assert first.evidence is not None and first.digest
+    assert codec.decoder(type(first), True)(json.loads(json.dumps(codec.encode(first, shared=True)))) == first
+    monkeypatch.setattr(reader, "read_document", lambda *a, **k: pytest.fail("read again"))
+    again = stages.read_file(path)
+    assert again == first and again.evidence == first.evidence
+
+
+def test_what_is_kept_for_the_link_is_bounded(monkeypatch):
+    """A report of more headings or table rows than LINK_KEPT keeps none of them: its evidence table links nothing."""
+    from clinaudit.read import document as reader
+
+    monkeypatch.setattr(reader, "LINK_KEPT", 3)
+    assert read(PLAN).evidence is not None  # three headings, three dose rows, two evidence rows
+    longer = PLAN.replace("## Evidence", "## Notes\n\nLorazepam works.\n\n## Evidence")
+    assert read(longer).evidence is None
+    assert not claim_at(linked_document(longer), "Lorazepam 0.1 mg/kg").cited
