@@ -190,10 +190,11 @@ def link(document: Document, lookups: Mapping[str, Resolution], matcher: topic.M
     if not evidence:
         return document
     rows = {row.span.line: row for row in table.drug_rows}
+    own = {row.span.line for row in table.rows}  # the evidence table's own rows cite only themselves
     claims = list(document.claims)
     added: list[CitationMention] = []
     for k, claim in enumerate(claims):
-        if claim.cited or claim.claim_type not in types:
+        if claim.cited or claim.claim_type not in types or claim.sentence.span.line in own:
             continue
         row = rows.get(claim.sentence.span.line)
         linked, said = _link_claim(claim, row, evidence, reader, places)

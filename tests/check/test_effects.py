@@ -173,7 +173,7 @@ def test_a_sentence_copied_from_its_abstract_is_never_contradicted_by_it():
 
 
 def test_how_a_drug_is_given_is_no_claim_of_benefit():
-    """"Extended infusion", "extended-release", "prolonged QT": how a drug is given, or a harm, not a benefit."""
+    """An "extended infusion", "extended-release", a "prolonged QT": how a drug is given, or a harm, not a benefit."""
     abstract = (
         "RESULTS: Mean total daily costs did not differ between imipenem and meropenem (p = 0.37).\n"
         "CONCLUSIONS: Costs were not significantly different between the two carbapenems."

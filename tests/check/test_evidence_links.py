@@ -353,3 +353,9 @@ def test_what_is_kept_for_the_link_is_bounded(monkeypatch):
     longer = PLAN.replace("## Evidence", "## Notes\n\nLorazepam works.\n\n## Evidence")
     assert read(longer).evidence is None
     assert not claim_at(linked_document(longer), "Lorazepam 0.1 mg/kg").cited
+
+
+def test_an_evidence_row_without_a_source_is_not_cited_by_itself():
+    text = PLAN.replace("| PMID: 11547717 |", "| Alldredge et al. NEJM 2001 |")
+    row = claim_at(linked_document(text), "Lorazepam first-line for status epilepticus")
+    assert not row.cited and "evidence table" not in row.why
