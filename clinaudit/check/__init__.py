@@ -22,6 +22,7 @@ from clinaudit.check.disclaimer import Coverage, Disclaimer, Unsourced
 from clinaudit.check.evidence import Evidence
 from clinaudit.check.grounding import Grounded
 from clinaudit.check.interface import Check, Citation, Verdict
+from clinaudit.check.linked import EvidenceLinks, link
 from clinaudit.check.meant import PaperMeant
 from clinaudit.check.on_topic import OnTopic
 from clinaudit.check.statuses import Statuses
@@ -54,6 +55,7 @@ CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add i
     Credible(),  # credibility 0–100
     Evidence(),  # evidence level I–V
     Uncited(),  # medical claims no citation covers
+    EvidenceLinks(),  # claims the evidence table cites, said
     Support(),  # high claims cited only by what cannot be checked
     Statuses(),  # a finding per bad lookup status
     Unsourced(),  # claims and no citation at all
@@ -79,6 +81,8 @@ class Answers(Protocol):
 def check(document: Document, answers: Answers, settings: CheckSettings, run: CheckRun) -> Checked:
     """Every citation of one report checked, every finding made, in report order."""
     checks = tuple(CHECKS)
+    if document.evidence is not None:  # the rows of its evidence table cite what they recommend
+        document = link(document, answers.of(document.path), matcher_for(document.path, settings))
     document = scoped(document, settings)
     report = ReportContext(document, settings, run, answers.meant)
     found: list[Finding] = []

@@ -77,11 +77,18 @@ class Coverage:
         share = coverage(grounded, len(claims))
         if least is None or share is None or share >= least:
             return ()
+        linked = sum(1 for c in claims if c.linked_only)  # cited by the evidence table alone: counted apart
+        carry = (
+            f"carry no citation of their own ({linked} of them cited by the evidence table: "
+            f"{coverage(grounded + linked, len(claims)):g}% with it)"
+            if linked
+            else "carry no citation"
+        )
         finding = rules.finding(
             rules.LOW_COVERAGE,
             TOP,
             f"grounding coverage {share:g}% is under --min-coverage {least:g}%: "
-            f"{len(claims) - grounded} of {len(claims)} claims carry no citation",
+            f"{len(claims) - grounded} of {len(claims)} claims {carry}",
             suggestion="Cite sources for the uncited claims (a citation in the sentence, its table row or list item).",
         )
         return (finding,)

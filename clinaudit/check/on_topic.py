@@ -106,6 +106,7 @@ def _use(
         reference.confirmed,
         flagged,
         reference.fields,
+        mention.via,
     )
 
 
@@ -148,7 +149,7 @@ def _off_topic(
         severity = Severity.LOW
         message = (
             f"{what} is {metadata.describe_record(record)}, the paper the reference names, but the "
-            f"sentence shares little with it (topic borderline, score {match.score:.2f}{missing})"
+            f"sentence shares little with it (topic borderline, score {match.score:.2f}{missing})" + _through(mention)
         )
         suggestion = "Check that this paper supports the sentence (a model judge can: --judge)."
     else:
@@ -159,7 +160,7 @@ def _off_topic(
         )
         message = (
             f"{what} is {metadata.describe_record(record)}: not about what the sentence says "
-            f"(topic score {match.score:.2f}{basis}{missing})"
+            f"(topic score {match.score:.2f}{basis}{missing})" + _through(mention)
         )
         suggestion = "Cite a source that supports this sentence; the cited work is about something else."
     return rules.finding(
@@ -170,6 +171,11 @@ def _off_topic(
         **rules.citing(mention, result.id),
         suggestion=suggestion,
     )
+
+
+def _through(mention: CitationMention) -> str:
+    """ "; cited for it by the evidence table's row on line 72": a use the evidence table's link made."""
+    return f"; cited for it by the evidence table's row on line {mention.via}" if mention.via else ""
 
 
 def _rank(match: topic.TopicMatch) -> tuple[int, float]:

@@ -17,8 +17,9 @@ cited, since a missing check is no evidence against it; a high claim that rests 
 ids is an `unverifiable-support` finding (info), which the summary counts and
 `--fail-on-unverifiable` fails on.
 
-Only a claim cited in its own sentence is weighed here: what a lead-in, a caption, a closing
-group or a table row cites is decided as the read stage decided it.
+Only a claim cited in its own sentence (or by the evidence table, whose uses it then is) is weighed
+here: what a lead-in, a caption, a closing group or a table row cites is decided as the read
+stage decided it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from clinaudit.core.models import CitationKind, CitationResult, Claim, Finding, 
 from clinaudit.read import entries
 
 SHOWN = 3  # citations a finding names
+# the scopes whose citations are the claim's own uses: its sentence's, and the evidence table's rows' (which link
+# only to what can be checked, clinaudit/check/linked.py, and so may rest on ids left unverifiable)
+_OWN = frozenset({"sentence", "evidence-table"})
 
 
 def unchecked_why(result: CitationResult) -> str:
@@ -54,7 +58,7 @@ class Support:
     name: ClassVar[str] = "support"
 
     def document(self, report: ReportContext, cited: tuple[CitationResult, ...]) -> tuple[Finding, ...]:
-        claims = [c for c in report.document.claims if c.cited and c.scope == "sentence" and _high(c)]
+        claims = [c for c in report.document.claims if c.cited and c.scope in _OWN and _high(c)]
         if not claims:
             return ()
         results = {r.id: r for r in cited}

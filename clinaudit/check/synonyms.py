@@ -54,11 +54,12 @@ class Table:
     there is (about 10 ms for 45,000 keys, where building a dict takes 30–80 ms).
     """
 
-    __slots__ = ("_classes", "_keys")
+    __slots__ = ("_actions", "_classes", "_keys")
 
     def __init__(self, keys: list[str], classes: list[str]):
         self._keys = keys  # "key\tD1,D2", sorted
         self._classes = classes  # "D1\tD3 D4", sorted
+        self._actions: frozenset[str] | None = None
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -73,6 +74,17 @@ class Table:
         probe = prefix + " "
         k = bisect_left(self._keys, probe)
         return k < len(self._keys) and self._keys[k].startswith(probe)
+
+    def actions(self) -> frozenset[str]:
+        """Every id that is some drug's pharmacological action ("Anticonvulsants"): a class of drugs, not a drug.
+
+        Worked out on first use: only the link to an evidence table asks (clinaudit/check/linked.py).
+        """
+        if self._actions is None:
+            self._actions = frozenset(
+                uid for line in self._classes for uid in line.partition("\t")[2].split(" ") if uid
+            )
+        return self._actions
 
     def classes(self, ids: Iterable[str]) -> set[str]:
         out: set[str] = set()

@@ -27,8 +27,11 @@ JudgeVerdict = Literal["supports", "partial", "contradicts", "unrelated", "unche
 SuppressionKind = Literal["inline", "baseline"]
 DirectiveAction = Literal["disable-next-line", "disable", "enable", "disable-file"]
 UnitKind = Literal["paragraph", "heading", "table_row", "table_header", "html", "text"]
-# what cites a claim, as a reader reads it; "" uncited
-CitationScope = Literal["", "sentence", "row", "lead-in", "caption", "paragraph", "source-line", "record"]
+# what cites a claim, as a reader reads it; "" uncited ("evidence-table": a row of the report's evidence table
+# recommending its drug for its indication, clinaudit/check/linked.py)
+CitationScope = Literal[
+    "", "sentence", "row", "lead-in", "caption", "paragraph", "source-line", "record", "evidence-table"
+]
 EvidenceLevel = Literal["I", "II", "III", "IV", "V"]
 
 
@@ -144,6 +147,9 @@ class CitationMention:
     marker: str = ""  # e.g. "[3]" when cited through the reference list
     claim_type: str | None = None  # the strongest claim made by the citing sentence
     context: Context | None = None  # the citing text in full, a row's cells, the headings above
+    # the line of the evidence-table row through which this claim cites it (clinaudit/check/linked.py);
+    # 0 for a citation written where it stands
+    via: int = 0
 
 
 @compared
@@ -181,11 +187,18 @@ class Claim:
     in_cited_item: bool = False  # its list item carries a citation elsewhere (grounded, not cited)
     # what cites it, as a reader reads it ("record": the sources beside a corpus record's text)
     scope: CitationScope = ""
+    linked: tuple[int, ...] = ()  # the lines of the evidence-table rows that cite it (scope "evidence-table")
 
     @property
     def grounded(self) -> bool:
-        """Counts towards coverage: cited in its sentence, its table row or its list item."""
-        return self.cited or self.in_cited_item
+        """Counts towards (inline) coverage: cited in its sentence, its table row or its list item, or by what is
+        written around it; not by the evidence table alone, which is counted apart (`linked_only`)."""
+        return (self.cited and self.scope != "evidence-table") or self.in_cited_item
+
+    @property
+    def linked_only(self) -> bool:
+        """Cited only by a row of the report's evidence table: counted apart from inline coverage."""
+        return self.cited and self.scope == "evidence-table" and not self.in_cited_item
 
 
 @compared
@@ -202,6 +215,7 @@ class Finding:
     source: str = ""  # where a corrections entry got its fact
     why: str = ""  # for a claim: the pattern matched, or the medical terms found
     section: str = ""  # the heading above it, for grouping
+    linked: tuple[int, ...] = ()  # for a claim: the lines of the evidence-table rows that cite it
 
     def order(self) -> tuple[int, int, int, str]:
         """The one order of findings: where they are, the most severe first at one place, then by rule."""
@@ -419,6 +433,41 @@ class Suppressed:
 
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
+class EvidenceRow:
+    """A row of an evidence table ("Recommendation | Evidence level | Source"): what it recommends, and where."""
+
+    span: Span  # the row; its citations are those mentioned on its line
+    statement: str  # its recommendation (or drug) cell; the whole row when its cells do not line up with the header
+    headings: tuple[str, ...]  # the heading path above it
+
+
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class DrugRow:
+    """A row of a dosing or treatment table, by its cells: the one naming the drug its dose is for, its indication."""
+
+    span: Span  # the row
+    cells: tuple[str, ...]  # every cell, as written ("" for an empty one)
+    drug: int = -1  # the drug column; -1 when the table has none (or the row's cells do not line up)
+    indication: int = -1  # the indication column; -1 when none
+
+
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
+class EvidenceTable:
+    """What a report with an evidence table gives the check that links its claims to it (clinaudit/check/linked.py).
+
+    Only a report with an evidence table carries one: the rows of its dosing and treatment tables
+    and its heading paths by line are kept for that check alone.
+    """
+
+    rows: tuple[EvidenceRow, ...]
+    drug_rows: tuple[DrugRow, ...] = ()
+    sections: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (a heading's line, the heading path from there on)
+
+
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Document:
     """Everything read out of one report before any lookup: the offline half."""
 
@@ -438,6 +487,7 @@ class Document:
     text: str | None = None  # the text as read, for the HTML page; None: not held (a stream, a corpus record)
     # what its structure says is no claim, by kind (clinaudit/read/structure.py): (kind, lines), counted, never dropped
     not_claims: tuple[tuple[str, int], ...] = ()
+    evidence: EvidenceTable | None = None  # its evidence table, when it has one (clinaudit/check/linked.py)
 
 
 @compared
@@ -458,11 +508,17 @@ class FileReport:
     record: str | None = None  # a corpus record's id (--jsonl-id); None when it has none
     text: str | None = None  # the text the audit read, for the HTML page (never read again); None: not held
     not_claims: tuple[tuple[str, int], ...] = ()  # (kind, lines) its structure says are no claims
+    linked_claims: int = 0  # claims cited only by a row of its evidence table: counted apart from grounded_claims
 
     @property
     def coverage(self) -> float | None:
-        """Grounding coverage in percent: None when the report makes no claim."""
+        """Grounding coverage in percent (inline: what is written where the claim stands); None for no claim."""
         return coverage(self.grounded_claims, self.claims)
+
+    @property
+    def linked_coverage(self) -> float | None:
+        """Coverage with the claims its evidence table cites; None when no claim is cited by it alone."""
+        return coverage(self.grounded_claims + self.linked_claims, self.claims) if self.linked_claims else None
 
 
 def coverage(grounded: int, claims: int) -> float | None:
@@ -497,6 +553,17 @@ class AuditResult:
     def coverage(self) -> float | None:
         """Grounding coverage over every report: grounded claims over claims, in percent."""
         return coverage(sum(r.grounded_claims for r in self.files), sum(r.claims for r in self.files))
+
+    @property
+    def linked_claims(self) -> int:
+        return sum(r.linked_claims for r in self.files)
+
+    @property
+    def linked_coverage(self) -> float | None:
+        """Coverage with the claims the reports' evidence tables cite; None when none is cited by one alone."""
+        linked = self.linked_claims
+        grounded = sum(r.grounded_claims for r in self.files)
+        return coverage(grounded + linked, sum(r.claims for r in self.files)) if linked else None
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -536,6 +603,7 @@ class CitationUse:
     confirmed: bool = False  # its reference names this very paper
     flagged: str = ""  # the rule of the finding this use raised; "" when none
     metadata_fields: tuple[FieldVerdict, ...] = ()  # its reference field by field; () when not compared
+    via: int = 0  # the line of the evidence-table row it is cited through; 0 for a citation written here
 
 
 @compared

@@ -27,6 +27,9 @@ from clinaudit.core.models import (
     Context,
     Directive,
     Document,
+    DrugRow,
+    EvidenceRow,
+    EvidenceTable,
     Finding,
     Link,
     MarkerUse,
@@ -60,6 +63,9 @@ from clinaudit.read.parse import (
 SENTENCE_DISPLAY = 200
 MEDICAL_DOCUMENT = 2  # sentences with a medical word that make a document medical (benchmarks/claims.py)
 _LAYOUTS_KEPT = 50_000  # unit layouts one reading keeps before it starts again
+# headings, or rows of dosing, treatment and evidence tables, a report may have and still be linked to its evidence
+# table (clinaudit/check/linked.py): what is kept for the link stays bounded in a report of millions of lines
+LINK_KEPT = 20_000
 DEFINITIONS = -1  # the group of `[n]:` and `[^n]:` definitions, which any part of a report may cite
 _WORD = re.compile(r"[A-Za-z]{3,}")
 # The space before a closing mark, matched alone so the substitute is "" (no template for `sub` to expand).
@@ -167,6 +173,12 @@ class _Reading:
     bare: bool = False
     keys: frozenset[str] = frozenset()
     bib_entries: set[int] = field(default_factory=set)  # the entries that came from a bibliography, by index
+    # For the link between claims and an evidence table (clinaudit/check/linked.py): the evidence rows,
+    # the rows of dosing and treatment tables, and the heading path from each heading's line on.
+    evidence_rows: list[EvidenceRow] = field(default_factory=list)
+    drug_rows: list[DrugRow] = field(default_factory=list)
+    sections: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
+    unlinked: bool = False  # more of them than LINK_KEPT: the report is too big to link, and none is kept
 
 
 def read_document(
@@ -235,6 +247,11 @@ def _read_document(
         title=reading.title,
         abbreviations=tuple(reading.abbreviations.items()),
         not_claims=tuple(reading.not_claims.items()),
+        evidence=(
+            EvidenceTable(tuple(reading.evidence_rows), tuple(reading.drug_rows), tuple(reading.sections))
+            if reading.evidence_rows and not reading.unlinked
+            else None
+        ),
     )
 
 
@@ -300,6 +317,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             reading.table = None
         if unit.kind == "heading":
             _heading(unit, reading)
+            _keep(reading.sections, (index.position(unit.line_starts[0][1])[0], reading.path), reading)
             if is_reference_heading(unit.text):
                 reading.numbered = None  # a new list, in the same part as the one before it if no text came between
             else:
@@ -333,6 +351,8 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             _not_a_claim(unit, index, kind, reading)
             continue
         _read_prose(unit, index, rules, reading, previous)
+        if unit.kind == "table_row" and reading.table is not None and reading.table.drug >= 0 and not reading.unlinked:
+            _drug_or_evidence_row(unit, index, reading.table, reading)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
@@ -340,6 +360,35 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
 
 def _cells(unit: Unit) -> list[str]:
     return [" ".join(unit.text[a:b].split()) for a, b in unit.cells]
+
+
+def _drug_or_evidence_row(unit: Unit, index, table: structure.Table, reading: _Reading) -> None:
+    """A row of an evidence table, or of a dosing or treatment table that names its drug: kept for the link.
+
+    A row whose cells do not line up with its header (a blank cell is no cell) is kept whole:
+    which of its cells names the drug is not known.
+    """
+    span = unit_span(unit, index, 0, len(unit.text.rstrip()))
+    cells = tuple(_cells(unit))
+    aligned = len(cells) == table.columns
+    if table.kind == "evidence":
+        statement = cells[table.drug] if aligned else " ".join(cells)
+        if statement:
+            _keep(reading.evidence_rows, EvidenceRow(span, statement, reading.path), reading)
+    elif table.kind in ("dosing", "treatment"):
+        drug, indication = (table.drug, table.indication) if aligned else (-1, -1)
+        _keep(reading.drug_rows, DrugRow(span, cells, drug, indication), reading)
+
+
+def _keep(kept: list[Any], item: Any, reading: _Reading) -> None:
+    """One more thing kept for the link, unless the report has more than LINK_KEPT of them: then nothing is."""
+    if reading.unlinked:
+        return
+    if len(kept) >= LINK_KEPT:
+        reading.unlinked = True
+        reading.evidence_rows, reading.drug_rows, reading.sections = [], [], []
+        return
+    kept.append(item)
 
 
 def _not_a_claim(unit: Unit, index, kind: str, reading: _Reading) -> None:

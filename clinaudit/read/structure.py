@@ -30,7 +30,7 @@ from clinaudit.core.text import counted
 RULES = "rules/structure.yaml"
 
 NotClaim = Literal["change-log", "document-control", "html-banner", "legend", "synonyms", "contents"]
-TableKind = Literal["contraindication", "dosing", "lab-order", "evidence", "change-log"]
+TableKind = Literal["contraindication", "dosing", "lab-order", "evidence", "treatment", "change-log"]
 
 _NUMBERING = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXivx]{1,5}[.)]|[A-Za-z][.)])\s+")
 _EMPHASIS = " \t*_#>:"
@@ -50,8 +50,8 @@ class Table:
     claim: str  # the claim type its rows take; "" when the rows keep their own (an evidence table)
     cell: int  # the column a row's claim spans (a lab order's rationale); -1 for the whole row
     why: str  # in words, for the finding: "a row of a contraindications table (“Contraindication | Details”)"
-    drug: int = -1  # the column naming the drug (a dosing table), or the recommendation (an evidence table)
-    indication: int = -1  # a dosing table's indication column
+    drug: int = -1  # the column naming the drug (a dosing or treatment table), or what an evidence table recommends
+    indication: int = -1  # a dosing or treatment table's indication column
     source: int = -1  # an evidence table's source column
     needs: int = -1  # the column that must say more than a category ("Standard MRI contraindications") for a claim
     columns: int = 0  # the header's cells: a row with as many is read cell by cell
@@ -93,6 +93,11 @@ def _table_headings() -> dict[str, re.Pattern[str]]:
 @lru_cache(maxsize=1)
 def _change_verbs() -> frozenset[str]:
     return frozenset(_rules()["change_verbs"])
+
+
+def link_rules() -> dict:
+    """What links a claim to an evidence table's row: the claim types it may cite, the salts a drug is named with."""
+    return dict(_rules()["evidence_links"])
 
 
 def noun(kind: str) -> str:
@@ -241,9 +246,11 @@ def table(cells: Sequence[str], path: tuple[str, ...]) -> Table | None:
 
     The header decides first: a contraindication column; a dose column (a dosing table); a test
     and a rationale column (a lab order, whose rationale cell is diagnostic); a recommendation
-    and an evidence or source column (an evidence table, whose rows keep their own types and
-    cite the plan's recommendations); a version and a change column (a revision history). A
-    header that names no kind takes the heading's: "### Absolute Contraindications".
+    (or a drug) column and a source column (an evidence table, whose rows keep their own types
+    and cite the plan's recommendations: clinaudit/check/linked.py); a version and a change column
+    (a revision history). A header that names no kind takes the heading's ("### Absolute
+    Contraindications"); one that names a drug and nothing else is a treatment table, whose rows
+    keep their own types and name the drug they are about.
     """
     shown = " | ".join(cells)
     n = len(cells)
@@ -254,27 +261,49 @@ def table(cells: Sequence[str], path: tuple[str, ...]) -> Table | None:
     if _column(cells, "version") >= 0 and _column(cells, "change") >= 0:
         return Table("change-log", "", -1, f"a row of a revision history (“{shown}”)")
     dose = _column(cells, "dose")
+    drug = _column(cells, "drug", (dose,))
+    indication = _column(cells, "indication", (dose, drug))
     if dose >= 0:
-        drug = _column(cells, "drug", (dose,))
-        indication = _column(cells, "indication", (dose, drug))
         why = f"a row of a dosing table (“{shown}”)"
         return Table("dosing", "dose_recommendation", -1, why, drug, indication, columns=n)
     test = _column(cells, "test")
     rationale = _column(cells, "rationale", (test,))
     if test >= 0 and rationale >= 0:
         return Table("lab-order", "diagnostic", rationale, f"the rationale of a lab order (“{shown}”)", columns=n)
-    recommendation = _column(cells, "recommendation")
-    source = _column(cells, "source", (recommendation,))
-    if recommendation >= 0 and (source >= 0 or _column(cells, "evidence", (recommendation,)) >= 0):
-        why = f"a row of an evidence table (“{shown}”)"
-        return Table("evidence", "", -1, why, recommendation, source=source, columns=n)
+    evidence = _evidence(cells, shown)
+    if evidence is not None:
+        return evidence
     heading = path[-1].lower() if path else ""
     for kind, rx in _table_headings().items():
         if rx.search(heading):
             if kind == "contraindication":
                 return Table("contraindication", "contraindication", -1, f"a row of a table under “{path[-1]}”")
-            return Table("dosing", "dose_recommendation", -1, f"a row of a table under “{path[-1]}”")
+            why = f"a row of a table under “{path[-1]}”"
+            return Table("dosing", "dose_recommendation", -1, why, drug, indication, columns=n)
+    if drug >= 0:
+        return Table("treatment", "", -1, f"a row of a treatment table (“{shown}”)", drug, indication, columns=n)
     return None
+
+
+def _evidence(cells: Sequence[str], shown: str) -> Table | None:
+    """An evidence table: what it recommends (a recommendation or a drug column) and where its evidence is.
+
+    A recommendation column with a source column or a grade ("Recommendation | Class | LOE") is one;
+    a drug column needs a source column or an "Evidence" column that is no grade: "Medication |
+    Class | Notes" names each drug's class, not its evidence.
+    """
+    recommendation = _column(cells, "recommendation")
+    drug = _column(cells, "drug", (recommendation,))
+    said = recommendation if recommendation >= 0 else drug
+    if said < 0:
+        return None
+    source = _column(cells, "source", (said,))
+    if source < 0:
+        source = _column(cells, "cited_evidence", (said,))
+    if source < 0 and (recommendation < 0 or _column(cells, "evidence", (said,)) < 0):
+        return None
+    why = f"a row of an evidence table (“{shown}”)"
+    return Table("evidence", "", -1, why, said, source=source, columns=len(cells))
 
 
 def words(text: str) -> frozenset[str]:

@@ -48,4 +48,5 @@ def report(checked: Checked, settings: ReportSettings, run: ReportRun) -> FileRe
         grounded_claims=sum(1 for c in document.claims if c.grounded),
         text=document.text,
         not_claims=document.not_claims,
+        linked_claims=sum(1 for c in document.claims if c.linked_only),
     )

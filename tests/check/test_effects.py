@@ -172,6 +172,22 @@ def test_a_sentence_copied_from_its_abstract_is_never_contradicted_by_it():
     assert grounding.effect("Vaccination with RmFER2 reduced tick numbers compared with Bm86.", source) is not None
 
 
+def test_how_a_drug_is_given_is_no_claim_of_benefit():
+    """An "extended infusion", "extended-release", a "prolonged QT": how a drug is given, or a harm, not a benefit."""
+    abstract = (
+        "RESULTS: Mean total daily costs did not differ between imipenem and meropenem (p = 0.37).\n"
+        "CONCLUSIONS: Costs were not significantly different between the two carbapenems."
+    )
+    for said in (
+        "Meropenem 1 g every 8 hours, extended infusion over 3 hours, for intra-abdominal sepsis.",
+        "Give the extended-release tablet once daily.",
+        "Macrolides cause a prolonged QT interval.",
+    ):
+        assert grounding.effect(said, grounding.source(abstract), grounding.EFFECT_SECTIONS) is None, said
+    claimed = checked(abstract, "Meropenem prolonged survival compared with imipenem in sepsis.")
+    assert claimed.claimed == "benefit"  # a prolonged life is still a benefit
+
+
 def test_a_changed_figure_after_more_than_is_caught():
     abstract = "METHODS: We surveyed 120 nurses with more than 10 years of experience.\nRESULTS: 40% reported burnout."
     source = grounding.source(abstract)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clinaudit.core.catalogue import UNCITED_CLAIM
 from clinaudit.core.models import Finding
-from clinaudit.core.text import printable, shown
+from clinaudit.core.text import printable, shown, thousands
 from clinaudit.store.paths import root_of
 
 __all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
@@ -52,3 +52,13 @@ def describe(finding: Finding) -> str:
     if finding.source:
         text = f"{text}\nSource: {finding.source}"
     return text
+
+
+def coverage_text(share: float, grounded: int, claims: int, with_table: float | None = None, linked: int = 0) -> str:
+    """Grounding coverage as the table and the page say it; the claims only an evidence table cites counted apart."""
+    if with_table is None:
+        return f"coverage {share:g}% ({thousands(grounded)} of {thousands(claims)} claims cited)"
+    return (
+        f"coverage {share:g}% inline, {with_table:g}% with the evidence table "
+        f"({thousands(grounded)} of {thousands(claims)} claims cited inline, {thousands(linked)} by the evidence table)"
+    )

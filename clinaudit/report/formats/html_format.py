@@ -46,7 +46,7 @@ from clinaudit.core.models import (
 from clinaudit.core.text import counted, printable, shown, thousands
 from clinaudit.read import structure
 from clinaudit.report.formats import View
-from clinaudit.report.formats._common import shown_path
+from clinaudit.report.formats._common import coverage_text, shown_path
 
 MAX_SOURCE_BYTES = 8 << 20  # a larger report is listed, not shown: a page of millions of lines helps no one
 
@@ -299,7 +299,13 @@ def _overview(result: AuditResult, files: list[_FileView], findings: int) -> str
     else:
         grounded = sum(r.grounded_claims for r in result.files)
         claims = sum(r.claims for r in result.files)
-        coverage = f"<strong>{share:g}%</strong> ({thousands(grounded)} of {thousands(claims)} claims cited)"
+        with_table = result.linked_coverage
+        coverage = (
+            f"<strong>{share:g}%</strong> ({thousands(grounded)} of {thousands(claims)} claims cited)"
+            if with_table is None
+            else f"<strong>{share:g}%</strong> inline, <strong>{with_table:g}%</strong> with the evidence table "
+            f"({thousands(grounded)} of {thousands(claims)} claims cited inline, {thousands(result.linked_claims)} by the evidence table)"
+        )
     return (
         f'<p>Verdict: <span class="badge t-{verdict.tone}"><span aria-hidden="true">{verdict.icon}</span> '
         f"{verdict.label}</span></p>"
@@ -637,6 +643,9 @@ class _FileView:
             lines.append(f"<p>Fix: {esc(finding.suggestion)}</p>")
         if finding.source:
             lines.append(f"<p>Source: {esc(finding.source)}</p>")
+        if finding.linked:  # plain text: the card on the text holds no link (see `_card`)
+            rows = ", ".join(f"line {line}" for line in finding.linked)
+            lines.append(f"<p>Cited by the evidence table: {rows}</p>")
         return (
             f'<details class="pop fbadge" id="f{self.number}-x{k}" data-sev="{sev}" '
             f'data-rule="{esc_line(finding.rule)}"><summary class="badge sev-{sev}" '
@@ -730,9 +739,7 @@ def _file_meta(report: FileReport) -> str:
         counted(len(report.findings), "finding"),
         counted(len(distinct_works(report.citations)), "citation"),
         counted(report.claims, "claim"),
-        "no claims"
-        if share is None
-        else f"coverage {share:g}% ({thousands(report.grounded_claims)} of {thousands(report.claims)} claims cited)",
+        "no claims" if share is None else _file_coverage(report, share),
     ]
     if report.suppressed:
         parts.append(f"{thousands(len(report.suppressed))} suppressed")
@@ -741,6 +748,11 @@ def _file_meta(report: FileReport) -> str:
     if report.line:
         parts.append(f"corpus line {report.line}")
     return " · ".join(parts)
+
+
+def _file_coverage(report: FileReport, share: float) -> str:
+    """A report's coverage; with the claims its evidence table cites counted apart, when it cites any."""
+    return coverage_text(share, report.grounded_claims, report.claims, report.linked_coverage, report.linked_claims)
 
 
 def _record_rows(record: Record) -> list[tuple[str, str]]:

@@ -45,6 +45,7 @@ def finding_dict(finding: Finding, path: str) -> dict[str, Any]:
         "fingerprint": fingerprint(finding),
         "why": finding.why or None,
         "section": finding.section or None,
+        "evidence_lines": list(finding.linked) or None,  # the evidence-table rows that cite its claim
     }
 
 
@@ -90,6 +91,7 @@ def use_dict(use: CitationUse) -> dict[str, Any]:
         "metadata_fields": fields_dict(use.metadata_fields),
         "reference_confirms": use.confirmed,
         "flagged": use.flagged or None,
+        "evidence_line": use.via or None,  # cited through the evidence table's row on this line
     }
 
 
@@ -181,6 +183,8 @@ def file_dict(report: FileReport) -> dict[str, Any]:
         "uncited_claims": report.uncited_claims,
         "grounded_claims": report.grounded_claims,
         "coverage": report.coverage,
+        "linked_claims": report.linked_claims,
+        "coverage_with_evidence_table": report.linked_coverage,
         "not_claims": dict(report.not_claims),
         "suppressed": [suppressed_dict(s, report.path) for s in report.suppressed],
     }
@@ -201,6 +205,8 @@ def summary(result: AuditResult) -> dict[str, Any]:
         "uncited_claims": sum(r.uncited_claims for r in result.files),
         "grounded_claims": sum(r.grounded_claims for r in result.files),
         "coverage": result.coverage,
+        "linked_claims": result.linked_claims,
+        "coverage_with_evidence_table": result.linked_coverage,
         "not_claims": result.not_claims,
         "citations": sum(len(distinct_works(r.citations)) for r in result.files),
         "findings_by_severity": {s.value: severities.get(s.value, 0) for s in Severity},

@@ -46,7 +46,8 @@ def to_sarif(result: AuditResult) -> dict[str, Any]:
             notifications.append(_notification(report))
         else:
             results += _file_results(report, rules, with_baseline)
-    run = {**_run_head(), "results": results, **_run_tail(rules, notifications, result.verdict, result.coverage)}
+    tail = _run_tail(rules, notifications, result.verdict, result.coverage, result.linked_coverage)
+    run = {**_run_head(), "results": results, **tail}
     run["properties"].update(_judge_property(result))
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
@@ -66,7 +67,7 @@ class Stream:
         self._rules = _Rules()
         self._notifications: list[dict[str, Any]] = []
         self._judged: list[dict[str, Any]] = []
-        self._grounded = self._claims = 0
+        self._grounded = self._claims = self._linked = 0
         self._failed = False
         self._first = True
         head = json.dumps({"$schema": SCHEMA, "version": "2.1.0"}, ensure_ascii=False)[:-1]
@@ -78,6 +79,7 @@ class Stream:
         self._failed = self._failed or verdict.failed(report)
         self._grounded += report.grounded_claims
         self._claims += report.claims
+        self._linked += report.linked_claims
         self._judged += _judged(report)
         if report.error:
             self._notifications.append(_notification(report))
@@ -89,7 +91,8 @@ class Stream:
     def close(self) -> None:
         """The rest of the run, after its results: the document is whole from here."""
         said = verdict.FAIL if self._failed else verdict.ERROR if self._notifications else verdict.PASS
-        tail = _run_tail(self._rules, self._notifications, said, coverage(self._grounded, self._claims))
+        with_table = coverage(self._grounded + self._linked, self._claims) if self._linked else None
+        tail = _run_tail(self._rules, self._notifications, said, coverage(self._grounded, self._claims), with_table)
         if self._judged:
             tail["properties"]["judge"] = self._judged
         self._out.write("\n], " + json_text(json.dumps(tail, ensure_ascii=False))[1:] + "]}\n")
@@ -100,7 +103,11 @@ def _run_head() -> dict[str, Any]:
 
 
 def _run_tail(
-    rules: _Rules, notifications: list[dict[str, Any]], verdict: str, covered: float | None
+    rules: _Rules,
+    notifications: list[dict[str, Any]],
+    verdict: str,
+    covered: float | None,
+    with_table: float | None = None,
 ) -> dict[str, Any]:
     return {
         "tool": {
@@ -114,7 +121,11 @@ def _run_tail(
         "invocations": [
             {"executionSuccessful": not notifications, "toolExecutionNotifications": notifications},
         ],
-        "properties": {"verdict": verdict, "coverage": covered},
+        "properties": {
+            "verdict": verdict,
+            "coverage": covered,
+            **({"coverage_with_evidence_table": with_table} if with_table is not None else {}),
+        },
     }
 
 

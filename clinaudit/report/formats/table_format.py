@@ -28,7 +28,7 @@ from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
 
-from clinaudit.core.catalogue import LOW_CREDIBILITY_SOURCE, UNCITED_CLAIM
+from clinaudit.core.catalogue import EVIDENCE_TABLE_LINK, LOW_CREDIBILITY_SOURCE, UNCITED_CLAIM
 from clinaudit.core.models import (
     AuditResult,
     CitationKind,
@@ -44,7 +44,7 @@ from clinaudit.core.models import (
 from clinaudit.core.text import counted, encodable, thousands
 from clinaudit.report import triage, verdict
 from clinaudit.report.formats import View
-from clinaudit.report.formats._common import printable, shown
+from clinaudit.report.formats._common import coverage_text, printable, shown
 
 SEVERITY_STYLE = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 TOPIC_STYLE = {"yes": "green", "borderline": "yellow", "no": "red", "unchecked": "dim"}
@@ -137,7 +137,11 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
         ),
         (
             _coverage_note(
-                result.coverage, sum(r.grounded_claims for r in result.files), sum(r.claims for r in result.files)
+                result.coverage,
+                sum(r.grounded_claims for r in result.files),
+                sum(r.claims for r in result.files),
+                result.linked_coverage,
+                result.linked_claims,
             ),
             "",
         ),
@@ -233,9 +237,12 @@ def _mirror_note(result: AuditResult) -> str:
     return f"{counted(count, 'citation')} checked against the local mirror{as_of}"
 
 
-def _coverage_note(share: float | None, grounded: int, claims: int) -> str:
-    """Grounding coverage: the share of claim sentences cited in the sentence, table row or list item."""
-    return "" if share is None else f", coverage {share:g}% ({thousands(grounded)} of {thousands(claims)} claims cited)"
+def _coverage_note(
+    share: float | None, grounded: int, claims: int, with_table: float | None = None, linked: int = 0
+) -> str:
+    """Grounding coverage: the share of claim sentences cited in the sentence, table row or list item; and, apart,
+    with the claims only the report's evidence table cites (clinaudit/check/linked.py)."""
+    return "" if share is None else ", " + coverage_text(share, grounded, claims, with_table, linked)
 
 
 def _not_claims_note(counts: Mapping[str, int] | tuple[tuple[str, int], ...]) -> str:
@@ -272,7 +279,12 @@ def _file(page: Page, report: FileReport, view: View) -> None:
         (shown(report.path), "bold"),
         ("  ", ""),
         _verdict_part(report),
-        (_coverage_note(report.coverage, report.grounded_claims, report.claims), "dim"),
+        (
+            _coverage_note(
+                report.coverage, report.grounded_claims, report.claims, report.linked_coverage, report.linked_claims
+            ),
+            "dim",
+        ),
         (_not_claims_note(report.not_claims), "dim"),
     )
     if report.error:
@@ -676,12 +688,15 @@ def _compact(findings: tuple[Finding, ...], show_all: bool) -> tuple[list[Findin
             groups.setdefault(f.section, []).append(f)
         elif f.rule == LOW_CREDIBILITY_SOURCE and f.severity is Severity.LOW:
             groups.setdefault(_CREDIBILITY_GROUP, []).append(f)  # one row per report, as a source is cited anywhere
+        elif f.rule == EVIDENCE_TABLE_LINK and f.severity is Severity.INFO:
+            groups.setdefault(_LINKED_GROUP + f.section, []).append(f)  # one row per section, as low claims
         else:
             listed.append(f)
     return listed, list(groups.items())
 
 
 _CREDIBILITY_GROUP = "\0low-credibility"  # the group key of low-credibility sources: no heading can be it
+_LINKED_GROUP = "\0linked\0"  # the group key's head of the claims the evidence table cites, by section
 
 
 def _credibility_text(group: list[Finding]) -> str:
@@ -699,9 +714,29 @@ def _credibility_text(group: list[Finding]) -> str:
     )
 
 
+def _linked_text(section: str, group: list[Finding]) -> str:
+    """The claims of a section the evidence table cites, on one row: how many, of which types, on which lines."""
+    kinds = Counter(f.claim_type or "general" for f in group)
+    types = ", ".join(f"{name} {count}" for name, count in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines = [str(line) for line in dict.fromkeys(f.span.line for f in group)]
+    rows = sorted({line for f in group for line in f.linked})
+    shown = ", ".join(lines[:LINES_SHOWN]) + (
+        f", … ({len(lines) - LINES_SHOWN} more)" if len(lines) > LINES_SHOWN else ""
+    )
+    where = f"under “{section}”" if section else "before the first heading"
+    by = f"its row{'s' if len(rows) > 1 else ''} on line{'s' if len(rows) > 1 else ''} {', '.join(map(str, rows))}"
+    return (
+        f"{counted(len(group), 'claim')} {where} ({types}) on {'line' if len(lines) == 1 else 'lines'} {shown} "
+        f"cited by the evidence table ({by})"
+        "\n→ Its citations are checked against each of them; --show-all lists each one."
+    )
+
+
 def _group_text(section: str, group: list[Finding]) -> str:
     if section == _CREDIBILITY_GROUP:
         return _credibility_text(group)
+    if section.startswith(_LINKED_GROUP):
+        return _linked_text(section[len(_LINKED_GROUP) :], group)
     kinds: dict[str, int] = {}
     for f in group:
         kinds[f.claim_type or "general"] = kinds.get(f.claim_type or "general", 0) + 1
