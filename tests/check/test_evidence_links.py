@@ -47,7 +47,8 @@ def linked_document(text: str, statuses: dict[str, Status] | None = None, **sett
 
 
 def claim_at(document, needle: str):
-    return next(c for c in document.claims if needle in c.sentence.text)
+    """The claim whose sentence holds the needle; a table row's cells read as joined by spaces, as the row is read."""
+    return next(c for c in document.claims if needle in c.sentence.text.replace(" | ", " "))
 
 
 def line_of(text: str, needle: str) -> int:
