@@ -218,7 +218,7 @@ class FieldVerdict:
     mismatch. `note` says exactly what differs.
     """
 
-    field: str  # title | author | authors | journal | year | volume | page
+    field: str  # title | author | authors | journal | year | volume | issue | page
     given: str
     record: str
     verdict: FieldMatchVerdict
@@ -254,6 +254,7 @@ class Record:
     extra: tuple[tuple[str, Any], ...] = ()
     volume: str = ""
     pages: str = ""  # as the database gives them: "2195-207"
+    issue: str = ""  # "10170", "Suppl 2", "3-4": compared with a reference's issue (check/metadata.py)
     # the topic check's terms, extracted once and cached with the resolution (clinaudit/check/topic.py)
     topic_keys: tuple[str, ...] = ()
     subject_keys: tuple[str, ...] = ()  # of the title, MeSH, conditions and interventions alone

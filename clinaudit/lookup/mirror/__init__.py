@@ -23,7 +23,7 @@ _DOI = re.compile(r"^doi:(10\.\S+)$")
 BATCH = 500  # ids per IN (…) query
 _PUBMED_COLUMNS = (
     "pmid, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, publication_types, mesh, "
-    "retracted_by, concern, errata, retraction_of"
+    "retracted_by, concern, errata, retraction_of, {issue}"
 )
 
 
@@ -109,10 +109,11 @@ class Mirror:
         wanted = {int(cid[5:]): cid for cid in ids}
         as_of = self.dates.get("pubmed", "")
         numbers = list(wanted)
+        columns = _PUBMED_COLUMNS.format(issue="issue" if self.store.has_issue else "NULL")
         for k in range(0, len(numbers), BATCH):
             batch = numbers[k : k + BATCH]
             marks = ",".join("?" * len(batch))
-            for row in self.store.db.execute(f"SELECT {_PUBMED_COLUMNS} FROM pubmed WHERE pmid IN ({marks})", batch):
+            for row in self.store.db.execute(f"SELECT {columns} FROM pubmed WHERE pmid IN ({marks})", batch):
                 cid = wanted[row[0]]
                 record = _pubmed_record(cid, row, as_of)
                 if record is None:
@@ -172,7 +173,7 @@ def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record | None:
     if not (row[5] is None or type(row[5]) is int) or not all(v is None or type(v) is str for v in _texts(row)):
         return None
     (_, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, types, mesh) = row[:12]
-    retracted_by, concern, errata, retraction_of = row[12:]
+    retracted_by, concern, errata, retraction_of, issue = row[12:]
     return Record(
         id=cid,
         database="pubmed",
@@ -192,5 +193,6 @@ def _pubmed_record(cid: str, row: tuple, as_of: str) -> Record | None:
         retraction_of=_split(retraction_of),
         volume=volume or "",
         pages=pages or "",
+        issue=issue or "",
         extra=_provenance(as_of),
     )

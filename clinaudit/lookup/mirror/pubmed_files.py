@@ -56,24 +56,26 @@ _GZIP = b"\x1f\x8b"  # a gzip stream's first bytes, whatever the file is called
 _DATE_PART = re.compile(r"[0-9]{1,4}")  # ASCII: isdigit takes "²", which int() refuses
 _VOLUME = ("Article", "Journal", "JournalIssue", "Volume")  # split once for pubmed._find
 _PAGES = ("Article", "Pagination", "MedlinePgn")
+_ISSUE = ("Article", "Journal", "JournalIssue", "Issue")
 
 _UPSERT = (
     "INSERT INTO pubmed(pmid, src, title, abstract, journal, journal_iso, year, volume, pages, authors, doi, "
-    "publication_types, mesh, retracted_by, concern, errata, retraction_of, book) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "publication_types, mesh, retracted_by, concern, errata, retraction_of, book, issue) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT(pmid) DO UPDATE SET src = excluded.src, title = excluded.title, abstract = excluded.abstract, "
     "journal = excluded.journal, journal_iso = excluded.journal_iso, year = excluded.year, "
     "volume = excluded.volume, pages = excluded.pages, authors = excluded.authors, doi = excluded.doi, "
     "publication_types = excluded.publication_types, mesh = excluded.mesh, retracted_by = excluded.retracted_by, "
     "concern = excluded.concern, errata = excluded.errata, retraction_of = excluded.retraction_of, "
-    "book = excluded.book WHERE excluded.src >= pubmed.src"
+    "book = excluded.book, issue = excluded.issue WHERE excluded.src >= pubmed.src"
 )
 # Once the mirror holds deletions, a record goes in only if no newer file deleted it.
 _UPSERT_UNLESS_DELETED = _UPSERT.replace(
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    "SELECT " + ", ".join(f"?{k}" for k in range(1, 19)) + " WHERE NOT EXISTS "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "SELECT " + ", ".join(f"?{k}" for k in range(1, 20)) + " WHERE NOT EXISTS "
     "(SELECT 1 FROM pubmed_deleted WHERE pmid = ?1 AND src > ?2)",
 )
+assert _UPSERT_UNLESS_DELETED != _UPSERT  # its VALUES were found: one placeholder per column
 _UNDELETE = "DELETE FROM pubmed_deleted WHERE pmid = ? AND src <= ?"
 _DELETE = "DELETE FROM pubmed WHERE pmid = ? AND src <= ?"
 _MARK_DELETED = (
@@ -290,10 +292,11 @@ def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
     pmid = checked_pmid(value_of(record.id))
     if pmid is None:  # digits but no PMID: 0, ², ١٢, past 2^63 (SQLite's INTEGER)
         return None
-    volume = pages = date = ""
+    volume = pages = issue = date = ""
     if citation is not None:
         volume = _text(pubmed._find(citation, _VOLUME))
         pages = _text(pubmed._find(citation, _PAGES))
+        issue = _text(pubmed._find(citation, _ISSUE))
         date = _date(citation.find("DateRevised"))
     row = (
         pmid,
@@ -313,6 +316,7 @@ def _row(element: ET.Element, old: bool) -> tuple[tuple, str] | None:
         SEP.join(record.corrections),
         SEP.join(record.retraction_of),
         int(citation is None),
+        issue,
     )
     return row, date
 

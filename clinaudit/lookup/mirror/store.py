@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS files(
 CREATE TABLE IF NOT EXISTS pubmed(
     pmid INTEGER PRIMARY KEY, src INTEGER NOT NULL, title TEXT, abstract TEXT, journal TEXT, journal_iso TEXT,
     year INTEGER, volume TEXT, pages TEXT, authors TEXT, doi TEXT, publication_types TEXT, mesh TEXT,
-    retracted_by TEXT, concern TEXT, errata TEXT, retraction_of TEXT, book INTEGER NOT NULL DEFAULT 0);
+    retracted_by TEXT, concern TEXT, errata TEXT, retraction_of TEXT, book INTEGER NOT NULL DEFAULT 0, issue TEXT);
 CREATE TABLE IF NOT EXISTS pubmed_deleted(pmid INTEGER PRIMARY KEY, src INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS trials(
     nct TEXT PRIMARY KEY, title TEXT, status TEXT, why_stopped TEXT, last_update TEXT, study TEXT NOT NULL);
@@ -120,6 +120,8 @@ class Store:
             db.executescript(_TABLES)
             store = cls(db, path)
             store._init_meta(abstracts)
+            if not store.has_issue:  # a mirror built before records carried their issue: its rows have none yet
+                db.execute("ALTER TABLE pubmed ADD COLUMN issue TEXT")
         except sqlite3.OperationalError as exc:  # writable a moment ago: locked, or its permissions just changed
             raise InputError(f"mirror {path}: cannot write it ({exc})") from None
         except sqlite3.DatabaseError as exc:
@@ -178,6 +180,11 @@ class Store:
             )
         elif rows["schema"] != str(SCHEMA):
             raise InputError(f"mirror {self.path}: schema {rows['schema']}, expected {SCHEMA}; rebuild it")
+
+    @property
+    def has_issue(self) -> bool:
+        """The pubmed table has its issue column (a mirror built before it had none; read as no issue)."""
+        return any(row[1] == "issue" for row in self.db.execute("PRAGMA table_info(pubmed)"))
 
     @property
     def abstracts(self) -> bool:

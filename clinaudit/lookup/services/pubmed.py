@@ -35,6 +35,7 @@ _YEAR_PATHS = (
     ("ArticleDate", "Year"),
 )
 _VOLUME = ("JournalIssue", "Volume")
+_ISSUE = ("JournalIssue", "Issue")
 _PAGES = ("Pagination", "MedlinePgn")
 _BOOK_YEAR = ("PubDate", "Year")
 _MESH = ("MeshHeadingList", "MeshHeading", "DescriptorName")
@@ -268,6 +269,7 @@ def _article(article: ET.Element) -> Record | None:
         retraction_of=corrections.get("RetractionOf", ()),
         volume=_text(_find(journal, _VOLUME)) if journal is not None else "",  # check/metadata.py
         pages=_text(_find(art, _PAGES)),
+        issue=_text(_find(journal, _ISSUE)) if journal is not None else "",
     )
 
 
