@@ -68,8 +68,10 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from _common import data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT.parent / "shared" / "data"
+DATA = data_dir()  # ../shared/data beside the checkout, else /work/shared/data, or $CLINAUDIT_DATA
 PUBMEDQA = DATA / "pubmedqa" / "ori_pqal.json"
 TREES = DATA / "mesh" / "mesh2024_tree_numbers.tsv"
 MEDLINE = DATA / "pubmed" / "baseline" / "medline16n0902.xml.gz"

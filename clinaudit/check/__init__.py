@@ -21,6 +21,7 @@ from clinaudit.check.describes import Describes
 from clinaudit.check.disclaimer import Coverage, Disclaimer, Unsourced
 from clinaudit.check.evidence import Evidence
 from clinaudit.check.grounding import Grounded
+from clinaudit.check.id_pair import IdPair
 from clinaudit.check.interface import Check, Citation, Verdict
 from clinaudit.check.meant import PaperMeant
 from clinaudit.check.on_topic import OnTopic
@@ -48,6 +49,7 @@ __all__ = ["CHECKS", "Check", "Citation", "Hooks", "Verdict", "check"]
 
 CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add its own, in process
     Describes(),  # does the reference describe the record?
+    IdPair(),  # a PMID and a DOI of one reference naming two papers
     Unmatched(),  # reference entries with no id
     OnTopic(),  # is the record about what the sentence says?
     Grounded(),  # does the abstract report its figures and effect?

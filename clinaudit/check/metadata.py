@@ -96,7 +96,7 @@ def surname_of(author: str) -> str:
     return " ".join(words)
 
 
-def _surnames(author: str) -> set[str]:
+def surname_keys(author: str) -> set[str]:
     """What an author's surname may be: 'O'Byrne PM' (PubMed), 'Flaherty Keith T.' (Crossref), 'van der Berg AB'."""
     words = author.split()
     out = {_fold("".join(words[:k])) for k in range(1, min(len(words), 3) + 1)} | {_fold(surname_of(author))}
@@ -217,7 +217,7 @@ def _issue_verdict(given: str, known: str) -> FieldVerdict:
         return FieldVerdict("issue", given, known, MATCH)
     if mine and theirs and (mine <= theirs or theirs <= mine):
         return FieldVerdict("issue", given, known, TOLERATED)
-    return FieldVerdict("issue", given, known, MISMATCH, f"issue {given}, record: {known}")
+    return FieldVerdict("issue", given, known, MISMATCH, f"issue ({given}), record: ({known})")  # as "367(2)" has it
 
 
 def _issue_parts(issue: str) -> frozenset[str]:
@@ -383,7 +383,7 @@ def _author_verdicts(fields: EntryFields, record: Record) -> list[FieldVerdict]:
 
     def place(surname: str) -> int | None:
         mine = _fold(surname)
-        return next((i for i, a in enumerate(record.authors) if mine and mine in _surnames(a)), None)
+        return next((i for i, a in enumerate(record.authors) if mine and mine in surname_keys(a)), None)
 
     first = surname_of(record.authors[0])
     out = []

@@ -93,7 +93,7 @@ _JOURNAL_END = LazyRegex(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=
 _PAGE = r"[A-Za-z]{0,4}\d{1,8}(?:[A-Za-z]{1,3}\d{1,6})?"  # "107", "S12", "e0123456", "ra50", "eadi3902", "A1B2"
 # "2019;393(10170):1-10", "2012 Jul;367(2):107-14", APA's "393(10170), 1–10": volume, issue, first and last page
 _VOLUME_PAGE = LazyRegex(
-    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\((?P<issue>[^)]{0,20})\))?\s*[:,]\s*"
+    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\((?P<issue>[^)]{0,20})\)\s*)?[:,]\s*"  # one \s* a gap: linear
     rf"(?P<page>{_PAGE})(?:\s?[-–—]{{1,2}}\s?(?P<last>{_PAGE}))?"
 )
 _VOLUME_ISSUE = LazyRegex(r";\s*(?P<volume>\d{1,5})\s*\((?P<issue>[^()]{1,20})\)\s*(?:[.;]|$)")

@@ -122,7 +122,7 @@ def test_the_issue_and_range_as_written_match():
 def test_a_wrong_issue_is_one_wrong_detail_medium():
     check = metadata.compare(VANCOUVER.replace("367(2)", "367(5)"), MEK)
     assert check.mismatched == ("issue",) and check.severity is Severity.MEDIUM and not check.different_paper
-    assert "issue 5, record: 2" in metadata.describe_fields(check)
+    assert "issue (5), record: (2)" in metadata.describe_fields(check)
 
 
 def test_a_wrong_last_page_is_one_wrong_detail_medium():
@@ -208,13 +208,13 @@ def _run(tmp_path, entry: str):
 def test_a_run_reports_a_wrong_issue_at_medium_field_by_field(tmp_path, services):
     found, cited = _run(tmp_path, VANCOUVER.replace("367(2)", "367(9)"))
     assert [(f["rule"], f["severity"]) for f in found] == [("mismatched-reference", "medium")]
-    assert "issue 9, record: 2" in found[0]["message"]
+    assert "issue (9), record: (2)" in found[0]["message"]
     assert cited["status"] == "mismatched" and cited["metadata_mismatches"] == ["issue"]
     assert cited["metadata_fields"]["issue"] == {
         "given": "9",
         "record": "2",
         "verdict": "mismatch",
-        "note": "issue 9, record: 2",
+        "note": "issue (9), record: (2)",
     }
 
 
