@@ -19,6 +19,7 @@ from clinaudit.check.corrections import KnownFailures
 from clinaudit.check.credibility import Credible
 from clinaudit.check.describes import Describes
 from clinaudit.check.disclaimer import Coverage, Disclaimer, Unsourced
+from clinaudit.check.duplicates import Duplicates
 from clinaudit.check.evidence import Evidence
 from clinaudit.check.grounding import Grounded
 from clinaudit.check.id_pair import IdPair
@@ -58,6 +59,7 @@ CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add i
     Uncited(),  # medical claims no citation covers
     Support(),  # high claims cited only by what cannot be checked
     Statuses(),  # a finding per bad lookup status
+    Duplicates(),  # one work given twice in a reference list
     Unsourced(),  # claims and no citation at all
     Disclaimer(),  # doses without a disclaimer, --require-disclaimer
     Coverage(),  # --min-coverage

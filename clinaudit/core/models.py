@@ -167,6 +167,7 @@ class ReferenceEntry:
     text: str
     ids: tuple[tuple[str, CitationKind, str], ...]  # (canonical id, kind, value)
     span: Span
+    group: int = 0  # the reference list it is in (a report's part), -1 for definitions any part may cite
 
 
 @compared
