@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import ClassVar
 
 from clinaudit.check.context import ReportContext, trim
@@ -35,7 +36,7 @@ class Duplicates:
         found: list[Finding] = []
         seen: dict[tuple[int, str, str], ReferenceEntry] = {}  # (list, what, key) → the first entry with it
         for entry in report.document.entries:
-            keys = _keys(entry)
+            keys = _keys(entry, _read(entry.text))
             earlier = next(
                 ((what, key, seen[entry.group, what, key]) for what, key in keys if (entry.group, what, key) in seen),
                 None,
@@ -47,7 +48,13 @@ class Duplicates:
         return tuple(found)
 
 
-def _keys(entry: ReferenceEntry) -> list[tuple[str, str]]:
+@lru_cache(maxsize=4096)
+def _read(text: str) -> EntryFields:
+    """An entry's fields, read once however often it is compared (a pure function of its text)."""
+    return parse(text)
+
+
+def _keys(entry: ReferenceEntry, fields: EntryFields) -> list[tuple[str, str]]:
     """What makes two entries one: the same text, then each work id, then title, first author and year."""
     text = _fold(entry.text)
     keys: list[tuple[str, str]] = []
@@ -55,7 +62,7 @@ def _keys(entry: ReferenceEntry) -> list[tuple[str, str]]:
     if len(text.split()) >= MIN_TEXT_WORDS and not named_link:  # named links to one page are links, not entries
         keys.append(("text", text))
     keys += [("id", cid) for cid, kind, _ in entry.ids if kind in WORKS]
-    paper = _paper(parse(entry.text))
+    paper = _paper(fields)
     if paper:
         keys.append(("paper", paper))
     return keys
@@ -119,11 +126,11 @@ def _finding(entry: ReferenceEntry, what: str, key: str, first: ReferenceEntry) 
     elif what == "id":
         citation = key
         message = f"{later} cites {describe_id(key)}, as {earlier} does"
-        if _otherwise(parse(entry.text), parse(first.text)):
+        if _otherwise(_read(entry.text), _read(first.text)):
             message += ", but describes it otherwise: one of the two descriptions is wrong"
             cite = f"Keep the entry that describes {describe_id(key)} rightly, cite it for both, and remove the other."
     else:
-        fields = parse(entry.text)
+        fields = _read(entry.text)
         under = _ids_of(first, entry)
         message = (
             f"{later} and {earlier} are probably the same paper: one title, first author and year "
