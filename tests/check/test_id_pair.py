@@ -240,3 +240,11 @@ def test_a_doi_inside_a_pubmed_links_text_pairs_with_the_link():
     inner = _mention("doi:10.1/a", 17, 25)
     (pair,) = id_pair._side_by_side([link, inner])
     assert (pair.pmid, pair.doi, pair.text) == ("pmid:1", "doi:10.1/a", "O'Byrne 2018, doi:10.1/a")
+
+
+def test_ids_that_could_not_be_checked_are_never_compared(tmp_path):
+    """Offline with nothing cached: both ids unverifiable, which is the existence check's to say, not a conflict."""
+    write(tmp_path, f"# Report\n\nTrametinib improved survival (PMID: 22663011; doi:{PLOS_DOI}).\n")
+    _, data, _ = check(tmp_path / "report.md", "--offline")
+    assert set(statuses(data).values()) == {"unverifiable"}
+    assert _conflicts(data) == []

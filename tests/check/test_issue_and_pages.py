@@ -200,7 +200,7 @@ def _run(tmp_path, entry: str):
         tmp_path,
         f"# Melanoma\n\nTrametinib improved survival in BRAF melanoma [1].\n\n## References\n\n1. {entry} PMID: 22663011\n",
     )
-    _, data, _ = check(tmp_path / "report.md")
+    _, data, _ = check(tmp_path / "report.md", exe=True)  # the installed command, as a subprocess
     report = data["files"][0]
     return [f for f in report["findings"] if "reference" in f["rule"]], report["citations"][0]
 
