@@ -24,8 +24,8 @@ hallucinated-reference benchmarks change one (perturbed titles, authors, venues,
     authors+venue  every author invented and a venue that does not exist
   one detail of the right paper (below high by design: the reference still names its paper;
   each must be flagged, as benchmarks/metadata_perturb.py requires, not fail the gate):
-    first-author, journal, meeting (a real meeting of the field), year, pages, title-word,
-    invented-venue (a venue that does not exist, everything else right)
+    first-author, journal, meeting (a real meeting of the field), year, pages, issue, page-range
+    (the last page), title-word, invented-venue (a venue that does not exist, everything else right)
   controls: none, cut-et-al, year-before (each must pass)
 
 Floors (as the gate fails):
@@ -69,7 +69,9 @@ SEED = 20261204
 GATE = "high"  # the default --fail-on
 STYLES = ("vancouver", "ama", "apa", "link")
 ANOTHER = ("title", "authors", "author+year", "venue+year", "authors+venue")
-DETAIL = ("first-author", "journal", "meeting", "year", "pages", "title-word", "invented-venue")
+DETAIL = (
+    "first-author", "journal", "meeting", "year", "pages", "issue", "page-range", "title-word", "invented-venue",
+)  # fmt: skip
 CONTROLS = ("none", "cut-et-al", "year-before")
 PER_DOCUMENT = 10
 VENUE_FORMS = ("International Conference on {}", "Symposium on {}", "Annual Workshop on {}", "World Congress of {}")
@@ -252,7 +254,7 @@ def changed(s: mp.Source, kind: str, pool: list[mp.Source], rng: random.Random):
 
 def styles_for(kind: str) -> tuple[str, ...]:
     """Link text carries only the first author, the journal and the year."""
-    if kind in ("title", "title-word", "pages", "cut-et-al", "authors", "authors+venue"):
+    if kind in ("title", "title-word", "pages", "issue", "page-range", "cut-et-al", "authors", "authors+venue"):
         return tuple(s for s in STYLES if s != "link")
     return STYLES
 

@@ -29,13 +29,17 @@ Perturbations, each where the style carries the field:
   journal         another record's journal (its ISO form, or its full name in APA)
   year            the year moved by 2 to 6 (one year off is tolerated: epub and print)
   pages           the first page moved by 1 to 40 (records with pages)
+  issue           the issue number moved by 1 to 12 (records with an issue; Vancouver, AMA, APA, BibTeX)
+  page-range      the last page moved by 1 to 20, the first kept (records with a page range)
 Controls, which must not be flagged: none (the entry as written), cut-et-al (the first 1-3 authors
 and "et al."), year-before (the year one before the record's: an epub ahead of print).
 
-Output: per kind, the share flagged with a 95% Wilson interval, and per style. An entry is
-flagged when the check raises a finding on it: a conflicting field (match False), or a minor
-slip (a one-word title drift, a partial author list without "et al.": severity low).
-Floors: every perturbation >= 0.90 (title-word >= 0.80); each control <= 0.02.
+Output: per kind, the share flagged with a 95% Wilson interval, and per style, then the share
+failing (a high finding: the check reads another paper). An entry is flagged when the check
+raises a finding on it: a conflicting field (match False), or a minor slip (a one-word title
+drift, a partial author list without "et al.": severity low).
+Floors: every perturbation >= 0.90 (title-word >= 0.80); each control <= 0.02 flagged; one wrong
+detail of the right paper (first-author, journal, year, pages, issue, page-range) <= 0.02 failing.
 
 `--as bib` and `--as csl-json` write the entries of the bibtex style as a real bibliography file
 instead (a .bib, with LaTeX escapes and "and others"; a CSL-JSON list, "et al." as the author
@@ -69,7 +73,11 @@ sys.path.insert(0, str(ROOT))
 DATA = data_dir()
 SEED = 20261203
 STYLES = ("vancouver", "ama", "apa", "link", "bibtex")
-KINDS = ("title-word", "first-author", "cut-no-et-al", "invented", "journal", "meeting", "year", "pages")
+KINDS = (
+    "title-word", "first-author", "cut-no-et-al", "invented", "journal", "meeting", "year", "pages", "issue", "page-range",
+)  # fmt: skip
+ONE_DETAIL = ("first-author", "journal", "year", "pages", "issue", "page-range")  # the right paper: never high
+FAIL_CEILING = 0.02
 CONTROLS = ("none", "cut-et-al", "year-before")
 FLOORS = {kind: 0.90 for kind in KINDS} | {"title-word": 0.80}
 CONTROL_CEILING = 0.02
@@ -299,6 +307,7 @@ def _bibtex(s: Source, et_al: bool | None) -> str:
     people += " and others" if et_al else ""
     fields = [f"author = {{{people}}}", f"title = {{{s.title}}}", f"journal = {{{s.journal.split(' : ')[0]}}}"]
     fields += [f"year = {{{s.year}}}"] + ([f"volume = {{{s.volume}}}"] if s.volume else [])
+    fields += [f"number = {{{s.issue}}}"] if s.issue and s.volume else []
     fields += [f"pages = {{{_full_pages(s.pages).replace('-', '--')}}}"] if s.pages else []
     return "@article{" + f"{s.authors[0].family.lower()}{s.year}, " + ", ".join(fields) + "}"
 
@@ -380,6 +389,16 @@ def perturb(s: Source, kind: str, pool: list[Source], rng: random.Random) -> Sou
             return None
         moved = int(m.group(2)) + rng.randint(1, 40)
         return replace(s, pages=f"{m.group(1)}{moved}")  # a changed page range reads as one new first page
+    if kind == "issue":
+        if not (s.issue and s.volume and re.fullmatch(r"\d+", s.issue)):
+            return None
+        return replace(s, issue=str(int(s.issue) + rng.randint(1, 12)))
+    if kind == "page-range":
+        m = re.fullmatch(r"([A-Za-z]?)(\d+)-([A-Za-z]?)(\d+)", _full_pages(s.pages))
+        if not m or not s.volume:
+            return None
+        last = int(m.group(4)) + rng.randint(1, 20)
+        return replace(s, pages=f"{m.group(1)}{m.group(2)}-{m.group(3)}{last}")  # written out in every style
     raise ValueError(kind)
 
 
@@ -388,6 +407,8 @@ APPLIES = {
     "cut-no-et-al": ("vancouver", "ama", "apa", "bibtex"),
     "cut-et-al": ("vancouver", "ama", "apa", "bibtex"),
     "pages": ("vancouver", "ama", "apa", "bibtex"),
+    "issue": ("vancouver", "ama", "apa", "bibtex"),
+    "page-range": ("vancouver", "ama", "apa", "bibtex"),
     "meeting": ("vancouver", "ama", "apa", "bibtex"),
 }
 
@@ -395,17 +416,20 @@ APPLIES = {
 # ---------------------------------------------------------------- the check
 
 
-def flagged(text: str, style: str, record) -> bool:
-    """Does the check stage say this entry does not describe the record? As a run decides it."""
+def flagged(text: str, style: str, record) -> tuple[bool, bool]:
+    """Does the check stage say this entry does not describe the record, and does it say so at high (another
+    paper, which fails the gate)? As a run decides it."""
     from clinaudit.check import citing, metadata
 
     if style != "link":
-        return _raised(metadata.compare(text, record))
+        check = metadata.compare(text, record)
+        return _raised(check), bool(check.different_paper)
     label = text[1 : text.index("](")]
     read = getattr(citing, "link_references", citing.references)  # older code: no link_references
     checks = [metadata.compare_fields(f, record) for f in read(label)]
     checks = [c for c in checks if c.match is not None]
-    return bool(checks) and not any(c.match and not _raised(c) for c in checks)
+    hit = bool(checks) and not any(c.match and not _raised(c) for c in checks)
+    return hit, hit and all(c.different_paper for c in checks)
 
 
 def _raised(check) -> bool:
@@ -511,7 +535,7 @@ def main() -> int:
     for s in sources:
         origins[s.origin] += 1
     print(f"records: {len(sources)} ({', '.join(f'{k} {v}' for k, v in sorted(origins.items()))}) from {DATA}")
-    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     wrong: dict[str, list[str]] = defaultdict(list)
     for kind in (*KINDS, *CONTROLS):
         if args.kind and kind != args.kind:
@@ -526,10 +550,11 @@ def main() -> int:
                 changed, et_al = changed
             for style in APPLIES.get(kind, STYLES):
                 text = entry(changed, style, et_al)
-                hit = flagged(text, style, s.record)
+                hit, high = flagged(text, style, s.record)
                 cell = tally[(kind, style)]
                 cell[0] += hit
                 cell[1] += 1
+                cell[2] += high
                 expected = kind in KINDS
                 if hit != expected and len(wrong[kind]) < args.show:
                     wrong[kind].append(
@@ -561,6 +586,19 @@ def main() -> int:
         print(
             f"{kind:14} {k:4}/{n:<4} {share:6.3f}  [{low:.3f}, {high:.3f}]  {per_style}  {rule} {'ok' if good else 'FAIL'}"
         )
+    print(f"\n{'kind':14} {'failing':>9} {'share':>6}  95% Wilson      (a high finding: another paper)")
+    for kind in (*KINDS, *CONTROLS):
+        cells = [tally[(kind, style)] for style in STYLES]
+        k, n = sum(c[2] for c in cells), sum(c[1] for c in cells)
+        if not n:
+            continue
+        low, high = wilson(k, n)
+        line = f"{kind:14} {k:4}/{n:<4} {k / n:6.3f}  [{low:.3f}, {high:.3f}]"
+        if kind in ONE_DETAIL or kind in CONTROLS:
+            good = k / n <= FAIL_CEILING
+            ok &= good
+            line += f"  <= {FAIL_CEILING:.2f} {'ok' if good else 'FAIL'}"
+        print(line)
     for kind, shown in wrong.items():
         print(f"\nmisjudged {kind}:")
         print("\n".join(shown))

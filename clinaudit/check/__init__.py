@@ -19,8 +19,10 @@ from clinaudit.check.corrections import KnownFailures
 from clinaudit.check.credibility import Credible
 from clinaudit.check.describes import Describes
 from clinaudit.check.disclaimer import Coverage, Disclaimer, Unsourced
+from clinaudit.check.duplicates import Duplicates
 from clinaudit.check.evidence import Evidence
 from clinaudit.check.grounding import Grounded
+from clinaudit.check.id_pair import IdPair
 from clinaudit.check.interface import Check, Citation, Verdict
 from clinaudit.check.linked import EvidenceLinks, link
 from clinaudit.check.meant import PaperMeant
@@ -49,6 +51,7 @@ __all__ = ["CHECKS", "Check", "Citation", "Hooks", "Verdict", "check"]
 
 CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add its own, in process
     Describes(),  # does the reference describe the record?
+    IdPair(),  # a PMID and a DOI of one reference naming two papers
     Unmatched(),  # reference entries with no id
     OnTopic(),  # is the record about what the sentence says?
     Grounded(),  # does the abstract report its figures and effect?
@@ -58,6 +61,7 @@ CHECKS: list[Check] = [  # the order of each phase; a test or a plugin may add i
     EvidenceLinks(),  # claims the evidence table cites, said
     Support(),  # high claims cited only by what cannot be checked
     Statuses(),  # a finding per bad lookup status
+    Duplicates(),  # one work given twice in a reference list
     Unsourced(),  # claims and no citation at all
     Disclaimer(),  # doses without a disclaimer, --require-disclaimer
     Coverage(),  # --min-coverage

@@ -28,7 +28,7 @@ _SNIPPET = re.compile(
     rf"(?<![\w'’-])(?P<surname>{_PARTICLES}{_NAME})(?: (?P<initials>[A-Z]{{1,3}}))?,?"
     rf"(?: et al\.?,?| (?:and|&) {_NAME},?)"
     r"(?P<journal>(?: (?:[A-Z][A-Za-z.&]{0,30}|of|the|and|in|for|\([A-Z][A-Za-z]{0,12}\)\.?)){0,10}?)\.?,? ?\(?(?P<year>(?:19|20)\d{2})[a-z]?\)?"
-    r"(?:;? ?(?P<volume>\d{1,5})(?:\([^()]{0,10}\))?: ?(?P<page>[A-Za-z]?\d{1,6})(?:[-–]\w{1,6})?)?"
+    r"(?:;? ?(?P<volume>\d{1,5})(?:\((?P<issue>[^()]{0,10})\))?: ?(?P<page>[A-Za-z]?\d{1,6})(?:[-–](?P<last>\w{1,6}))?)?"
 )
 _BRACKETED_SOURCE = re.compile(
     rf"(?P<authors>(?: et al\.?,?| (?:and|&) {_NAME},?)) \((?=[A-Z][^()]{{0,60}}?(?:19|20)\d\d[a-z]?\))"
@@ -145,6 +145,8 @@ def _fields(m: re.Match[str]) -> EntryFields | None:
         year=int(m.group("year")),
         volume=m.group("volume") or "",
         first_page=m.group("page") or "",
+        issue=(m.group("issue") or "").strip(),
+        last_page=m.group("last") or "",
     )
 
 

@@ -27,6 +27,7 @@ from clinaudit.core.models import (
     Context,
     Document,
     Record,
+    ReferenceEntry,
     Resolution,
 )
 from clinaudit.core.stash import Stash
@@ -80,7 +81,9 @@ class ReportContext:
             if mention.sentence:
                 per_sentence.setdefault(mention.sentence, set()).add(mention.id)
         self.shared = {s for s, ids in per_sentence.items() if len(ids) > 1}  # sentences citing several works
-        self.entries = {entry.text: entry for entry in document.entries}
+        self.entries: dict[str, ReferenceEntry] = {}  # by text: an entry repeated word for word is its first
+        for entry in document.entries:
+            self.entries.setdefault(entry.text, entry)
         self._sections: dict[tuple[str, ...], str] = {}
         self._entry_checks: dict[tuple[str, str], metadata.MetadataCheck] = {}  # each entry compared once
         self._field_checks: dict[tuple[metadata.EntryFields, str], metadata.MetadataCheck] = {}  # and each text

@@ -24,7 +24,7 @@ from typing import Any
 from clinaudit.core.models import FieldMatchVerdict, FieldVerdict, Record, Severity
 from clinaudit.core.records import compared
 from clinaudit.core.text import TITLE, greek_spelled
-from clinaudit.read.entries import EntryFields, parse
+from clinaudit.read.entries import EntryFields, page_range, parse
 
 TITLE_SAME = 80.0  # token ratio from which a searched title is taken for the entry's paper
 TITLE_OTHER = 60.0  # below this the entry names another paper (high); in between it is reworded
@@ -41,7 +41,8 @@ SEVERAL = 2  # details wrong at once that read as another paper whatever its tit
 UNRELATED_TITLE = (
     1  # shared content words up to which a title is another paper's: random pairs of real titles share 0-1
 )
-DETAILS = frozenset({"author", "authors", "year", "journal", "volume", "page"})
+DETAILS = frozenset({"author", "authors", "year", "journal", "volume", "issue", "page"})
+PLACE = frozenset({"volume", "issue", "page"})  # the place in the journal: wrong together, they are one detail
 _NOT_TITLE_WORDS = frozenset({
     "a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the", "to", "with", "see",
     "this", "that", "these", "paper", "study", "article", "trial", "review", "source", "reference", "link", "here",
@@ -53,7 +54,7 @@ _NOT_TITLE_WORDS = frozenset({
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
 class MetadataCheck:
     match: bool | None  # None: the entry gives nothing that could be compared; True with `minor` slips
-    mismatched: tuple[str, ...] = ()  # title | author | authors | year | journal | volume | page
+    mismatched: tuple[str, ...] = ()  # title | author | authors | year | journal | volume | issue | page
     different_paper: bool = False  # another work (high): its title, or several of its details, not only one
     title_score: float | None = None
     fields: EntryFields | None = None
@@ -95,7 +96,7 @@ def surname_of(author: str) -> str:
     return " ".join(words)
 
 
-def _surnames(author: str) -> set[str]:
+def surname_keys(author: str) -> set[str]:
     """What an author's surname may be: 'O'Byrne PM' (PubMed), 'Flaherty Keith T.' (Crossref), 'van der Berg AB'."""
     words = author.split()
     out = {_fold("".join(words[:k])) for k in range(1, min(len(words), 3) + 1)} | {_fold(surname_of(author))}
@@ -201,11 +202,54 @@ def _detail_verdicts(fields: EntryFields, record: Record) -> list[FieldVerdict]:
     if fields.volume and record.volume:
         same = fields.volume.lstrip("0") == record.volume.lstrip("0")
         verdicts.append(_verdict("volume", fields.volume, record.volume, same, f"volume {fields.volume}"))
-    first_page = _first_page(record.pages)
+    if fields.issue and record.issue:
+        verdicts.append(_issue_verdict(fields.issue, record.issue))
+    first_page, last_page = page_range(record.pages)
     if fields.first_page and first_page:
-        same = fields.first_page.lower() == first_page.lower()
-        verdicts.append(_verdict("page", fields.first_page, first_page, same, f"first page {fields.first_page}"))
+        verdicts.append(_page_verdict(fields, first_page, last_page))
     return verdicts
+
+
+def _issue_verdict(given: str, known: str) -> FieldVerdict:
+    """The issue: "Suppl 2" is "S2", "(3)" is "3"; one issue of a double issue ("3" of "3-4") is tolerated."""
+    mine, theirs = _issue_parts(given), _issue_parts(known)
+    if mine == theirs:
+        return FieldVerdict("issue", given, known, MATCH)
+    if mine and theirs and (mine <= theirs or theirs <= mine):
+        return FieldVerdict("issue", given, known, TOLERATED)
+    return FieldVerdict("issue", given, known, MISMATCH, f"issue ({given}), record: ({known})")  # as "367(2)" has it
+
+
+def _issue_parts(issue: str) -> frozenset[str]:
+    """An issue's numbers and supplements, in one form: "Suppl 2" → {"s2"}, "3-4" → {"3", "4"}, "Pt 1" kept."""
+    text = _SUPPLEMENT.sub("s", issue.lower())
+    return frozenset(p.lstrip("0") or "0" for p in re.findall(r"[a-z]*\s?\d+|[a-z]+", text.replace(" ", "")))
+
+
+_SUPPLEMENT = re.compile(r"\b(?:suppl(?:ement)?|supp)\b\.?\s*")
+
+
+def _page_verdict(fields: EntryFields, first: str, last: str) -> FieldVerdict:
+    """The first page, then the last where both give it: "2195-207" is 2195–2207 (MEDLINE leaves digits out)."""
+    written = f"{fields.first_page}-{fields.last_page}" if fields.last_page else fields.first_page
+    given_first, given_last = page_range(written)
+    record = f"{first}-{last}" if last else first
+    if _page_key(given_first) != _page_key(first):
+        note = f"first page {fields.first_page}, record: {first}"
+        return FieldVerdict("page", fields.first_page, first, MISMATCH, note)
+    if given_last and last and _page_key(given_last) != _page_key(last):
+        given = f"{given_first}-{given_last}"
+        return FieldVerdict("page", given, record, MISMATCH, f"pages {given}, record: {record}")
+    return FieldVerdict("page", fields.first_page, record, MATCH)
+
+
+def _page_key(page: str) -> str:
+    """A page in one form: lower case, no leading zeros ("e0033693" is "e33693", as PubMed may write it)."""
+    k = 0
+    while k < len(page) and page[k].isalpha():
+        k += 1
+    digits = page[k:]
+    return page[:k].lower() + ((digits.lstrip("0") or "0") if digits.isdigit() else digits.lower())
 
 
 def _different_paper(title_differs: bool, unrelated: bool, fields: EntryFields, mismatched: tuple[str, ...]) -> bool:
@@ -224,8 +268,8 @@ def _different_paper(title_differs: bool, unrelated: bool, fields: EntryFields, 
         reworded = fields.surname and fields.year and fields.journal and mismatched == ("title",)
         return unrelated or not reworded
     wrong = set(mismatched) & DETAILS
-    if {"volume", "page"} <= wrong:
-        wrong.discard("page")
+    if len(wrong & PLACE) > 1:  # a volume, its issue and its pages are one place in the journal
+        wrong = (wrong - PLACE) | {"volume"}
     return len(wrong) >= SEVERAL
 
 
@@ -339,7 +383,7 @@ def _author_verdicts(fields: EntryFields, record: Record) -> list[FieldVerdict]:
 
     def place(surname: str) -> int | None:
         mine = _fold(surname)
-        return next((i for i, a in enumerate(record.authors) if mine and mine in _surnames(a)), None)
+        return next((i for i, a in enumerate(record.authors) if mine and mine in surname_keys(a)), None)
 
     first = surname_of(record.authors[0])
     out = []
@@ -395,11 +439,6 @@ def _journal_verdict(journal: str, record: Record) -> FieldVerdict:
         note = f"reference gives a meeting ({given}), record: the journal {shown}: cite the published paper"
         return FieldVerdict("journal", journal, shown, MINOR, note)
     return FieldVerdict("journal", journal, shown, MISMATCH, f"journal {journal}, record: {shown}")
-
-
-def _first_page(pages: str) -> str:
-    m = re.match(r"\s*([A-Za-z]?\d+[A-Za-z0-9]*)", pages) if pages else None
-    return m.group(1) if m else ""
 
 
 def _content_words(text: str) -> int:

@@ -173,6 +173,7 @@ class ReferenceEntry:
     text: str
     ids: tuple[tuple[str, CitationKind, str], ...]  # (canonical id, kind, value)
     span: Span
+    group: int = 0  # the reference list it is in (a report's part), -1 for definitions any part may cite
 
 
 @compared
@@ -232,7 +233,7 @@ class FieldVerdict:
     mismatch. `note` says exactly what differs.
     """
 
-    field: str  # title | author | authors | journal | year | volume | page
+    field: str  # title | author | authors | journal | year | volume | issue | page
     given: str
     record: str
     verdict: FieldMatchVerdict
@@ -268,7 +269,7 @@ class Record:
     extra: tuple[tuple[str, Any], ...] = ()
     volume: str = ""
     pages: str = ""  # as the database gives them: "2195-207"
-    issue: str = ""  # the journal issue: what a corrected bibliography's `number` takes (clinaudit/run/corrected.py)
+    issue: str = ""  # "10170", "Suppl 2": compared with a reference's issue (check/metadata.py), a corrected `number`
     # the topic check's terms, extracted once and cached with the resolution (clinaudit/check/topic.py)
     topic_keys: tuple[str, ...] = ()
     subject_keys: tuple[str, ...] = ()  # of the title, MeSH, conditions and interventions alone

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("clinaudit")
 
-SCHEMA = 2  # of a stored value; 2: the resolution in the one stored form (clinaudit/store/codec.py)
+SCHEMA = 3  # of a stored value; 2: the resolution in the one stored form (clinaudit/store/codec.py); 3: with its issue
 DAY = 86400.0
 FOUND_TTL = 30 * DAY  # a record that exists
 MISSING_TTL = 1 * DAY  # an id that does not exist (it may be published tomorrow)

@@ -437,7 +437,7 @@ def _end_list(reading: _Reading) -> None:
 
 
 def _add_entries(reading: _Reading, entries: list[ReferenceEntry], group: int) -> None:
-    reading.entries += entries
+    reading.entries += [replace(entry, group=group) if entry.group != group else entry for entry in entries]
     reading.entry_groups += [group] * len(entries)
 
 

@@ -1,4 +1,4 @@
-"""A reference entry's free text read into fields: first author, title, journal, year, volume, page.
+"""A reference entry's free text read into fields: first author, title, journal, year, volume, issue, pages.
 
 Its patterns (a few hundred capitals in each name class) compile on first use: a run
 whose reports have no reference entries, or whose reading is kept from the last run,
@@ -26,10 +26,11 @@ _STRIP = [
     LazyRegex(r"\b10\.\d{4,9}/\S+"),
     LazyRegex(r"\bNCT[\s_-]?\d{8}\b", re.IGNORECASE),
     LazyRegex(r"\[(?:Epub|published online|Internet)[^\]]*\]", re.IGNORECASE),
-    LazyRegex(r"\b(?:Available (?:from|at)|Accessed|Retrieved)\b.*$", re.IGNORECASE),
+    # "Available from:", "Accessed March 3, 2020", "Retrieved from": never the "retrieved oocytes" of a title
+    LazyRegex(r"\b(?i:available (?:from|at)\b|accessed(?= (?:on )?(?:\d|[A-Z][a-z]))|retrieved (?:from|on)\b).*$"),
 ]
 # BibTeX-like fields: `title = {…}` (inner braces as in {{COVID}-19}, matched by hand), `year = "2019"`, `year = 2019`
-_BIB_KEY = LazyRegex(r"\b(author|title|journal|journaltitle|year|date|volume|pages)\s*=\s*", re.IGNORECASE)
+_BIB_KEY = LazyRegex(r"\b(author|title|journal|journaltitle|year|date|volume|number|issue|pages)\s*=\s*", re.IGNORECASE)
 _BIB_PLAIN = LazyRegex(r"\"([^\"]*)\"|(\d{4})")
 _BIB_AND = LazyRegex(r"\s+and\s+", re.IGNORECASE)
 _MARKUP = LazyRegex(r"[*`]+|(?<!\w)_+|_+(?!\w)")
@@ -89,9 +90,14 @@ _GROUP_AUTHOR = LazyRegex(rf"^[^.;]{{0,80}}?{_GROUP_WORDS}[^.;]{{0,40}}[.;]\s+")
 _AUTHOR_END = LazyRegex(r"(?<=[a-zA-Z)])\.\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,2}[A-Z0-9])")  # "pH-sensitive", "p32"
 _SEGMENT_END = LazyRegex(r"(?<=[\w)\]\"”])[.?!]\s+(?=[\"“A-Z0-9\[(]|[a-z]{1,3}[A-Z0-9])")  # "pH-", "medRxiv"
 _JOURNAL_END = LazyRegex(r"\.\s+(?=\d)|;|,\s*(?=\d)|\s(?=(?:19|20)\d{2}\b)|\s(?=\d{1,5}\s?[(:])|\s\(|\.\s*$")
+_PAGE = r"[A-Za-z]{0,4}\d{1,8}(?:[A-Za-z]{1,3}\d{1,6})?"  # "107", "S12", "e0123456", "ra50", "eadi3902", "A1B2"
+# "2019;393(10170):1-10", "2012 Jul;367(2):107-14", APA's "393(10170), 1–10": volume, issue, first and last page
 _VOLUME_PAGE = LazyRegex(
-    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\([^)]{0,20}\))?\s*[:,]\s*(?P<page>[A-Za-z]?\d{1,8}(?:[A-Za-z]{1,3}\d{1,6})?)"
+    r"(?:;\s*|,\s*|\s)(?P<volume>\d{1,5})\s*(?:\((?P<issue>[^)]{0,20})\)\s*)?[:,]\s*"  # one \s* a gap: linear
+    rf"(?P<page>{_PAGE})(?:\s?[-–—]{{1,2}}\s?(?P<last>{_PAGE}))?"
 )
+_VOLUME_ISSUE = LazyRegex(r";\s*(?P<volume>\d{1,5})\s*\((?P<issue>[^()]{1,20})\)\s*(?:[.;]|$)")
+_PAGE_RANGE = LazyRegex(rf"(?P<first>{_PAGE})(?:\s?[-–—]{{1,2}}\s?(?P<last>{_PAGE}))?")
 _SPACE = LazyRegex(r"\s+")
 _JOURNAL_SMALL = frozenset({"of", "and", "the", "in", "for", "on", "de", "la", "du", "der", "und", "y", "et", "di"})
 
@@ -112,6 +118,8 @@ class EntryFields:
     authors: tuple[str, ...] = ()  # every author's surname as listed, when the entry gives a list
     et_al: bool | None = None  # the list ends in "et al." or an ellipsis; None: not a list (link text, a cell)
     loose: bool = False  # link text that may describe the work, not cite it: its title counts only if close
+    issue: str = ""  # "10170" of "2019;393(10170):1-10", BibTeX's `number` or `issue`
+    last_page: str = ""  # as written: "207" of "2195-207" (page_range reads it whole)
 
 
 def clean(text: str) -> str:
@@ -138,11 +146,48 @@ def parse(entry: str) -> EntryFields:
         year_match = year_match or trailing
     journal = _journal(after) if title else ""
     year = int(year_match.group(1)) if year_match else _year(after if title else rest)
-    volume, page = "", ""
+    volume = page = issue = last = ""
     pages = _VOLUME_PAGE.search(after)
     if pages:
         volume, page = pages.group("volume"), pages.group("page")
-    return EntryFields(text, author, surname, title, journal, year, volume, page, names, more)
+        issue, last = (pages.group("issue") or "").strip(), pages.group("last") or ""
+    else:
+        place = _VOLUME_ISSUE.search(after)  # "2015;5(10)." with no page
+        if place:
+            volume, issue = place.group("volume"), place.group("issue").strip()
+    return EntryFields(
+        text, author, surname, title, journal, year, volume, page, names, more, issue=issue, last_page=last
+    )
+
+
+def page_range(pages: str) -> tuple[str, str]:
+    """(first page, last page) of a range as written, the last written out: MEDLINE's "2195-207" is 2195–2207.
+
+    "107-14" → ("107", "114"), "S12-5" → ("S12", "S15"), "e123-e130" → ("e123", "e130"); an
+    e-locator or an article number ("e0123456", "16696") has no last page: ("e0123456", "").
+    What follows the first range ("107-14; discussion 115") is not read.
+    """
+    m = _PAGE_RANGE.match(pages.strip()) if pages else None
+    if m is None:
+        return "", ""
+    first, last = m.group("first"), m.group("last") or ""
+    if not last:
+        return first, ""
+    lead, digits = _split_page(first)
+    last_lead, last_digits = _split_page(last)
+    if last_lead and last_lead.lower() != lead.lower():
+        return first, last  # "A12-B3": not a range of one numbering
+    if digits.isdigit() and last_digits.isdigit() and len(last_digits) < len(digits):
+        last_digits = digits[: len(digits) - len(last_digits)] + last_digits  # the digits it leaves out
+    return first, lead + last_digits
+
+
+def _split_page(page: str) -> tuple[str, str]:
+    """ "S12" → ("S", "12"); "107" → ("", "107")."""
+    k = 0
+    while k < len(page) and page[k].isalpha():
+        k += 1
+    return page[:k], page[k:]
 
 
 def _bibtex(entry: str) -> EntryFields | None:
@@ -159,7 +204,7 @@ def _bibtex(entry: str) -> EntryFields | None:
     people = people[:-1] if more else people
     surnames = tuple(p.split(",", 1)[0].strip() if "," in p else p.split()[-1] for p in people)
     year = _year(fields.get("year", "") or fields.get("date", ""))
-    pages = re.split(r"[-–]+", fields.get("pages", ""), maxsplit=1)[0].strip()
+    first, last = page_range(fields.get("pages", ""))  # "107--114", "1787; discussion 1791"
     return EntryFields(
         clean(entry),
         author=_bib_first_author(people[0] if people else ""),
@@ -168,9 +213,11 @@ def _bibtex(entry: str) -> EntryFields | None:
         journal=fields.get("journal", "") or fields.get("journaltitle", ""),
         year=year,
         volume=fields.get("volume", ""),
-        first_page=pages,
+        first_page=first,
         authors=surnames,
         et_al=more if people else None,
+        issue=fields.get("number", "") or fields.get("issue", ""),
+        last_page=last,
     )
 
 

@@ -42,9 +42,11 @@ def test_the_entry_as_written_matches_field_by_field():
         "year": "match",
         "journal": "match",
         "volume": "match",
+        "issue": "match",
         "page": "match",
     }
     assert _verdict(check, "journal").given == "N Engl J Med"
+    assert _verdict(check, "page").record == "107-114"  # MEDLINE's "107-14", written out
 
 
 def test_one_substituted_title_word_is_reported_as_the_word_low():

@@ -51,6 +51,7 @@ def test_build_keeps_what_verification_needs_as_efetch_parses_it(tmp_path):
         assert extra["source"] == "mirror" and extra["mirror_date"] == "2022-11-30"  # the newest DateRevised
     assert found["pmid:36400559"].record.volume == "41"
     assert found["pmid:36400559"].record.pages == "61-76"
+    assert found["pmid:36400559"].record.issue == "1"  # compared with a reference's issue, as efetch's is
     # the pre-2017 format: bare MedlineCitation records, ISO abbreviation with dots, labelled abstract
     (title, iso, year, volume, pages, abstract, mesh) = query(
         mirror,
@@ -60,6 +61,25 @@ def test_build_keeps_what_verification_needs_as_efetch_parses_it(tmp_path):
     assert (iso, year, volume, pages) == ("Restor. Neurol. Neurosci.", 2007, "25", "195-210")
     assert abstract.startswith("PURPOSE: An auditory electrophysiological study")
     assert "Acoustic Stimulation" in mesh.split("\x1f")
+
+
+def test_a_mirror_built_before_issues_is_read_with_none_and_gains_the_column_on_update(tmp_path):
+    import sqlite3
+
+    mirror = tmp_path / "m.sqlite"
+    build(mirror, CURRENT_FILE)
+    db = sqlite3.connect(mirror)
+    db.execute("ALTER TABLE pubmed DROP COLUMN issue")  # the table as mirrors were built before
+    db.commit()
+    db.close()
+    opened = Mirror.open(str(mirror))
+    try:
+        record = opened.resolve({"pubmed": ["pmid:36400559"]})["pmid:36400559"].record
+    finally:
+        opened.close()
+    assert record is not None and record.volume == "41" and record.issue == ""  # not compared, never wrong
+    build(mirror, OLD_FILE)  # a write adds the column; the new file's rows carry their issue
+    assert query(mirror, "SELECT COUNT(*) FROM pubmed WHERE issue IS NOT NULL") != [(0,)]
 
 
 def test_rerun_skips_files_already_in(tmp_path):

@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from clinaudit.lookup.cache import SCHEMA
+
 from helpers.cli import clinaudit_exe, run_cli
 from helpers.resolve import check, citations, statuses, write
 
@@ -91,9 +93,9 @@ def test_time_to_live_found_30_days_not_found_1_day(services, tmp_path, cache_di
     rows = dict(db.execute("SELECT key, expire_time - store_time FROM Cache").fetchall())
     db.close()
     day = 86400
-    assert rows["v2|pubmed|pmid:29768149"] == pytest.approx(30 * day, abs=5)
-    assert rows["v2|pubmed|pmid:10066780"] == pytest.approx(30 * day, abs=5)
-    assert rows["v2|pubmed|pmid:39999991"] == pytest.approx(1 * day, abs=5)
+    assert rows[f"v{SCHEMA}|pubmed|pmid:29768149"] == pytest.approx(30 * day, abs=5)
+    assert rows[f"v{SCHEMA}|pubmed|pmid:10066780"] == pytest.approx(30 * day, abs=5)
+    assert rows[f"v{SCHEMA}|pubmed|pmid:39999991"] == pytest.approx(1 * day, abs=5)
     assert all("api" not in key and "key" not in key.split("|")[-1] for key in rows)
 
 
@@ -182,8 +184,8 @@ def test_a_cache_poisoned_with_pickles_never_runs_them(services, tmp_path, cache
     # … and someone else's diskcache (the default Disk pickles) writes it under our keys,
     # once in the database and once, large, in a value file
     poisoned = diskcache.Cache(cache_dir)
-    poisoned.set("v2|pubmed|pmid:29768149", _Payload(str(marker)))
-    poisoned.set("v2|ctgov|nct:NCT03418623", _Payload(str(marker), padding=100_000))
+    poisoned.set(f"v{SCHEMA}|pubmed|pmid:29768149", _Payload(str(marker)))
+    poisoned.set(f"v{SCHEMA}|ctgov|nct:NCT03418623", _Payload(str(marker), padding=100_000))
     poisoned.set(("a", "pickled", "key"), 1)
     poisoned.close()
     proc, data, _ = check(write(tmp_path, REPORT))

@@ -233,5 +233,14 @@ def parse_work(data: Any, cid: str) -> Record:
         extra=tuple(extra),
         volume=str(message.get("volume") or ""),  # for a reference's volume and first page (check/metadata.py)
         pages=str(message.get("page") or ""),
-        issue=str(message.get("issue") or ""),
+        issue=_issue(message),
     )
+
+
+def _issue(message: dict) -> str:
+    """The work's issue number: `issue`, else `journal-issue.issue`; "" for anything but text or a number."""
+    nested = message.get("journal-issue")
+    for value in (message.get("issue"), nested.get("issue") if isinstance(nested, dict) else None):
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()[:40]
+    return ""

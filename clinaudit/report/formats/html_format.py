@@ -767,7 +767,8 @@ def _record_rows(record: Record) -> list[tuple[str, str]]:
     if record.year:
         rows.append(("Year", esc(record.year)))
     if record.volume or record.pages:
-        rows.append(("Volume, pages", esc(", ".join(x for x in (record.volume, record.pages) if x))))
+        volume = f"{record.volume}({record.issue})" if record.volume and record.issue else record.volume
+        rows.append(("Volume, pages", esc(", ".join(x for x in (volume, record.pages) if x))))  # "367(2), 107-14"
     if record.doi:
         rows.append(("DOI", esc(record.doi)))
     if record.trial_status:
