@@ -32,10 +32,11 @@ are, which F1 at 80% "yes" would not). A change is kept when
     rises": a bundle of narrow changes then passed on one PubMed sentence of 1,705, so a PubMed gain
     is held to the folds as an ExpertQA one is);
   - the non-medical claims flagged fall on their first half (by question: `nonmedical_half`; the
-    second is held out, reported as a check), alone and read in their answers, while J falls on no
-    fold, read in the answers or alone, and PubMed finding recall read in the abstracts stays within
+    second is held out, reported as a check, `--held-out`), alone and read in their answers, while J
+    falls on no fold read in the answers, and PubMed finding recall read in the abstracts stays within
     the 95% interval of what it was (a rule that keeps law, business or chemistry from reading as
-    medicine);
+    medicine; J alone is shown, not held: such a rule reads a report as a whole, and a sentence alone
+    has no report to be medical in);
 and in any case PubMed finding recall stays >= 0.90, the non-medical claims flagged rise by
 no more than 0.05, and high-severity precision does not fall. `--against` prints the verdict.
 
@@ -447,7 +448,7 @@ def spread(values: Sequence[float], digits: int = 3) -> str:
     )
 
 
-def print_figures(fig: Figures) -> bool:
+def print_figures(fig: Figures, held_out: bool = False) -> bool:
     """The overall figures with their intervals, and the per-fold figures; whether the floors are met."""
     ok = True
     for key, label in (("expertqa_alone", "each claim alone"), ("expertqa_in_answers", "each claim in its answer")):
@@ -465,9 +466,12 @@ def print_figures(fig: Figures) -> bool:
         ok &= key != "pubmed_in_abstracts" or yes / pos >= 0.90
     for key, label in (("nonmedical_alone", "each alone"), ("nonmedical_in_answers", "read in their answers")):
         k, n = fig.nonmedical(key)
+        ok &= k / n <= 0.05
+        if not held_out:
+            print(f"ExpertQA non-medical claims, first half, {label}: flagged {rate(*fig.nonmedical(key, 0))}")
+            continue
         halves = ", ".join(f"{HALVES[h]} half {rate(*fig.nonmedical(key, h))}" for h in (0, 1))
         print(f"ExpertQA non-medical claims (law, business, history, …), {label}: flagged {rate(k, n)}; {halves}")
-        ok &= k / n <= 0.05
     fields = sorted(set(fig.nonmedical_fields), key=lambda f: -fig.nonmedical("nonmedical_alone", 0, f)[1])
     by_field = []
     for name in fields:
@@ -499,7 +503,7 @@ def print_figures(fig: Figures) -> bool:
     return ok
 
 
-def verdict(base: Figures, this: Figures) -> bool:
+def verdict(base: Figures, this: Figures, held_out: bool = False) -> bool:
     """The protocol: this checkout against the one without the change, fold by fold. Is the change kept?"""
     print("per fold, read in answers: recall, No flagged, Youden's J (recall - No flagged), base -> this")
     rises = falls = 0
@@ -524,11 +528,12 @@ def verdict(base: Figures, this: Figures) -> bool:
     print(f"PubMed recall in abstracts {rate(pub[0][0], pub[0][1])} -> {rate(pub[1][0], pub[1][1])}")
     print(f"PubMed non-findings flagged in abstracts {rate(pub[0][2], pub[0][3])} -> {rate(pub[1][2], pub[1][3])}")
     print(f"PubMed recall alone {rate(pub_alone[0][0], pub_alone[0][1])} -> {rate(pub_alone[1][0], pub_alone[1][1])}")
-    print(f"non-medical flagged alone {rate(*non[0])} -> {rate(*non[1])}")
-    print(f"non-medical flagged in answers {rate(*non_in[0])} -> {rate(*non_in[1])}")
+    if held_out:
+        print(f"non-medical flagged alone {rate(*non[0])} -> {rate(*non[1])}")
+        print(f"non-medical flagged in answers {rate(*non_in[0])} -> {rate(*non_in[1])}")
     lowered = []
     for key in ("nonmedical_alone", "nonmedical_in_answers"):
-        for half in (0, 1):
+        for half in (0, 1) if held_out else (0,):
             b, t = base.nonmedical(key, half), this.nonmedical(key, half)
             print(f"  {key}, {HALVES[half]} half{' (held out)' if half else ''}: {rate(*b)} -> {rate(*t)}")
             if half == 0:
@@ -552,10 +557,11 @@ def verdict(base: Figures, this: Figures) -> bool:
     )
     helps_pubmed = pubmed_rises >= 4 and falls == 0 and falls_alone == 0
     # a rule that keeps law, business or chemistry from reading as medicine: the non-medical claims' first half
-    # flagged less, alone and in their answers, at no cost to any ExpertQA fold and with PubMed recall
-    # within its interval
+    # flagged less, alone and in their answers, at no cost to any ExpertQA fold read in its answer (a sentence
+    # alone has no report to be medical in: the figures alone are shown, not held) and with PubMed recall in
+    # the abstracts within its interval
     pubmed_low = wilson(pub[0][0], pub[0][1])[0]
-    lowers_nonmedical = all(lowered) and falls == 0 and falls_alone == 0 and pub[1][0] / pub[1][1] >= pubmed_low
+    lowers_nonmedical = all(lowered) and falls == 0 and pub[1][0] / pub[1][1] >= pubmed_low
     guards = (
         pub[1][0] / pub[1][1] >= 0.90
         and non[1][0] / non[1][1] - non[0][0] / non[0][1] <= 0.05
@@ -790,6 +796,11 @@ def main() -> None:
     )
     parser.add_argument("--compare", action="store_true", help="also run the candidate methods")
     parser.add_argument("--speed", action="store_true", help="also measure throughput and the samples' wall time")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also show the non-medical claims' second half, held out while rules are designed on the first",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of --speed --against")
     parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--speed-only", action="store_true", help=argparse.SUPPRESS)
@@ -809,13 +820,13 @@ def main() -> None:
                 return
             base = Figures(flags_of(checkout))
             this = Figures(measure_flags())
-            print_figures(this)
+            print_figures(this, args.held_out)
             print(f"--- against {args.against}")
-            sys.exit(0 if verdict(base, this) else 1)
+            sys.exit(0 if verdict(base, this, args.held_out) else 1)
         finally:
             if tmp is not None:
                 tmp.cleanup()
-    ok = print_figures(Figures(measure_flags()))
+    ok = print_figures(Figures(measure_flags()), args.held_out)
     if args.compare:
         compare()
     if args.speed:
