@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from clinaudit.core import catalogue, collector
 from clinaudit.core.models import (
+    HIGH_RISK_TYPES,
     CitationKind,
     CitationMention,
     CitationScope,
@@ -614,8 +615,8 @@ def _read_prose(
         if found is not None:
             if found.terms or not found.in_context:  # a medical word of either tier, or a typed claim
                 reading.medical += 1
-            if not found.in_context:
-                reading.specific += 1
+            if not found.in_context and (found.terms or found.type.name in HIGH_RISK_TYPES):
+                reading.specific += 1  # not a typed figure alone: "sales cut by 15%" is no medical report's
             name = found.type.name
             claim_at[k] = _add_claim(unit, index, (a, b), display, found, per_sentence[k], row, cites, reading)
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
