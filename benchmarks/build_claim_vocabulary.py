@@ -34,7 +34,8 @@ stem of "TENS", is as common as "ten"):
   substance whose pharmacological action is a therapeutic use or a physiological effect of drugs,
   D27.505.954 and D27.505.696: aspirin, insulin, metformin; not a trace element, a growth substance,
   an endocrine disruptor or an antioxidant, nor a substance with only a molecular mechanism,
-  D27.505.519, such as an enzyme inhibitor), below SPECIFIC_MAX, is specifically medical:
+  D27.505.519, such as an enzyme inhibitor) or a class of drugs by their action (D27.505: statins,
+  anticoagulants, analgesics), below SPECIFIC_MAX, is specifically medical:
   claim-vocabulary.txt ("stroke", "fever" and "burn" are too common in English to be);
 - so is a term of human anatomy or physiology (A01-A10, A12, A14, A15, A17; G07-G14: "brain",
   "lungs", "breastfeeding"), below GENERAL_MAX;
@@ -67,7 +68,8 @@ CONTEXT_OUT = ROOT / "clinaudit" / "data" / "claim-vocabulary-context.txt"
 WORDFREQ_VERSION = "3.1.1"
 TREES = ("A", "B", "C", "D", "E01", "E02", "E03", "E04", "E05", "E06", "F03", *(f"G{k:02d}" for k in range(1, 17)))
 EXCLUDED = ("G01.060", "G01.311", "G16.500")  # astronomical, geological, ecological and environmental phenomena
-CLINICAL = ("C", "F03", "E01", "E02", "E03", "E04", "E06")  # diseases, mental disorders, clinical techniques
+# diseases, mental disorders, clinical techniques, and drug classes by their action ("statins", "anticoagulants")
+CLINICAL = ("C", "F03", "E01", "E02", "E03", "E04", "E06", "D27.505")
 # human anatomy (less cells, animal, embryonic, plant, fungal, bacterial and viral structures) and physiology
 BODY = ("A01", "A02", "A03", "A04", "A05", "A06", "A07", "A08", "A09", "A10", "A12", "A14", "A15", "A17")
 BODY += ("G07", "G08", "G09", "G10", "G11", "G12", "G13", "G14")
