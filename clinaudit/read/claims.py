@@ -222,6 +222,9 @@ class ClaimRules:
     )  # stemmed words of the setting of care: a sentence with one marks a medical report
     # [(text, live, by group, words)]: the last text `_read_words` read
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)
+    rendered: list = field(
+        default_factory=lambda: [None], compare=False, repr=False
+    )  # [(sentence, lowered)]: `explain`'s last
     # token → (the parts its words let match, its WORDs): see `_read_words`
     tokens: dict[str, tuple[frozenset[int], list[str]]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -244,6 +247,7 @@ class ClaimRules:
         if not text or text.endswith("?"):
             return None
         lowered = text.lower()
+        self.rendered[0] = (sentence, lowered)
         unblanked = lowered
         _, live, tokens = self._read_words(lowered)  # from the text before blanking: a superset, fine for every step
         if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
@@ -293,14 +297,13 @@ class ClaimRules:
         """What a sentence says of its report: RESEARCH when it reports research as its authors do ("Here we
         show", "our results suggest"), CARE when it names the setting of care (a patient, a nurse, a clinic),
         else 0."""
-        lowered = rendered(sentence).rstrip().lower()  # as `explain` reads it: its words are read once
+        last = self.rendered[0]  # the sentence `explain` read last, as it rendered it: rendered once
+        fresh = last is None or last[0] != sentence
+        lowered = rendered(sentence).rstrip().lower() if fresh else last[1]
         _, live, tokens = self._read_words(lowered)
         if self.research and self._first(self.research, lowered, live) is not None:
             return RESEARCH
-        care = self.care
-        if care and any(w in care or (w[-1] == "s" and plural_stem(w) in care) for w in tokens):
-            return CARE
-        return 0
+        return CARE if not self.care.isdisjoint(tokens) else 0
 
     def _statement(self, tokens: list[str]) -> bool:
         """Does a sentence with no medical word still state something a medical report must source?"""
@@ -633,7 +636,7 @@ def compile_rules(
         report_sentences=int(report.get("sentences", 1)),
         report_share=float(report.get("share", 0.0)),
         research=research,
-        care=frozenset(plural_stem(w.lower()) for w in report.get("care_words") or ()),
+        care=frozenset(w.lower() for w in report.get("care_words") or ()),
     )
 
 
