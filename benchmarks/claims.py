@@ -11,7 +11,9 @@ Data (../shared/data/claims, see its PROVENANCE.md; measured on, never trained o
   pipeline takes for a claim covers a word of it.
 - PubMed claim sentences (validation split): abstract sentences, 1 when experts marked the
   sentence as stating a finding; alone and read in their abstracts.
-- ExpertQA non-medical claims: how much of law, business, history… the detector calls medical.
+- ExpertQA non-medical claims: how much of law, business, history… the detector calls medical, alone
+  and read in their answers (the claims of one answer joined), in all, by half and by field. Measured
+  on only: no word list is built from them.
 - benchmarks/data/claims_high_precision.jsonl: sentences labelled by hand with what they are
   (dose_recommendation, contraindication, approval_claim or other), from the dev answers,
   samples/ and the reports in benchmarks/data/reports/; precision of the high-severity types.
@@ -29,14 +31,21 @@ are, which F1 at 80% "yes" would not). A change is kept when
     (by PMID), and J falls on no fold, read in the answers or alone (first written as "PubMed recall
     rises": a bundle of narrow changes then passed on one PubMed sentence of 1,705, so a PubMed gain
     is held to the folds as an ExpertQA one is);
-and in either case PubMed finding recall stays >= 0.90, the non-medical claims flagged rise by
+  - the non-medical claims flagged fall on their first half (by question: `nonmedical_half`; the
+    second is held out, reported as a check, `--held-out`), alone and read in their answers, while J
+    falls on no fold read in the answers, and PubMed finding recall read in the abstracts stays within
+    the 95% interval of what it was (a rule that keeps law, business or chemistry from reading as
+    medicine; J alone is shown, not held: such a rule reads a report as a whole, and a sentence alone
+    has no report to be medical in);
+and in any case PubMed finding recall stays >= 0.90, the non-medical claims flagged rise by
 no more than 0.05, and high-severity precision does not fall. `--against` prints the verdict.
 
 Floors: ExpertQA recall on Yes >= 0.85 and at most 60% of No flagged, read alone and in their
 answers; read in their answers, per fold: median recall >= 0.90 and No flagged <= 0.50, worst
 fold recall >= 0.85 and No flagged <= 0.60; PubMed recall on 1 >= 0.90; high-severity precision
->= 95% on >= 150 sentences. `--speed` adds the throughput floors (>= 1.5 MB/s on the synthetic
-worst case, >= 2 MB/s on PubMed-like text, CPU time of one core) and `clinaudit check` on
+>= 95% on >= 150 sentences; non-medical claims flagged <= 0.05, alone and in their answers.
+`--speed` adds the throughput floors (>= 1.5 MB/s on the synthetic worst case, >= 2 MB/s on
+PubMed-like text, CPU time of one core) and `clinaudit check` on
 samples/ under 0.5 s wall; with `--against`, both checkouts are timed in turn, interleaved.
 
 `--compare` runs the candidate methods on the same sentences: the typed patterns alone
@@ -103,6 +112,16 @@ def expertqa_medical() -> list[tuple[str, bool, str]]:
 def expertqa_nonmedical() -> list[tuple[str, bool, str]]:
     rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
     return [(strip_markers(r["claim"]), r["worthiness"] == "Yes", r["field"]) for r in rows]
+
+
+HALVES = ("first", "second")
+
+
+def nonmedical_half(question: str) -> int:
+    """The half of the non-medical claims a question's claims fall in: 0, the half rules are designed on, or 1,
+    held out (a check, looked at only once a change is made). By a hash of the question, fixed before any rule
+    was measured against it."""
+    return hashlib.sha256(question.encode()).digest()[0] % 2
 
 
 def pubmed_validation() -> list[tuple[str, bool, str]]:
@@ -360,6 +379,9 @@ class Figures:
         self.pubmed_labels = [y for _, y, _ in pubmed]
         self.pubmed_folds = [hashlib.sha256(pmid.encode()).digest()[0] % FOLDS for _, _, pmid in pubmed]
         self.pubmed_split = [split for split in PUBMED_SPLITS for _ in pubmed_sentences((split,))]
+        nonmedical = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
+        self.nonmedical_halves = [nonmedical_half(r["question"]) for r in nonmedical]
+        self.nonmedical_fields = [r["field"] for r in nonmedical]
         self.items = jsonl(LABELS)
         self.item_folds = document_folds([document_of(item["source"]) for item in self.items])
 
@@ -401,8 +423,14 @@ class Figures:
         ]
         return high_precision([t for t, _ in picked], [item for _, item in picked])
 
-    def nonmedical(self, key: str) -> tuple[int, int]:
-        return sum(self.flags[key]), len(self.flags[key])
+    def nonmedical(self, key: str, half: int | None = None, field: str | None = None) -> tuple[int, int]:
+        """(flagged, claims) of the non-medical claims: all of them, one half (0: designed on, 1: held out), one field."""
+        picked = [
+            f
+            for f, h, name in zip(self.flags[key], self.nonmedical_halves, self.nonmedical_fields, strict=True)
+            if (half is None or h == half) and (field is None or name == field)
+        ]
+        return sum(picked), len(picked)
 
     def per_fold(self, key: str = "expertqa_in_answers") -> list[tuple[float, float, float]]:
         """(recall, No flagged, high-severity precision) of each fold."""
@@ -420,7 +448,7 @@ def spread(values: Sequence[float], digits: int = 3) -> str:
     )
 
 
-def print_figures(fig: Figures) -> bool:
+def print_figures(fig: Figures, held_out: bool = False) -> bool:
     """The overall figures with their intervals, and the per-fold figures; whether the floors are met."""
     ok = True
     for key, label in (("expertqa_alone", "each claim alone"), ("expertqa_in_answers", "each claim in its answer")):
@@ -438,7 +466,19 @@ def print_figures(fig: Figures) -> bool:
         ok &= key != "pubmed_in_abstracts" or yes / pos >= 0.90
     for key, label in (("nonmedical_alone", "each alone"), ("nonmedical_in_answers", "read in their answers")):
         k, n = fig.nonmedical(key)
-        print(f"ExpertQA non-medical claims (law, business, history, …), {label}: flagged {rate(k, n)}")
+        ok &= k / n <= 0.05
+        if not held_out:
+            print(f"ExpertQA non-medical claims, first half, {label}: flagged {rate(*fig.nonmedical(key, 0))}")
+            continue
+        halves = ", ".join(f"{HALVES[h]} half {rate(*fig.nonmedical(key, h))}" for h in (0, 1))
+        print(f"ExpertQA non-medical claims (law, business, history, …), {label}: flagged {rate(k, n)}; {halves}")
+    fields = sorted(set(fig.nonmedical_fields), key=lambda f: -fig.nonmedical("nonmedical_alone", 0, f)[1])
+    by_field = []
+    for name in fields:
+        alone, answers = (fig.nonmedical(key, 0, name) for key in ("nonmedical_alone", "nonmedical_in_answers"))
+        if alone[1]:
+            by_field.append(f"{name} {alone[0] / alone[1]:.2f} / {answers[0] / answers[1]:.2f} of {alone[1]}")
+    print("  first half by field, alone / in answers: " + "; ".join(by_field))
     right, typed = fig.high()
     print(f"high-severity types: precision {rate(right, typed)} on hand-labelled sentences ({LABELS.name})")
     for t, item in zip(fig.flags["high_types"], fig.items, strict=True):
@@ -463,7 +503,7 @@ def print_figures(fig: Figures) -> bool:
     return ok
 
 
-def verdict(base: Figures, this: Figures) -> bool:
+def verdict(base: Figures, this: Figures, held_out: bool = False) -> bool:
     """The protocol: this checkout against the one without the change, fold by fold. Is the change kept?"""
     print("per fold, read in answers: recall, No flagged, Youden's J (recall - No flagged), base -> this")
     rises = falls = 0
@@ -488,8 +528,16 @@ def verdict(base: Figures, this: Figures) -> bool:
     print(f"PubMed recall in abstracts {rate(pub[0][0], pub[0][1])} -> {rate(pub[1][0], pub[1][1])}")
     print(f"PubMed non-findings flagged in abstracts {rate(pub[0][2], pub[0][3])} -> {rate(pub[1][2], pub[1][3])}")
     print(f"PubMed recall alone {rate(pub_alone[0][0], pub_alone[0][1])} -> {rate(pub_alone[1][0], pub_alone[1][1])}")
-    print(f"non-medical flagged alone {rate(*non[0])} -> {rate(*non[1])}")
-    print(f"non-medical flagged in answers {rate(*non_in[0])} -> {rate(*non_in[1])}")
+    if held_out:
+        print(f"non-medical flagged alone {rate(*non[0])} -> {rate(*non[1])}")
+        print(f"non-medical flagged in answers {rate(*non_in[0])} -> {rate(*non_in[1])}")
+    lowered = []
+    for key in ("nonmedical_alone", "nonmedical_in_answers"):
+        for half in (0, 1) if held_out else (0,):
+            b, t = base.nonmedical(key, half), this.nonmedical(key, half)
+            print(f"  {key}, {HALVES[half]} half{' (held out)' if half else ''}: {rate(*b)} -> {rate(*t)}")
+            if half == 0:
+                lowered.append(t[0] / t[1] < b[0] / b[1])
     print(f"high-severity precision {rate(*high[0])} -> {rate(*high[1])}")
     changed = [
         i
@@ -508,17 +556,24 @@ def verdict(base: Figures, this: Figures) -> bool:
         this.youden(fold, "expertqa_alone") < base.youden(fold, "expertqa_alone") - 1e-12 for fold in range(FOLDS)
     )
     helps_pubmed = pubmed_rises >= 4 and falls == 0 and falls_alone == 0
+    # a rule that keeps law, business or chemistry from reading as medicine: the non-medical claims' first half
+    # flagged less, alone and in their answers, at no cost to any ExpertQA fold read in its answer (a sentence
+    # alone has no report to be medical in: the figures alone are shown, not held) and with PubMed recall in
+    # the abstracts within its interval
+    pubmed_low = wilson(pub[0][0], pub[0][1])[0]
+    lowers_nonmedical = all(lowered) and falls == 0 and pub[1][0] / pub[1][1] >= pubmed_low
     guards = (
         pub[1][0] / pub[1][1] >= 0.90
         and non[1][0] / non[1][1] - non[0][0] / non[0][1] <= 0.05
         and non_in[1][0] / non_in[1][1] - non_in[0][0] / non_in[0][1] <= 0.05
         and high[1][0] / max(high[1][1], 1) >= high[0][0] / max(high[0][1], 1) - 1e-12
     )
-    kept = (rises >= 4 or helps_pubmed) and guards
+    kept = (rises >= 4 or helps_pubmed or lowers_nonmedical) and guards
     print(
         f"J rises on {rises} of {FOLDS} folds, falls on {falls} (alone: on {falls_alone}); PubMed recall rises "
-        f"on {pubmed_rises} of {FOLDS} folds; guards {'hold' if guards else 'FAIL'}: "
-        f"{'KEEP' if kept else 'REJECT'}"
+        f"on {pubmed_rises} of {FOLDS} folds; non-medical flagged {'lower' if all(lowered) else 'not lower'} on "
+        f"the first half, PubMed recall {'within' if pub[1][0] / pub[1][1] >= pubmed_low else 'below'} its interval "
+        f"(>= {pubmed_low:.3f}); guards {'hold' if guards else 'FAIL'}: {'KEEP' if kept else 'REJECT'}"
     )
     return kept
 
@@ -741,6 +796,11 @@ def main() -> None:
     )
     parser.add_argument("--compare", action="store_true", help="also run the candidate methods")
     parser.add_argument("--speed", action="store_true", help="also measure throughput and the samples' wall time")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also show the non-medical claims' second half, held out while rules are designed on the first",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of --speed --against")
     parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--speed-only", action="store_true", help=argparse.SUPPRESS)
@@ -760,13 +820,13 @@ def main() -> None:
                 return
             base = Figures(flags_of(checkout))
             this = Figures(measure_flags())
-            print_figures(this)
+            print_figures(this, args.held_out)
             print(f"--- against {args.against}")
-            sys.exit(0 if verdict(base, this) else 1)
+            sys.exit(0 if verdict(base, this, args.held_out) else 1)
         finally:
             if tmp is not None:
                 tmp.cleanup()
-    ok = print_figures(Figures(measure_flags()))
+    ok = print_figures(Figures(measure_flags()), args.held_out)
     if args.compare:
         compare()
     if args.speed:

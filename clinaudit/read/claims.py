@@ -80,6 +80,9 @@ class ClaimType:
     source: str = r"(?!)"  # every lower-cased pattern as one regex
     sensitive_source: str = ""  # the case-sensitive ones
     medical: bool = False  # fires only on a sentence with medical content that has no non-claim shape
+    # its patterns make a claim of a sentence with specific medical content; in one without ("Studies have
+    # shown that remote work raises output"), a claim only in a report medical as a whole
+    needs_medical_words: bool = False
     parts: tuple[int, ...] = ()  # its patterns in ClaimRules.parts, matched against the lower-cased text
     sensitive_parts: tuple[int, ...] = ()  # matched against the text as written
 
@@ -101,46 +104,81 @@ class Match:
     type: ClaimType
     why: str
     terms: tuple[str, ...] = ()  # the medical terms found, in order
-    in_context: bool = False  # a claim only because its document is medical: it has no medical word itself
+    # a claim only because its document is medical: it has no specifically medical word itself (a statement
+    # of a medical document, or words medicine shares with other fields), so a report that is not medical as
+    # a whole does not keep it
+    in_context: bool = False
+
+
+RESEARCH, CARE = 2, 1  # what a sentence says of its report (`ClaimRules.report_mark`)
+_SPECIFIC, _SHARED = 2, 1  # a word's tier: specifically medical, or medical only in a medical report (0: neither)
 
 
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
 class MedicalContent:
-    """What makes a sentence medical: vocabulary words and a few word shapes."""
+    """What makes a sentence medical: vocabulary words and a few word shapes, in two tiers.
 
-    words: frozenset[str]  # stemmed
-    signals: LazyRegex  # endings, quantities, findings: on lower-cased text
-    entity: LazyRegex | None  # gene- and protein-like names: on the text as written
+    Specific content (a disease, a drug, a clinical technique, "symptom", "mg/dL") makes a sentence
+    medical wherever it is. Shared content, words medicine shares with biology, chemistry and
+    everyday English ("gene", "indole", "risk", "speech"), percentages, research writing ("in
+    conclusion", "the results showed") and gene-like names ("ArcGIS" has their shape), makes a
+    sentence medical only in a report that is medical as a whole: read alone, "The risk of a
+    recession rose" or "In conclusion, the bridge held" is no claim.
+    """
+
+    words: frozenset[str]  # stemmed: specifically medical
+    signals: LazyRegex  # specific endings and clinical quantities: on lower-cased text
+    entity: LazyRegex | None  # gene- and protein-like names: on the text as written (shared)
     # In a medical document, what makes a statement with no medical word one that needs a source
     # anyway (health systems, history, policy, lab processes, practice management): None for any
     # statement of no non-claim shape, else these stemmed words.
     document_words: frozenset[str] | None = None
-    known: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)  # word → is_term: words repeat
+    shared: frozenset[str] = frozenset()  # stemmed: medical only in a medical report
+    shared_signals: LazyRegex | None = None  # percentages, ambiguous endings, findings as research reports them
+    known: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # word → its tier: words repeat
 
-    def terms(self, text: str, lowered: str, tokens: list[str]) -> list[str]:
-        """The medical terms of a sentence: vocabulary words first; the regex signals only when there are none."""
+    def terms(self, text: str, lowered: str, tokens: list[str]) -> tuple[list[str], bool]:
+        """The medical terms of a sentence, and whether they are specific; the specific ones when it has any.
+
+        Vocabulary words first; the regex signals only when there are none of their tier.
+        """
         known = self.known
         if len(known) > _WORDS_KEPT:
             known.clear()
-        found = []
+        found: list[str] = []
+        shared: list[str] = []
         for w in tokens:
-            term = known.get(w)
-            if term is None:
-                term = known[w] = self.is_term(w)
-            if term:
+            tier = known.get(w)
+            if tier is None:
+                tier = known[w] = self.tier(w)
+            if tier == _SPECIFIC:
                 found.append(w)
+            elif tier:
+                shared.append(w)
         if found:
-            return found
+            return found, True
         found = [m.group(0) for m in self.signals.finditer(lowered)]
-        if not found and self.entity is not None:
-            found = self.entity.findall(text)
-        return found
+        if found:
+            return found, True
+        if shared:
+            return shared, False
+        if self.shared_signals is not None:
+            shared = [m.group(0) for m in self.shared_signals.finditer(lowered)]
+        if not shared and self.entity is not None:
+            shared = self.entity.findall(text)
+        return shared, False
+
+    def tier(self, word: str) -> int:
+        """A lower-cased word's tier, as written or without its plural ending: specific, shared, or 0 (neither)."""
+        stem = plural_stem(word) if word[-1] == "s" else word
+        if word in self.words or stem in self.words:
+            return _SPECIFIC
+        return _SHARED if word in self.shared or stem in self.shared else 0
 
     def is_term(self, word: str) -> bool:
-        """Is a lower-cased word in the vocabulary, as written or without its plural ending?"""
-        words = self.words
-        return word in words or (word[-1] == "s" and plural_stem(word) in words)
+        """Is a lower-cased word specifically medical, as written or without its plural ending?"""
+        return self.tier(word) == _SPECIFIC
 
 
 @compared
@@ -175,8 +213,18 @@ class ClaimRules:
     reasoned: frozenset[str] = frozenset()  # shapes of advice: they do not hold when a clause states an effect
     effect: LazyRegex | None = None  # that clause: "…, because it lowers the risk of …", "… to minimise harm"
     group_of: tuple[int, ...] = ()  # part -> its group: the parts one `_Parts.add` made (a type's, a shape's, …)
+    # a report is medical as a whole with at least this many sentences of specific medical content, and this share
+    report_sentences: int = 1
+    report_share: float = 0.0
+    research: tuple[int, ...] = ()  # sentences that report research as its authors do: "here we show", "our results"
+    care: frozenset[str] = (
+        frozenset()
+    )  # stemmed words of the setting of care: a sentence with one marks a medical report
     # [(text, live, by group, words)]: the last text `_read_words` read
     memo: list = field(default_factory=lambda: [None], compare=False, repr=False)
+    rendered: list = field(
+        default_factory=lambda: [None], compare=False, repr=False
+    )  # [(sentence, lowered)]: `explain`'s last
     # token → (the parts its words let match, its WORDs): see `_read_words`
     tokens: dict[str, tuple[frozenset[int], list[str]]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -185,16 +233,21 @@ class ClaimRules:
         found = self.explain(sentence)
         return found.type if found is not None else None
 
-    def explain(self, sentence: str, medical_document: bool = False) -> Match | None:
+    def explain(self, sentence: str, medical_document: bool = False, in_report: bool = False) -> Match | None:
         """The claim the sentence makes and why, or None for a sentence that is no claim.
 
         In a `medical_document` a statement needs no medical word of its own: "The EHCP process
         begins with an assessment by the local authority" needs a source in a report on care.
+        A sentence whose medical content is only shared with other fields ("the gene", "in
+        conclusion", a pattern that needs medical words with none) is a claim in a medical document,
+        and, `in_report`, one for its report to keep or drop once it is read whole (`in_context`);
+        read alone, it is none.
         """
         text = rendered(sentence).rstrip()  # as it renders: `contra*indicated*`, `&#97;`, a Cyrillic а
         if not text or text.endswith("?"):
             return None
         lowered = text.lower()
+        self.rendered[0] = (sentence, lowered)
         unblanked = lowered
         _, live, tokens = self._read_words(lowered)  # from the text before blanking: a superset, fine for every step
         if self.ignore is not None and self._first(self.ignore_parts, lowered, live):
@@ -203,24 +256,54 @@ class ClaimRules:
         for claim_type in self.typed:
             m = self._first(claim_type.parts, lowered, live) or self._first(claim_type.sensitive_parts, text, live)
             if m is not None:
-                return Match(claim_type, f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”")
+                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”"
+                if not claim_type.needs_medical_words or self.medical is None:
+                    return Match(claim_type, why)
+                found, specific = self.medical.terms(text, lowered, tokens)
+                if specific:
+                    return Match(claim_type, f"{why}; medical terms: {_shown(found)}", tuple(dict.fromkeys(found)))
+                if medical_document or in_report:
+                    return Match(claim_type, f"{why}, in a medical document", (), True)
+                return None
         if self.general is None or self.medical is None:
             return None
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
-        terms = tuple(dict.fromkeys(self.medical.terms(text, lowered, tokens)))
-        if terms:
-            shown = "medical terms: " + ", ".join(terms[:_WHY_TERMS])
-        elif medical_document and self._statement(tokens):
-            shown = "a statement in a medical document"
-        else:
-            return None
-        for claim_type in self.medical_types:
-            m = self._first(claim_type.parts, lowered, live)
-            if m is not None:
-                why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; {shown}"
-                return Match(claim_type, why, terms, not terms)
-        return Match(self.general, shown, terms, not terms)
+        found, specific = self.medical.terms(text, lowered, tokens)
+        terms = tuple(dict.fromkeys(found))
+        if specific:
+            shown = "medical terms: " + _shown(terms)
+            for claim_type in self.medical_types:
+                m = self._first(claim_type.parts, lowered, live)
+                if m is not None:
+                    why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; {shown}"
+                    return Match(claim_type, why, terms)
+            return Match(self.general, shown, terms)
+        if terms and (medical_document or in_report):
+            return Match(self.general, f"medical terms in a medical document: {_shown(terms)}", terms, True)
+        if medical_document and self._statement(tokens):
+            return Match(self.general, "a statement in a medical document", (), True)
+        return None
+
+    def medical_report(self, medical: int, sentences: int, research: int = 0) -> bool:
+        """Is a report medical as a whole: `medical` of its `sentences` of prose with specific medical content,
+        or `research` of them reporting research as its authors do (a research report: its findings are
+        claims whatever its field, as an abstract's are)?"""
+        return research > 0 or (
+            medical > 0 and (medical >= self.report_sentences or medical >= self.report_share * sentences)
+        )
+
+    def report_mark(self, sentence: str) -> int:
+        """What a sentence says of its report: RESEARCH when it reports research as its authors do ("Here we
+        show", "our results suggest"), CARE when it names the setting of care (a patient, a nurse, a clinic),
+        else 0."""
+        last = self.rendered[0]  # the sentence `explain` read last, as it rendered it: rendered once
+        fresh = last is None or last[0] != sentence
+        lowered = rendered(sentence).rstrip().lower() if fresh else last[1]
+        _, live, tokens = self._read_words(lowered)
+        if self.research and self._first(self.research, lowered, live) is not None:
+            return RESEARCH
+        return CARE if not self.care.isdisjoint(tokens) else 0
 
     def _statement(self, tokens: list[str]) -> bool:
         """Does a sentence with no medical word still state something a medical report must source?"""
@@ -407,6 +490,11 @@ def _is_heading(text: str) -> bool:
     return 0 < len(words) <= 8 and all(w[0].isupper() or w.lower() in _SMALL for w in words)
 
 
+def _shown(terms: tuple[str, ...] | list[str]) -> str:
+    """The first few medical terms, for a finding's `why`."""
+    return ", ".join(list(dict.fromkeys(terms))[:_WHY_TERMS])
+
+
 def _label(claim_type: ClaimType) -> str:
     return claim_type.name.replace("_", " ")
 
@@ -492,6 +580,7 @@ def _claim_type(name: str, spec: dict, parts: _Parts) -> ClaimType:
         source=_alternation([_lower_pattern(p) for p in patterns]) or r"(?!)",
         sensitive_source=_alternation(sensitive),
         medical=bool(spec.get("medical")),
+        needs_medical_words=bool(spec.get("needs_medical_words")),
         parts=parts.add(patterns),
         sensitive_parts=parts.add(sensitive, lower=False),
     )
@@ -502,6 +591,7 @@ def compile_rules(
     vocabulary: frozenset[str] = frozenset(),
     known: dict[str, frozenset[str] | None] | None = None,
     needs: dict[str, str] | None = None,
+    shared: frozenset[str] = frozenset(),
 ) -> ClaimRules:
     """The claim rules (rules/claims.yaml) compiled: every pattern a part in one table, filed by its anchors.
 
@@ -517,6 +607,8 @@ def compile_rules(
     gated.sort(key=_rank)
     ignore = parts.add(data.get("ignore") or [])
     disclaimers = parts.add(data["disclaimer"])
+    report = (data.get("medical") or {}).get("report") or {}
+    research = parts.add(report.get("research") or [])
     shapes_spec = data.get("not_claims") or {}
     shapes = _shapes(shapes_spec.get("shapes") or {}, parts)
     return ClaimRules(
@@ -534,13 +626,17 @@ def compile_rules(
         disclaimers=disclaimers,
         shapes=shapes,
         openers=_lower_regex(shapes_spec, "openers"),
-        medical=_medical_content(data.get("medical"), vocabulary),
+        medical=_medical_content(data.get("medical"), vocabulary, shared),
         general=next((t for t in typed if t.name == "general"), None),
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
         contrast=_lower_regex(shapes_spec, "contrast"),
         reasoned=frozenset(shapes_spec.get("reasoned") or ()),
         effect=_lower_regex(shapes_spec, "effect"),
+        report_sentences=int(report.get("sentences", 1)),
+        report_share=float(report.get("share", 0.0)),
+        research=research,
+        care=frozenset(w.lower() for w in report.get("care_words") or ()),
     )
 
 
@@ -559,12 +655,16 @@ def _shapes(spec: dict, parts: _Parts) -> tuple[Shape, ...]:
     return tuple(shapes)
 
 
-def _medical_content(spec: dict | None, vocabulary: frozenset[str]) -> MedicalContent | None:
-    """What makes a sentence medical, when the rules say: the vocabulary with their words, and their shapes."""
+def _medical_content(
+    spec: dict | None, vocabulary: frozenset[str], shared: frozenset[str] = frozenset()
+) -> MedicalContent | None:
+    """What makes a sentence medical, when the rules say: the vocabularies with their words, and their shapes."""
     if spec is None:
         return None
-    words = vocabulary | {plural_stem(w.lower()) for w in spec.get("words") or []}
+    own_shared = {plural_stem(w.lower()) for w in spec.get("shared_words") or []}  # these win over the vocabulary
+    words = (vocabulary - own_shared) | {plural_stem(w.lower()) for w in spec.get("words") or []}
     signals = [_lower_pattern(p) for p in spec.get("signals") or []]
+    shared_signals = [_lower_pattern(p) for p in spec.get("shared_signals") or []]
     entity = spec.get("entity")
     in_document = spec.get("document_words")
     return MedicalContent(
@@ -572,6 +672,8 @@ def _medical_content(spec: dict | None, vocabulary: frozenset[str]) -> MedicalCo
         LazyRegex(_alternation(signals) or r"(?!)"),
         LazyRegex(entity) if entity else None,
         None if in_document in (None, "any") else frozenset(plural_stem(w.lower()) for w in in_document),
+        (shared | own_shared) - words,
+        LazyRegex(_alternation(shared_signals)) if shared_signals else None,
     )
 
 
@@ -615,7 +717,8 @@ def suggestions() -> dict[str, str]:
 def rules() -> ClaimRules:
     data = _rules_data()
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
-    return compile_rules(data, vocabulary, known_anchors(), known_needs())
+    shared = load_vocabulary((PACKAGE / "data" / "claim-vocabulary-context.txt").read_text(encoding="utf-8"))
+    return compile_rules(data, vocabulary, known_anchors(), known_needs(), shared)
 
 
 def known_anchors() -> dict[str, frozenset[str] | None]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from clinaudit.core import catalogue, collector
 from clinaudit.core.models import (
+    HIGH_RISK_TYPES,
     CitationKind,
     CitationMention,
     CitationScope,
@@ -62,6 +63,7 @@ from clinaudit.read.parse import (
 
 SENTENCE_DISPLAY = 200
 MEDICAL_DOCUMENT = 2  # sentences with a medical word that make a document medical (benchmarks/claims.py)
+NON_MEDICAL: structure.NotClaim = "non-medical"  # what a report not medical as a whole does not read as claims
 _LAYOUTS_KEPT = 50_000  # unit layouts one reading keeps before it starts again
 # headings, or rows of dosing, treatment and evidence tables, a report may have and still be linked to its evidence
 # table (clinaudit/check/linked.py): what is kept for the link stays bounded in a report of millions of lines
@@ -102,6 +104,7 @@ class _Decided(NamedTuple):
     claim: claims.Match | None
     weak: list[tuple[str, int, int]]  # author-year mentions
     known: Sequence[tuple[KnownFailure, int, int]]  # the known failures it states
+    mark: int = 0  # what it says of its report (claims.RESEARCH, claims.CARE): research, or the setting of care
 
 
 @compared
@@ -119,6 +122,7 @@ class Decision:
     terms: tuple[str, ...]
     in_context: bool
     weak: tuple[tuple[str, int, int], ...]
+    mark: int = 0
 
 
 DECISIONS = "decided"  # the kept part's name …
@@ -158,6 +162,9 @@ class _Reading:
     # The sentences read so far that have a medical word (or a typed claim): from MEDICAL_DOCUMENT
     # on the document is medical, and a statement needs no medical word of its own to be a claim.
     medical: int = 0
+    specific: int = 0  # those with specifically medical content (or a typed claim): a report medical as a whole
+    research: int = 0  # those that report research as its authors do: a research report
+    care: int = 0  # those that name the setting of care and have no specific medical content: as if they had
     decided_in_medical: dict[str, _Decided] = field(default_factory=dict)  # `decided`, once it is
     kept: Memo[tuple[str, bool], Decision] | None = None  # what the report's last run decided, and this run's
     # The same for each unit's layout, by its text and links: list items, table rows and
@@ -179,6 +186,9 @@ class _Reading:
     drug_rows: list[DrugRow] = field(default_factory=list)
     sections: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)
     unlinked: bool = False  # more of them than LINK_KEPT: the report is too big to link, and none is kept
+    # per claim, in step with `claims`: a claim only because its report is medical (Match.in_context), which a
+    # report that is not medical as a whole does not keep
+    resting: list[bool] = field(default_factory=list)
 
 
 def read_document(
@@ -233,6 +243,7 @@ def _read_document(
     _link_references(reading)
     if sources and not reading.markers:
         _cite_record(reading)
+    _outside_medicine(reading)
     return Document(
         path=path,
         sentences=reading.sentences,
@@ -256,6 +267,29 @@ def _read_document(
 
 
 _LOG_LINE = re.compile(r"^[ \t]*\S", re.MULTILINE)
+
+
+def _outside_medicine(reading: _Reading) -> None:
+    """A report that is not medical as a whole keeps no claim that rests on its being medical; they are counted.
+
+    Words medicine shares with other fields ("gene", "risk", "speech", "in conclusion") make a claim
+    of a sentence only in a medical report: a chemistry or law answer that has them is not one.
+    Its lines that only they made claims are counted in the summary (`not_claims`), not dropped silently.
+    """
+    if not any(reading.resting) or claims.rules().medical_report(
+        reading.specific + reading.care, reading.sentences, reading.research
+    ):
+        return
+    lines: set[int] = set()
+    kept = []
+    for claim, resting in zip(reading.claims, reading.resting, strict=True):
+        if resting:
+            span = claim.sentence.span
+            lines.update(range(span.line, span.end_line + 1))
+        else:
+            kept.append(claim)
+    reading.claims, reading.resting = kept, [False] * len(kept)
+    reading.not_claims[NON_MEDICAL] = reading.not_claims.get(NON_MEDICAL, 0) + len(lines)
 
 
 def _read_log(text: str, line_base: int, reading: _Reading) -> None:
@@ -712,14 +746,19 @@ def _read_prose(
         decided = memo.get(raw)
         if decided is None:
             decided = memo[raw] = _decide(raw, rules, reading, medical)
-        display, disclaimer, found, weak_mentions, known = decided
+        display, disclaimer, found, weak_mentions, known, mark = decided
+        if mark:
+            reading.research += mark == claims.RESEARCH
+            reading.care += mark == claims.CARE and (found is None or found.in_context)
         if row:  # a row as a reader sees it: its cells apart, not run together ("IV | Acute"), the reading unchanged
             display = _shown_row(unit, a, b)
             decided = decided._replace(display=display)
         name = None
         if found is not None:
-            if not found.in_context:
+            if found.terms or not found.in_context:  # a medical word of either tier, or a typed claim
                 reading.medical += 1
+            if not found.in_context and (found.terms or found.type.name in HIGH_RISK_TYPES):
+                reading.specific += 1  # not a typed figure alone: "sales cut by 15%" is no medical report's
             name = found.type.name
             claim_at[k] = _add_claim(unit, index, (a, b), display, found, per_sentence[k], row, cites, reading)
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
@@ -765,6 +804,7 @@ def _typed_row(
     else:
         return None  # a lab order with no rationale given (or not known to be) is read as its words say
     del reading.claims[first:]  # what its sentences were typed alone
+    del reading.resting[first:]
     found = claims.Match(claim_type, table.why)
     _add_claim(unit, index, span, _shown_row(unit, *span), found, [], True, cites, reading)
     return claim_type
@@ -827,6 +867,7 @@ def _add_claim(
     sentence = Sentence(display, unit_span(unit, index, *bound), 0, unit.kind)
     cited = bool(own or (row and cites))
     scope: CitationScope = ("row" if row and not own else "sentence") if cited else reading.above
+    reading.resting.append(found.in_context)
     reading.claims.append(
         Claim(
             found.type.name,
@@ -951,9 +992,14 @@ def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool
         claim_type = rules.named(stored.claim) if stored.claim else None
         if claim_type is not None or not stored.claim:
             match = claims.Match(claim_type, stored.why, stored.terms, stored.in_context) if claim_type else None
-            return _Decided(stored.display, stored.disclaimer, match, list(stored.weak), known)
+            return _Decided(stored.display, stored.disclaimer, match, list(stored.weak), known, stored.mark)
     decided = _Decided(
-        _display(raw), rules.is_disclaimer(raw), rules.explain(raw, medical), citations.find_weak(raw), known
+        _display(raw),
+        rules.is_disclaimer(raw),
+        rules.explain(raw, medical, in_report=True),
+        citations.find_weak(raw),
+        known,
+        rules.report_mark(raw),
     )
     if kept is not None:
         found = decided.claim
@@ -965,6 +1011,7 @@ def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool
             found.terms if found else (),
             found.in_context if found else False,
             tuple(decided.weak),
+            decided.mark,
         )
     return decided
 

@@ -29,7 +29,7 @@ from clinaudit.core.text import counted
 
 RULES = "rules/structure.yaml"
 
-NotClaim = Literal["change-log", "document-control", "html-banner", "legend", "synonyms", "contents"]
+NotClaim = Literal["change-log", "document-control", "html-banner", "legend", "synonyms", "contents", "non-medical"]
 TableKind = Literal["contraindication", "dosing", "lab-order", "evidence", "treatment", "change-log"]
 
 _NUMBERING = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXivx]{1,5}[.)]|[A-Za-z][.)])\s+")

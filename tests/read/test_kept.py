@@ -208,9 +208,9 @@ def test_an_edited_report_decides_again_only_its_changed_sentences(tmp_path, mon
     asked: list[str] = []
     real = claims.ClaimRules.explain
 
-    def explain(self, sentence, medical_document=False):
+    def explain(self, sentence, medical_document=False, in_report=False):
         asked.append(sentence)
-        return real(self, sentence, medical_document)
+        return real(self, sentence, medical_document, in_report)
 
     monkeypatch.setattr(claims.ClaimRules, "explain", explain)
     edited = read(report)
