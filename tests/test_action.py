@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ import pytest
 import yaml
 
 from helpers import ROOT
+from helpers.system import need
 
 ACTION = yaml.safe_load((ROOT / "action.yml").read_text("utf-8"))
 STEPS = ACTION["runs"]["steps"]
@@ -299,7 +299,12 @@ def _pull_request(tmp_path: Path, files: dict[str, str], base: dict[str, str] | 
     return workspace
 
 
-needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git not found: apt-get install git")
+@pytest.fixture
+def git_installed() -> None:
+    need("git")  # skips saying what to install; fails where CLINAUDIT_REQUIRE_SYSTEM=1
+
+
+needs_git = pytest.mark.usefixtures("git_installed")
 
 
 @needs_git
