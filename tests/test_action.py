@@ -435,6 +435,7 @@ def test_a_failed_upload_is_logged_and_does_not_fail_the_job(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # a fresh venv and a pip install: a minute or more on a loaded machine
 def test_the_install_step_installs_clinaudit_from_the_actions_checkout(tmp_path):
     """pip installs this checkout into a fresh virtualenv, its dependencies at the versions constraints.txt pins."""
     venv = tmp_path / "venv"
@@ -450,8 +451,9 @@ def test_the_install_step_installs_clinaudit_from_the_actions_checkout(tmp_path)
         [str(venv / "bin" / "python"), "-m", "pip", "freeze", "--exclude", "clinaudit"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
+    from packaging.utils import canonicalize_name
     from test_constraints import pins
 
-    installed = {line.split("==")[0].lower(): line.split("==")[1] for line in frozen}
+    installed = {canonicalize_name(line.split("==")[0]): line.split("==")[1] for line in frozen}
     pinned = {name: version for name, version in pins().items() if name in installed}
     assert installed == pinned and set(pins()) - set(installed) <= {"colorama"}  # colorama: Windows only
