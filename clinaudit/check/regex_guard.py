@@ -12,9 +12,14 @@ Two checks, because neither alone is enough:
    more than one way, each line ended by a character that forces a failed match)
    in a separate
    Python process. A pattern that does not finish one line within LINE_BUDGET
-   seconds is refused. A subprocess is the only portable way to stop `re` in
-   the middle of a match: the C matcher cannot be interrupted from a thread,
-   and signals work only in the main thread.
+   seconds of the worker's processor time is refused. A subprocess is the only
+   portable way to stop `re` in the middle of a match: the C matcher cannot be
+   interrupted from a thread, and signals work only in the main thread.
+   Processor time, not the wall clock, so that a busy machine refuses no more than
+   an idle one: where the system has a virtual timer (`setitimer`, POSIX), the
+   worker arms it for each line and the kernel ends the worker when it fires; the
+   wall clock then only ends a worker stalled for WALL_LIMIT seconds. Elsewhere
+   (Windows) the wall clock is the budget.
 
 A pattern that is quadratic on a 10,000-character line (about 0.2-1 s in
 CPython) still passes: "catastrophic" here means it would not finish at all.
@@ -25,6 +30,7 @@ from __future__ import annotations
 import json
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -35,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 from clinaudit.core.records import compared
 
 LINE_LENGTH = 10_000
-LINE_BUDGET = 2.0  # seconds for one search over one adversarial line
+LINE_BUDGET = 2.0  # seconds of processor time for one search over one adversarial line
+WALL_LIMIT = 60.0  # seconds of the wall clock a worker with a processor-time timer may take over one line
 _BOUNDED_OUTER = 10  # an outer {0,3} around \w+ is polynomial and tolerable; {0,50} is not
 _COMMON = ("a", "A", "0", " ", "\t", ".", ",", "-", "/", "_", "é", "a ", "a.", "0.", "a-")
 
@@ -309,16 +316,24 @@ def adversarial_lines(pattern: str, flags: int = 0) -> list[str]:
     return list(dict.fromkeys(lines + _repeat_lines(pattern, flags)))
 
 
+# argv[1]: seconds of processor time a line may take (0: none, the parent's wall clock decides). The virtual
+# timer's SIGVTALRM has no handler here, so the kernel ends the process even inside re's C matcher.
 _WORKER = r"""
-import json, re, sys
+import json, re, signal, sys
+budget = float(sys.argv[1])
 jobs = json.loads(sys.stdin.read())
 print("ready", flush=True)
 for i, (pattern, flags, lines) in enumerate(jobs):
     compiled = re.compile(pattern, flags)
     for j, line in enumerate(lines):
+        if budget:
+            signal.setitimer(signal.ITIMER_VIRTUAL, budget)
         compiled.search(line)
+        if budget:
+            signal.setitimer(signal.ITIMER_VIRTUAL, 0)
         print(i, j, flush=True)
 """
+_TIMED = hasattr(signal, "setitimer") and hasattr(signal, "SIGVTALRM")  # POSIX: a processor-time budget
 
 
 def check_many(patterns: Iterable[tuple[str, int]], budget: float = LINE_BUDGET) -> list[Verdict]:
@@ -352,7 +367,8 @@ def check_many(patterns: Iterable[tuple[str, int]], budget: float = LINE_BUDGET)
         verdicts[(pattern, flags)] = Verdict(
             pattern,
             False,
-            f"backtracks catastrophically: no result within {budget:g} s on a {LINE_LENGTH:,}-character line",
+            f"backtracks catastrophically: no result within {budget:g} s{' of processor time' if _TIMED else ''} "
+            f"on a {LINE_LENGTH:,}-character line",
         )
         ready = ready[index + 1 :]
     return [verdicts[item] for item in asked]
@@ -362,7 +378,7 @@ def _run_worker(items: list[tuple[str, int]], budget: float) -> tuple[int, int] 
     """None when every pattern finished; else (index of the pattern that overran, lines done)."""
     jobs = [(p, f, adversarial_lines(p, f)) for p, f in items]
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", _WORKER],
+        [sys.executable, "-I", "-S", "-c", _WORKER, str(budget if _TIMED else 0)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -388,10 +404,12 @@ def _run_worker(items: list[tuple[str, int]], budget: float) -> tuple[int, int] 
         order = [i for i, (_, _, lines_) in enumerate(jobs) for _ in lines_]
         for position, index in enumerate(order):
             try:
-                got = lines.get(timeout=budget)
+                got = lines.get(timeout=max(WALL_LIMIT, budget) if _TIMED else budget)
             except queue.Empty:
                 return index, position
             if got is None:
+                if proc.wait() == -signal.SIGVTALRM:  # the line spent its processor time: the kernel ended it
+                    return index, position
                 raise RuntimeError("regex worker stopped early")
         return None
     finally:

@@ -51,7 +51,11 @@ def check(
     ] = None,
     show_all: Annotated[
         bool,
-        typer.Option("--show-all", help="In the table, list every low claim instead of a count per section."),
+        typer.Option(
+            "--show-all",
+            help="In the table, list every low claim instead of a count per section; in Markdown, every finding "
+            "instead of the first 100 (up to 1 MB: a GitHub job summary).",
+        ),
     ] = False,
     jsonl_text: Annotated[
         Optional[str],

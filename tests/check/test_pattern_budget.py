@@ -7,10 +7,15 @@ it is clinaudit's, and never above the project's root.
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
+
+import pytest
 
 from clinaudit.check import corrections, regex_guard
 from clinaudit.check.corrections.schema import parse_text
@@ -41,8 +46,9 @@ def entry_file(folder: Path, pattern: str, name: str = "corrections.yaml") -> Pa
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """Each pattern refused costs its 2 s of processor time: a loaded machine stretches that many times over."""
     return subprocess.run(
-        [sys.executable, "-m", "clinaudit", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "clinaudit", *args], cwd=cwd, capture_output=True, text=True, timeout=240
     )
 
 
@@ -58,6 +64,44 @@ def test_probes_from_the_patterns_own_classes_find_what_common_characters_miss()
 def test_a_pattern_asked_twice_gets_a_verdict_each_time_and_runs_once():
     verdicts = regex_guard.check_many([(SLOW, 0), (r"b+c", 0), (SLOW, 0)])
     assert [v.ok for v in verdicts] == [False, True, False]
+
+
+@pytest.mark.skipif(not regex_guard._TIMED, reason="no processor-time timer here (Windows): the wall clock decides")
+def test_the_budget_is_processor_time_so_a_busy_machine_refuses_no_more_than_an_idle_one(monkeypatch):
+    """The worker held off the processor (SIGSTOP, as a busy machine holds it) for longer than the budget, again
+    and again: a pattern an idle machine accepts is still accepted. On the wall clock it was refused."""
+    started: list[subprocess.Popen] = []
+    popen = subprocess.Popen
+
+    def recorded(*args, **kwargs):
+        proc = popen(*args, **kwargs)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(regex_guard.subprocess, "Popen", recorded)
+    done = threading.Event()
+
+    def hold() -> None:
+        while not started and not done.wait(0.005):
+            pass
+        while started and started[0].poll() is None and not done.is_set():
+            for sig, seconds in ((signal.SIGSTOP, 1.2), (signal.SIGCONT, 0.1)):
+                try:
+                    os.kill(started[0].pid, sig)
+                except ProcessLookupError:
+                    return
+                done.wait(seconds)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    try:
+        (verdict,) = regex_guard.check_many([(r"b+c", 0)], budget=1.0)  # quadratic: ~0.05 s a line, idle
+    finally:
+        done.set()
+        holder.join(10)
+        if started and started[0].poll() is None:
+            os.kill(started[0].pid, signal.SIGCONT)
+    assert started and verdict.ok, verdict.reason
 
 
 def test_two_entries_sharing_a_pattern_are_each_refused_on_their_own_line():
@@ -155,6 +199,7 @@ def test_probes_reach_a_repeat_past_its_lead_and_feed_it_strings_its_body_matche
     assert all("backtracks catastrophically" in v.reason for v in verdicts[:3])
 
 
+@pytest.mark.timeout(600)  # six refusals, each 2 s of processor time: a minute or more on a loaded machine
 def test_a_user_rule_file_with_three_slipped_patterns_is_refused_line_by_line(tmp_path):
     entries = "".join(
         f"  - id: slipped-{i}\n    kind: pattern\n    pattern: '{p}'\n    message: m.\n    severity: high\n"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import ROOT
+from helpers.system import need
 
 FAILING = """\
 # Dosing notes
@@ -24,7 +25,12 @@ The recommended starting dose is 10 mg once daily.
 """
 
 # slow: pre-commit builds its own virtualenv and pip-installs clinaudit into it (10-20 s a test)
-pytestmark = [pytest.mark.skipif(shutil.which("git") is None, reason="needs git"), pytest.mark.slow]
+pytestmark = [pytest.mark.usefixtures("git_installed"), pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def git_installed() -> None:
+    need("git")  # skips saying what to install; fails where CLINAUDIT_REQUIRE_SYSTEM=1
 
 
 def git(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:

@@ -95,15 +95,16 @@ def test_an_ungrounded_dose_claim_is_high(services, llm, tmp_path):
     [
         ("malformed", "malformed JSON in the reply"),
         ("500", "HTTP 500 from the judge: model runner has unexpectedly stopped"),
-        ("slow:5", "no answer within 1 s (--judge-timeout)"),
+        ("slow:25", "no answer within 1 s (--judge-timeout)"),
     ],
 )
 def test_a_failed_judge_changes_nothing_but_says_unchecked(services, llm, tmp_path, behaviour, reason):
     report = write(tmp_path, REPORT)
     _, plain, _ = check(report)  # the same report with no judge configured
     llm.default = behaviour
+    limit = "1" if behaviour.startswith("slow") else "30"  # the others answer at once, even on a loaded machine
     start = time.monotonic()
-    proc, data, _ = check(report, "--judge-timeout", "1", env=llm.env())
+    proc, data, _ = check(report, "--judge-timeout", limit, env=llm.env())
     elapsed = time.monotonic() - start
     assert llm.count == 1
     _assert_nothing_lost(plain, data)
@@ -114,7 +115,7 @@ def test_a_failed_judge_changes_nothing_but_says_unchecked(services, llm, tmp_pa
         assert verdict["reason"].startswith(reason)
     assert not findings(data, ASTHMA)
     if behaviour.startswith("slow"):
-        assert elapsed < 1 + 4  # the limit, plus one CLI start-up and resolution
+        assert elapsed < 20  # given up on at the limit, well before its answer at 25 s
     else:
         assert "--judge-timeout" not in json.dumps(data)
 
@@ -249,13 +250,13 @@ def test_the_guard_runs_the_judge_at_the_end_of_the_stream(services, llm):
 
 
 def test_a_slow_judge_stays_inside_the_guards_verify_timeout(services, llm):
-    llm.default = "slow:10"
+    llm.default = "slow:30"
     start = time.monotonic()
-    end = _guard(llm, "--verify-timeout", "4", "--judge-timeout", "30")
+    end = _guard(llm, "--verify-timeout", "15", "--judge-timeout", "60")
     elapsed = time.monotonic() - start
     assert end["verification"]["timed_out"] is False  # the audit answered, the judge gave up in time
-    assert end["verification"]["seconds"] < 4
-    assert elapsed < 4 + 4
+    assert end["verification"]["seconds"] < 15
+    assert elapsed < 28  # the guard's limit, not the judge's 60 s nor its answer at 30 s
     kept = {c["id"]: c for c in end["citations"] + end["flagged"]}
     assert set(kept) == {MELANOMA, ASTHMA}
     assert {c["judge"]["verdict"] for c in kept.values()} == {"unchecked"}

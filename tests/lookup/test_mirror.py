@@ -285,7 +285,6 @@ def test_add_trials_from_a_json_array_streamed(tmp_path):
     assert bad.returncode == 2 and "truncated JSON array" in bad.stderr
 
 
-@pytest.mark.timeout(30)
 def test_pathological_files_end_quickly_with_one_error(tmp_path):
     """A prolog of 90,000 DOCTYPEs, a record that never closes, a root that never opens: no hang, exit 2."""
     cases = {

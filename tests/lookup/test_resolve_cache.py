@@ -223,7 +223,7 @@ def test_a_locked_cache_gives_one_warning_and_the_run_goes_on(services, tmp_path
     warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
     assert len(warnings) == 1 and "locked" in warnings[0]
     assert services.total() > 0  # without the cache it asked the services
-    assert elapsed < 15
+    assert elapsed < 45  # it did not wait on the lock for the whole run (run_cli gives up at 60)
 
 
 def test_one_run_opens_the_cache_once_for_ids_and_reference_searches(tmp_path, monkeypatch):

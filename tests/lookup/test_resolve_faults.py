@@ -22,7 +22,7 @@ FAULTS = {
     "http-503": {"kind": "status", "status": 503, "retry_after": "1"},
     "http-429": {"kind": "status", "status": 429, "retry_after": "1"},
     "connection-reset": {"kind": "reset"},
-    "read-timeout": {"kind": "hang", "seconds": 10},
+    "read-timeout": {"kind": "hang", "seconds": 20},  # the server's longest: the bound below is well under it
     "truncated-body": {"kind": "truncate"},
     "malformed-body": {"kind": "malformed"},
     "html-instead-of-data": {"kind": "garbage"},
@@ -40,7 +40,7 @@ def test_every_fault_is_unverifiable_never_not_found(services, tmp_path, fault):
         (finding,) = findings(data, cid)
         assert finding["rule"] == "unverifiable-citation" and finding["severity"] == "low"
         assert citations(data)[cid]["note"]  # says what went wrong
-    assert elapsed < 10  # --timeout caps the resolution
+    assert elapsed < 15  # --timeout caps the resolution: a hung service would hold it 20 s, retries longer
 
 
 def test_strict_fails_the_run_on_an_unverifiable_citation(services, tmp_path):
@@ -73,12 +73,12 @@ def test_the_circuit_breaker_stops_calling_a_failing_host(services, tmp_path):
     services.inject("crossref", "status", status=503)
     dois = [f"10.1234/example.{k}" for k in range(15)]
     write(tmp_path, "\n\n".join(f"Finding {k} was reported (doi:{d})." for k, d in enumerate(dois)))
-    _, data, elapsed = check(tmp_path, "--timeout", "20")
+    _, data, elapsed = check(tmp_path, "--timeout", "50", timeout=100)
     assert set(statuses(data).values()) == {"unverifiable"} and len(statuses(data)) == 15
-    # without a breaker: 15 DOIs × 4 attempts = 60 requests
+    # without a breaker: 15 DOIs × 4 attempts = 60 requests, and their back-offs up to the 50 s limit
     assert services.counts["crossref"] <= 8
     assert any("earlier in this run" in c["note"] for c in citations(data).values())
-    assert elapsed < 10
+    assert elapsed < 30
 
 
 def test_the_ncbi_rate_limit_is_never_exceeded(services, tmp_path):
@@ -92,11 +92,13 @@ def test_the_ncbi_rate_limit_is_never_exceeded(services, tmp_path):
 
 
 def test_timeout_caps_the_whole_resolution(services, tmp_path):
-    services.inject("ctgov", "hang", seconds=15)
+    """A hung service is given up on at --timeout, well before it would answer; the others' answers are kept.
+    The limit is long enough for the answering service on a loaded machine, and far under the hang."""
+    services.inject("ctgov", "hang", seconds=20)
     report = write(tmp_path, "GET73 was studied (NCT03418623); budesonide works (PMID: 29768149).")
-    _, data, elapsed = check(report, "--timeout", "1.5")
+    _, data, elapsed = check(report, "--timeout", "6")
     assert statuses(data) == {"nct:NCT03418623": "unverifiable", "pmid:29768149": "verified"}
-    assert elapsed < 6
+    assert elapsed < 16
 
 
 def test_no_network_samples_finish_fast():
@@ -110,5 +112,5 @@ def test_no_network_samples_finish_fast():
     assert all("unreachable" in note or "earlier in this run" in note for note in notes), notes
     # A hang guard, not a speed test: backing off and retrying a refused connection would take
     # tens of seconds (the resolution step may take 60); a run with no network takes about one
-    # on a loaded 2-core VM, three at worst, so 10 s tells the two apart without flaking.
-    assert elapsed < 10.0, elapsed
+    # on an idle 2-core VM and a few on a busy one, so 20 s tells the two apart without flaking.
+    assert elapsed < 20.0, elapsed

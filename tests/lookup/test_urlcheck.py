@@ -133,25 +133,26 @@ def test_no_cookies_and_no_credentials_are_sent(web):
 
 def test_a_slow_page_times_out_unverifiable(web):
     start = time.monotonic()
-    result = checker(timeout=0.5).check(web.url("/slow?s=5"))
+    result = checker(timeout=0.5).check(web.url("/slow?s=20"))
     assert result.status is Status.UNVERIFIABLE and "timed out" in result.reason
-    assert time.monotonic() - start < 3  # HEAD only: a timeout is not asked again with GET
+    assert [r["method"] for r in web.requests()] == ["HEAD"]  # a timeout is not asked again with GET
+    assert time.monotonic() - start < 15  # given up on, well before the page's 20 s
 
 
 def test_a_page_that_drips_its_body_is_cut_at_the_timeout(web):
     """A byte every 0.5 s: no single read ever times out, the whole request does. Its 200 came in time."""
     start = time.monotonic()
-    links = checker(timeout=1.0)
+    links = checker(timeout=5.0)  # room for the HEAD and the GET's 200 on a loaded machine
     result = links.check(web.url("/drip?head=405"))
-    assert time.monotonic() - start < 3
-    assert result.status is Status.VERIFIED and links.stats.body_bytes <= 4
+    assert time.monotonic() - start < 15  # the drip goes on for 20 s
+    assert result.status is Status.VERIFIED and links.stats.body_bytes < 20  # of the 40 it would send
 
 
 def test_a_page_whose_headers_drip_past_the_timeout_is_unverifiable(web):
     start = time.monotonic()
     result = checker(timeout=1.0).check(web.url("/drip-headers"))
     assert result.status is Status.UNVERIFIABLE and "timed out" in result.reason
-    assert time.monotonic() - start < 3
+    assert time.monotonic() - start < 15  # the headers drip for 20 s
 
 
 def test_at_most_256_kb_of_a_body_is_read(web):
@@ -328,10 +329,10 @@ def test_at_most_8_in_flight():
 
 
 def test_what_the_time_limit_leaves_is_unverifiable(web):
-    urls = [web.url(f"/slow?s=5&n={n}") for n in range(3)]
+    urls = [web.url(f"/slow?s=20&n={n}") for n in range(3)]
     start = time.monotonic()
-    found = checker(timeout=5).check_many(urls, 0.5)
-    assert time.monotonic() - start < 2.5
+    found = checker(timeout=20).check_many(urls, 0.5)
+    assert time.monotonic() - start < 15  # the pages would answer after 20 s
     assert {r.status for r in found.values()} == {Status.UNVERIFIABLE}
     assert any("time limit (--timeout)" in r.reason for r in found.values())
 

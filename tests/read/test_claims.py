@@ -185,7 +185,6 @@ def test_the_guard_uses_the_same_detector():
     assert result.stopped is not None and "efficacy" in result.stopped.reason
 
 
-@pytest.mark.timeout(60)
 def test_new_patterns_are_linear_on_pathological_text():
     """The newer claim patterns (test_pathological.py already runs every claim type's patterns)."""
     from helpers.texts import PATHOLOGICAL

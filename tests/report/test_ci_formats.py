@@ -236,6 +236,36 @@ def test_markdown_lists_every_file_when_there_are_several(repo):
     assert "| `docs/report.md` | ❌ fail |" in text
 
 
+DOSES = "# Doses\n\n" + "\n\n".join(f"The recommended dose of drug{k} is {k + 1} mg once daily." for k in range(130))
+
+
+def _rows(text: str) -> int:
+    """The findings table's rows (the report's 130 uncited doses and its 2 medium findings)."""
+    return sum(line.startswith("| ") and "| `docs/report.md:" in line for line in text.splitlines())
+
+
+def test_markdown_lists_the_first_100_findings_and_show_all_every_one(repo):
+    """A pull-request comment holds 65,536 characters; a job summary 1 MiB: the GitHub Action asks for all."""
+    (repo / "docs" / "report.md").write_text(DOSES, encoding="utf-8")
+    capped = run_cli("check", "docs", "--offline", "--format", "markdown", cwd=repo).stdout
+    every = run_cli("check", "docs", "--offline", "--format", "markdown", "--show-all", cwd=repo).stdout
+    assert _rows(capped) == 100 and "\n… and 32 more (see the JSON or SARIF output).\n" in capped
+    assert _rows(every) == 132 and "more (see the JSON or SARIF output)" not in every
+    assert every.count("| Severity | Location | Rule | Finding |") == 1
+
+
+def test_markdown_show_all_stays_inside_a_job_summarys_size(repo, monkeypatch):
+    from clinaudit.report.formats import markdown_format
+
+    (repo / "docs" / "report.md").write_text(DOSES, encoding="utf-8")
+    monkeypatch.setattr(markdown_format, "MAX_BYTES", 12_000)
+    text = run_cli("check", "docs", "--offline", "--format", "markdown", "--show-all", cwd=repo).stdout
+    assert len(text.encode("utf-8")) <= 12_000
+    shown = _rows(text)
+    assert 10 < shown < 132 and f"… and {132 - shown} more (see the JSON or SARIF output)." in text
+    assert "### Citations by status" in text  # the sections after the findings still fit
+
+
 def test_markdown_cells_cannot_break_the_table():
     assert cell("a | b\nc <script>") == "a \\| b<br>c &lt;script&gt;"
 

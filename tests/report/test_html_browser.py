@@ -1,8 +1,10 @@
 """`--format html` in a real headless Chromium (Debian's `chromium`, driven by Playwright): what a reader does.
 
 The page is opened from a file:// URL, as a CI artifact is. Without /usr/bin/chromium these
-tests skip, saying so, except in CI (CI=1, or CI=true as GitHub sets it) or with CLINAUDIT_REQUIRE_BROWSER=1, where a
-missing browser fails them: .ci/run installs it, so there they always run.
+tests skip with one line saying what to install, except with CLINAUDIT_REQUIRE_BROWSER=1 or
+CLINAUDIT_REQUIRE_SYSTEM=1, where a missing browser fails them: .ci/run installs it and sets
+the latter, so there they always run. CI=true alone (GitHub sets it on every job) skips
+(tests/helpers/system.py).
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ from clinaudit.report.formats import html_format
 
 from helpers import samples_repo
 from helpers.cli import run_cli
+from helpers.system import need, required
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = need("chromium", module=True)  # else the whole module skips in one line saying what to install
 ARGS = [
     "--headless",
     "--no-sandbox",
@@ -41,27 +44,18 @@ Statins lower LDL cholesterol by 50% <base href="https://evil.example/"> (PMID: 
 """
 
 
-def _required() -> bool:
-    return os.environ.get("CI") in ("1", "true") or os.environ.get("CLINAUDIT_REQUIRE_BROWSER") == "1"
-
-
 @pytest.fixture(scope="module")
 def browser():
-    """One Chromium for the module; skipped (or, in CI, failed) when there is none."""
-    problem = ""
-    if not CHROMIUM.exists():
-        problem = f"{CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)"
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            problem = "the playwright package is missing (pip install -e '.[test]')"
-    if problem:
-        if _required():
-            pytest.fail(f"a browser test cannot run: {problem}; CI or CLINAUDIT_REQUIRE_BROWSER=1 requires it")
-        pytest.skip(f"no headless browser: {problem}")
+    """One Chromium for the module; skipped when there is none (failed where it is required)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        problem = "the playwright package is missing: pip install -e '.[test]'"
+        if required("chromium"):
+            pytest.fail(problem, pytrace=False)
+        pytest.skip(problem)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             yield chromium
         finally:

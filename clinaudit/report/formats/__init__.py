@@ -19,7 +19,7 @@ class View(NamedTuple):
     """What the reader asked to see. Every format counts suppressed findings; the flags say what it lists."""
 
     show_suppressed: bool = False  # list suppressed findings too, where the format can
-    show_all: bool = False  # the table's: every low claim, instead of a count per section
+    show_all: bool = False  # the table's: every low claim, not a count per section; Markdown's: every finding
     quiet: bool = False  # the human formats': the verdict and the high findings only
     hide: frozenset[str] = frozenset()  # the human formats': severities whose findings are not listed (still counted)
 

@@ -1,6 +1,8 @@
 """A summary for a pull-request comment or $GITHUB_STEP_SUMMARY: the verdict, a table of
 findings, and the citations counted by status. Tables are capped, since a GitHub comment
-holds at most 65,536 characters; the JSON or SARIF output has everything.
+holds at most 65,536 characters; the JSON or SARIF output has everything. With --show-all
+the findings table lists every finding, up to what a job summary holds (GitHub takes at
+most 1 MiB a step): the GitHub Action writes it there, as its annotations stop at 10 a kind.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from clinaudit.report.formats import View
 from clinaudit.report.formats._common import printable, shown_path
 
 MAX_ROWS = 100
+MAX_BYTES = 1_000_000  # --show-all: the whole summary under GitHub's 1 MiB (1,048,576 bytes) for a step's summary
 MAX_IDS = 8
 VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "error": "⚠️ error"}
 MARK = {"high": "🔴 high", "medium": "🟠 medium", "low": "🟡 low", "info": "⚪ info"}
@@ -51,11 +54,14 @@ def _lines(result: AuditResult, show_suppressed: bool, view: View = View()) -> l
     if len(result.files) > 1 and not view.quiet:
         lines += _files_table(result)
     lines += _errors(result)
-    lines += _findings(findings, view)
-    if view.quiet:
-        return lines
-    lines += _suppressed(suppressed, show_suppressed)
-    return lines + _citations(result)
+    after = [] if view.quiet else _suppressed(suppressed, show_suppressed) + _citations(result)
+    budget = MAX_BYTES - _size(lines) - _size(after) if view.show_all else None
+    return lines + _findings(findings, view, budget) + after
+
+
+def _size(lines: list[str]) -> int:
+    """The bytes these lines take in the summary, as written: UTF-8, a report's control characters spelled out."""
+    return sum(len(printable(line).encode("utf-8")) + 1 for line in lines)
 
 
 def _heading(result: AuditResult, findings: int, suppressed: int, counts: Counter[str]) -> list[str]:
@@ -109,12 +115,13 @@ def _errors(result: AuditResult) -> list[str]:
     return ["### Errors", ""] + [f"- {code(shown_path(r.path))}: {cell(r.error)}" for r in errors] + [""]
 
 
-def _findings(findings: list[tuple[str, Finding]], view: View) -> list[str]:
-    """The findings listed (--hide and --quiet leave some out), and a count of those left out, so none goes unsaid."""
+def _findings(findings: list[tuple[str, Finding]], view: View, budget: int | None = None) -> list[str]:
+    """The findings listed (--hide and --quiet leave some out), and a count of those left out, so none goes unsaid.
+    `budget`: list every one that fits in so many bytes (--show-all), instead of the first MAX_ROWS."""
     listed = [(path, f) for path, f in findings if view.listed(f.severity.value)]
     lines = ["### Findings", ""]
     if listed:
-        lines += _findings_table(listed)
+        lines += _findings_table(listed, budget=budget)
     elif not findings:
         lines += ["No findings."]
     if len(listed) < len(findings) and not view.quiet:
@@ -159,10 +166,16 @@ def _citations(result: AuditResult) -> list[str]:
     return lines
 
 
-def _findings_table(rows: list[tuple[str, Finding]], why: list[str] | None = None) -> list[str]:
+def _findings_table(
+    rows: list[tuple[str, Finding]], why: list[str] | None = None, budget: int | None = None
+) -> list[str]:
+    """A row a finding: the first MAX_ROWS, or with a `budget` in bytes as many as fit in it (the rest counted)."""
     head = "| Severity | Location | Rule | Finding |" + (" Suppressed by |" if why else "")
     lines = [head, "|---|---|---|---|" + ("---|" if why else "")]
-    for k, (path, f) in enumerate(rows[:MAX_ROWS]):
+    trailer = ["", "… and 1000000 more (see the JSON or SARIF output)."]  # room kept for the count of the rest
+    room = None if budget is None else budget - _size([*lines, *trailer])
+    shown = 0
+    for k, (path, f) in enumerate(rows if budget is not None else rows[:MAX_ROWS]):
         text = f.message
         if f.sentence and f.rule == UNCITED_CLAIM:
             text = f"{text}: “{f.sentence}”"
@@ -170,9 +183,13 @@ def _findings_table(rows: list[tuple[str, Finding]], why: list[str] | None = Non
             text = f"{text}\nFix: {f.suggestion}"
         location = code(f"{shown_path(path)}:{f.span.line}:{f.span.column}")
         extra = f" {cell(why[k])} |" if why else ""
-        lines.append(
-            f"| {MARK.get(f.severity.value, f.severity.value)} | {location} | {code(f.rule)} | {cell(text)} |{extra}"
-        )
-    if len(rows) > MAX_ROWS:
-        lines += ["", f"… and {thousands(len(rows) - MAX_ROWS)} more (see the JSON or SARIF output)."]
+        row = f"| {MARK.get(f.severity.value, f.severity.value)} | {location} | {code(f.rule)} | {cell(text)} |{extra}"
+        if room is not None:
+            room -= _size([row])
+            if room < 0:
+                break
+        lines.append(row)
+        shown += 1
+    if len(rows) > shown:
+        lines += ["", f"… and {thousands(len(rows) - shown)} more (see the JSON or SARIF output)."]
     return lines
