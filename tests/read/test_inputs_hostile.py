@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -322,3 +323,46 @@ def test_stdin_named_twice_is_read_once():
     proc = run_cli("check", "--offline", "-f", "json", "-", "-", input="Plain words.\n")
     assert _paths(proc) == ["-"]
     assert "1 file," in proc.stderr
+
+
+# ---------------------------------------------------------------- 8. a link that loops
+
+
+@pytest.fixture
+def looped(tmp_path):
+    """A folder holding a report and a link to itself whose name holds an escape sequence."""
+    folder = tmp_path / "loops"
+    folder.mkdir()
+    (folder / "ok.md").write_text("Warfarin is contraindicated in pregnancy.\n")
+    (folder / "e\x1b[31m.md").symlink_to("e\x1b[31m.md")
+    return folder
+
+
+def _audited_with_one_unreadable(proc: subprocess.CompletedProcess, fmt: str) -> None:
+    """Exit 2 with one error line naming the loop, escaped; the other report is still audited in the output."""
+    one_error_line(proc, "e\\x1b[31m.md: cannot read (Too many levels of symbolic links)")
+    if fmt == "sarif":
+        run = json.loads(proc.stdout)["runs"][0]
+        (notice,) = run["invocations"][0]["toolExecutionNotifications"]
+        assert notice["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("e%1B%5B31m.md")
+        assert any(r["ruleId"] == "uncited-claim" for r in run["results"])
+    elif fmt == "json":
+        verdicts = {Path(f["path"]).name: f["verdict"] for f in json.loads(proc.stdout)["files"]}
+        assert verdicts == {"e\x1b[31m.md": "error", "ok.md": "fail"}
+    else:
+        assert "contraindicated" in proc.stdout or fmt == "markdown", proc.stdout
+        assert "\x1b[31m" not in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_link_that_loops_in_a_folder_is_an_unreadable_report_in_every_format(looped, fmt):
+    """Python 3.11's Path.resolve raises RuntimeError on a loop: the formats that name files by their place in the
+    repository printed an internal error."""
+    _audited_with_one_unreadable(run_cli("check", "--offline", "loops", "-f", fmt, cwd=looped.parent), fmt)
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json"])
+def test_a_link_that_loops_named_is_unreadable_not_missing(looped, fmt):
+    """Named on the command line, as in a folder: the SARIF still holds the other report's results."""
+    proc = run_cli("check", "--offline", "e\x1b[31m.md", "ok.md", "-f", fmt, cwd=looped)
+    _audited_with_one_unreadable(proc, fmt)

@@ -9,7 +9,7 @@ from pathlib import Path
 from clinaudit.core.catalogue import UNCITED_CLAIM
 from clinaudit.core.models import Finding
 from clinaudit.core.text import printable, shown
-from clinaudit.store.paths import root_of
+from clinaudit.store.paths import resolved, root_of
 
 __all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
 
@@ -32,7 +32,7 @@ def relative(path: str) -> str | None:
     if path == "-":
         return None
     try:
-        return Path(path).resolve().relative_to(repo_root()).as_posix()
+        return resolved(path).relative_to(repo_root()).as_posix()
     except ValueError:
         return None
 

@@ -9,7 +9,6 @@ Suppressed findings are kept as results with a `suppressions` entry, as SARIF in
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -22,6 +21,7 @@ from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats import View
 from clinaudit.report.formats._common import describe, relative, repo_root
 from clinaudit.report.formats.json_format import judge_dict
+from clinaudit.store.paths import resolved
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -206,7 +206,7 @@ def _artifact(path: str) -> dict[str, Any]:
         return {"uri": quote(rel), "uriBaseId": SRCROOT}
     if path == "-":
         return {"uri": "stdin"}
-    return {"uri": Path(path).resolve().as_uri()}
+    return {"uri": resolved(path).as_uri()}
 
 
 class _Rules:
