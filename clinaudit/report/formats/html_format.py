@@ -847,20 +847,31 @@ def _covered(span, lines: list[str]) -> Iterable[tuple[int, int, int]]:
 def _marked(text: str, ranges: Iterable[_Range], inserts: Iterable[_Insert]) -> str:
     """A line with its ranges wrapped (nested, each cut at every boundary) and its inserts put in place.
 
-    Where marks nest, the most severe is innermost: its colour is the one the text shows.
+    Where marks nest, the most severe is innermost: its colour is the one the text shows. The marks
+    open at each cut are kept as the cuts go by (a line of 20,000 cited ids has 40,000 marks, and
+    asking each of them at every cut took minutes).
     """
     ranges = sorted(ranges, key=lambda r: r.weight)  # stable: equals keep the findings' order
     inserts = sorted([_Insert(min(i.column, len(text)), i.order, i.html) for i in inserts])
     cuts = sorted({0, len(text), *(r[0] for r in ranges), *(r[1] for r in ranges), *(i.column for i in inserts)})
+    opening: dict[int, list[int]] = {}
+    closing: dict[int, list[int]] = {}
+    for n, r in enumerate(ranges):
+        if r.end > r.start:  # an empty range covers no text
+            opening.setdefault(r.start, []).append(n)
+            closing.setdefault(r.end, []).append(n)
+    open_now: set[int] = set()  # the ranges covering the text from this cut to the next, by their place in `ranges`
     out: list[str] = []
     at_insert = 0
     for a, b in zip(cuts, [*cuts[1:], None], strict=True):
         while at_insert < len(inserts) and inserts[at_insert].column <= a:
             out.append(inserts[at_insert].html)
             at_insert += 1
+        open_now.difference_update(closing.get(a, ()))
+        open_now.update(opening.get(a, ()))
         if b is None or b <= a:
             continue
-        active = [r for r in ranges if r.start <= a and r.end >= b]
+        active = [ranges[n] for n in sorted(open_now)]
         out += [r.open for r in active]
         out.append(esc(text[a:b]))
         out += [r.close for r in reversed(active)]
