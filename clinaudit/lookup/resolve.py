@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import logging
 from collections import ChainMap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from clinaudit.core.ids import CitationId, describe, is_valid
 from clinaudit.core.models import CitationKind, CitationMention, Document, Record, Resolution, Status
@@ -111,7 +111,9 @@ class Lookups:
 
     def of(self, path: str) -> Mapping[str, Resolution]:
         """One report's answers: its known failures first, then its reference entries, then every id's."""
-        return ChainMap(dict(self.known.get(path, {})), dict(self.references.get(path, {})), dict(self.resolutions))
+        # the run's answers as they are, not copied for each report (a ChainMap writes to its first map only)
+        every = cast("MutableMapping[str, Resolution]", self.resolutions)
+        return ChainMap(dict(self.known.get(path, {})), dict(self.references.get(path, {})), every)
 
 
 def lookup(documents: Sequence[Document], settings: LookupSettings, run: LookupRun) -> Lookups:
