@@ -234,8 +234,10 @@ def stop_on_signals() -> None:
     writes not yet done (the old files stay whole) and leaves at once: the cache is a
     SQLite database, and a transaction cut short is rolled back when it is next opened.
     """
+    import os
     import signal
 
+    _HANDLER_PID[:] = [os.getpid()]
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
             signal.signal(signum, _stop_now)
@@ -243,10 +245,22 @@ def stop_on_signals() -> None:
             return
 
 
+_HANDLER_PID: list[int] = []  # the process that set the handler; a `--jobs` worker forked from it is another
+
+
 def _stop_now(signum: int, frame: object) -> None:
+    """Remove the run's unfinished writes, say so once, and leave; end the `--jobs` workers first.
+
+    A worker left running finishes its report and writes it to a parent that is gone: a
+    BrokenPipeError traceback per worker on the terminal. A worker that the signal reaches
+    before it has set its own handlers (just forked) leaves at once, without a word.
+    """
     import os
     import signal
 
+    if _HANDLER_PID and os.getpid() != _HANDLER_PID[0]:
+        os._exit(128 + signum)
+    _end_workers()
     from clinaudit.store import atomic
 
     atomic.discard_all()
@@ -257,6 +271,20 @@ def _stop_now(signum: int, frame: object) -> None:
     except (OSError, ValueError):
         pass
     os._exit(128 + signum)
+
+
+def _end_workers() -> None:
+    """SIGTERM to every worker process this one started (they take it as it comes: no handler, no traceback)."""
+    import os
+    import signal
+
+    multiprocessing = sys.modules.get("multiprocessing")  # none started, when it was never imported
+    if multiprocessing is None:
+        return
+    for child in multiprocessing.active_children():
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            if child.pid is not None:
+                os.kill(child.pid, signal.SIGTERM)
 
 
 def raise_on_signals() -> None:
