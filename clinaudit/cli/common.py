@@ -167,6 +167,33 @@ def stdout_for(written: str) -> Iterator[TextIO]:
             wrapper.detach()  # stdout's buffer stays open for whatever is printed after
 
 
+def stderr_closed_says_nothing() -> None:
+    """With stderr closed (`2>&-`), what it would say (warnings, progress, the summary line) goes nowhere.
+
+    Python then sets sys.stderr to None: `print(…, file=sys.stderr)` wrote to stdout instead (a
+    summary line after the JSON, after the guard's text), a check of `sys.stderr.isatty()` was an
+    internal error for every run on a terminal, and the next file opened took descriptor 2. Here
+    descriptor 2 is /dev/null and sys.stderr writes there: the verdict and the exit code are as ever.
+    """
+    import io
+    import os
+
+    if sys.stderr is not None:
+        return
+    try:
+        os.fstat(2)
+        taken = True  # opened since by something else: left to it
+    except OSError:
+        taken = False
+    if not taken:
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != 2:
+            os.dup2(null, 2)
+            os.close(null)
+    sink = open(2, "wb", closefd=False) if not taken else open(os.devnull, "wb")  # noqa: SIM115 -- the process's
+    sys.stderr = io.TextIOWrapper(sink, encoding="utf-8", errors="backslashreplace", line_buffering=True)
+
+
 def encodable_streams() -> None:
     """stdout and stderr write whatever their encoding accepts (latin-1, ASCII under LC_ALL=C, …).
 
