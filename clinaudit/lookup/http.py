@@ -175,7 +175,7 @@ class Breaker:
             self._changed.notify_all()
 
     def opened(self, reason: str, retry_after: float | None = None) -> None:
-        """Open now: one request failed MAX_ATTEMPTS times in a row, which is the host's failure however many others it answers."""
+        """Open now: one request failed MAX_ATTEMPTS times in a row, the host failing whatever else it answers."""
         with self._changed:
             if not self._reason:
                 self._reason = reason
@@ -466,8 +466,8 @@ class Http:
         return random.uniform(ceiling / 2, ceiling)
 
     def _stop(self, state: RetryCallState, host: _Host) -> bool:
-        """Stop after MAX_ATTEMPTS of a malformed answer, or when the wait would outlast the deadline; a host
-        failing a request MAX_ATTEMPTS times opens its breaker, which decides (`Breaker.admit`)."""
+        """Stop after MAX_ATTEMPTS, or when the wait would outlast the deadline; but a host that failed a request
+        MAX_ATTEMPTS times (a 429, a 5xx, a timeout, a reset) has its breaker opened, which decides (`admit`)."""
         fault = state.outcome.exception() if state.outcome else None
         if host.breaker.open_reason:
             return True
