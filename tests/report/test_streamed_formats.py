@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import resource
 import subprocess
+import sys
 
 import pytest
 
@@ -87,17 +87,27 @@ def test_jsonl_and_the_table_are_written_in_pieces(dense, fmt):
     assert len(out.getvalue()) > 4 * PIECE and out.largest <= PIECE, (len(out.getvalue()), out.largest)
 
 
+# Run from a small interpreter of its own: a process forked from a large one (a pytest worker of a few hundred
+# MB) carries that process's high-water mark into its rusage, whatever it execs (Linux keeps it across exec).
+_MEASURE = """
+import os, resource, subprocess, sys
+cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a regression fails, never eats the machine
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=cap)
+stderr = child.stderr.read().decode("utf-8", "replace")
+_, status, usage = os.wait4(child.pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+sys.stderr.write(stderr)
+"""
+
+
 def _peak_mb(*args: str, cwd) -> tuple[float, subprocess.CompletedProcess]:
-    """Peak RSS of one `clinaudit` run, capped at 1 GB so a regression fails instead of eating the machine."""
-    cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # noqa: E731
+    """Peak RSS of one `clinaudit` run, capped at 1 GB, and how it ended."""
     env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(cwd / "cache"))
-    proc = subprocess.Popen(
-        [*clinaudit_exe(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=cap, cwd=cwd, env=env
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *clinaudit_exe(), *args], capture_output=True, text=True, cwd=cwd, env=env
     )
-    stderr = proc.stderr.read().decode("utf-8", "replace")
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4
-    return usage.ru_maxrss / 1024, subprocess.CompletedProcess(args, proc.returncode, "", stderr)
+    peak, code = proc.stdout.split()
+    return int(peak) / 1024, subprocess.CompletedProcess(args, int(code), "", proc.stderr)
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
