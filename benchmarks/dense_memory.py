@@ -1,6 +1,6 @@
 """Benchmark: peak memory and time of `clinaudit check` (and `guard`) on dense generated reports, offline.
 
-Run by hand:  python benchmarks/dense_memory.py [--only NAME ...] [--no-guard]
+Run by hand:  python benchmarks/dense_memory.py [--only NAME ...] [--no-guard] [--against DIR]
 Target: at most 300 MB peak for 1.2 MB of distinct PMIDs, and at most 100 MB more for each MB after that.
 
 Each input is generated, never taken from real documents (none is this dense): distinct PMIDs, distinct DOIs,
@@ -9,19 +9,30 @@ it. Every run is a fresh process of the installed `clinaudit`, offline, with an 
 its peak resident set comes from os.wait4's rusage of that one child, so runs do not mask each other's peaks.
 `--max-citations` is raised past each input's count, so that the run measures the work and not the limit.
 
-Measured on the shared 2-core machine (other jobs running; times are loose), peak MB / seconds:
+Measured on the shared 2-core machine (other jobs running; times are loose), peak MB / seconds. "before" is
+2c59e65, "after" this checkout, run input by input alternately (`--against`); the guard's run raises the limit too:
 
-| input | before | limit raised | default --max-citations (fails closed, exit 2) |
-|---|---|---|---|
-| 1.2 MB distinct PMIDs | 1,289 / 54.7 | 1,290 / 52.0 | 85 / 1.1 |
-| 3.6 MB distinct PMIDs | 3,806 / 1,276 | not run | 189 / 2.3 |
-| 1.3 MB distinct DOIs | 986 / 28.9 | 987 / 25.6 | 74 / 0.8 |
-| 40,000 links | 370 / 7.4 | 372 / 7.4 | (under the limit) |
-| 10 MB uncited claims, JSON | 1,072 / 10.0 | 1,072 / 11.0 | (no citations) |
-| 10 MB uncited claims, table | 1,330 / 21.3 | 1,330 / 30.0 | (no citations) |
-| guard, 1.2 MB distinct PMIDs | 329 / 112.7 | | 171 / 5.3 |
+| input | before | after |
+|---|---|---|
+| 1.2 MB distinct PMIDs, JSON | 1,291 / 70.9 | 131 / 9.3 |
+| 2.4 MB distinct PMIDs, JSON | | 229 / 22.7 |
+| 3.6 MB distinct PMIDs, JSON | 3,806 / 1,276 (an earlier session) | 335 / 63.4 |
+| 1.2 MB distinct PMIDs, SARIF | 886 / 78.1 | 131 / 16.7 |
+| 1.2 MB distinct PMIDs, table | 459 / 57.0 | 158 / 11.9 |
+| 1.2 MB distinct PMIDs, HTML | 951 (this checkout before its HTML was streamed) | 335 / 9.1 |
+| 1.3 MB distinct DOIs, JSON | 987 / 35.1 | 111 / 5.9 |
+| 2.6 / 3.9 MB distinct DOIs, JSON | | 186 / 24.3, 270 / 36.6 |
+| 40,000 links (1.25 MB), JSON | 372 / 8.0 | 101 / 6.2 |
+| 80,000 / 120,000 links, JSON | | 159 / 15.7, 223 / 29.7 |
+| 10 MB uncited claims, JSON | 1,132 / 12.2 | 319 / 10.9 |
+| 20 / 30 MB uncited claims, JSON | | 617 / 26.7, 857 / 32.1 |
+| 10 MB uncited claims, table | 1,332 / 28.9 | 298 / 27.1 |
+| guard, 1.2 MB distinct PMIDs | 330 / 181.3 | 332 / 9.4 |
 
-The memory a citation costs is not cut yet: the limit bounds it, the per-record cost is as before.
+Each MB past the first costs 85 MB for PMIDs, 61 for DOIs, 48 for links and 27 for claims. What is left: the
+guard builds its end event (every citation and finding as a dict) whole; the HTML page makes every finding's badge
+and citation's card before it writes the text (10 MB of claims: 594 MB); a citation costs about 1 KB while the
+checks run, its mention, answer, result and finding all alive at once.
 """
 
 from __future__ import annotations
@@ -83,40 +94,86 @@ def measure(argv: list[str], stdin: Path | None, env: dict[str, str]) -> tuple[f
 
 INPUTS: dict[str, tuple[Callable[[], str], str]] = {
     "pmids-1.2": (lambda: pmids(1.2), "json"),
+    "pmids-2.4": (lambda: pmids(2.4), "json"),
     "pmids-3.6": (lambda: pmids(3.6), "json"),
+    "pmids-1.2-sarif": (lambda: pmids(1.2), "sarif"),
+    "pmids-1.2-table": (lambda: pmids(1.2), "table"),
+    "pmids-1.2-html": (lambda: pmids(1.2), "html"),
     "dois-1.3": (lambda: dois(1.3), "json"),
+    "dois-2.6": (lambda: dois(2.6), "json"),
+    "dois-3.9": (lambda: dois(3.9), "json"),
     "links-40k": (lambda: links(40_000), "json"),
+    "links-80k": (lambda: links(80_000), "json"),
+    "links-120k": (lambda: links(120_000), "json"),
     "claims-10-json": (lambda: claims(10), "json"),
     "claims-10-table": (lambda: claims(10), "table"),
+    "claims-20-json": (lambda: claims(20), "json"),
+    "claims-30-json": (lambda: claims(30), "json"),
 }
+
+
+def command(checkout: Path | None) -> list[str]:
+    """This checkout's `clinaudit` (the one beside this interpreter), or another checkout's, from its own venv."""
+    if checkout is None:
+        return [shutil.which("clinaudit", path=str(Path(sys.executable).parent)) or "clinaudit"]
+    exe = checkout / ".venv" / "bin" / "clinaudit"  # its own install: an editable one wins over PYTHONPATH
+    if not exe.exists():
+        sys.exit(f"{checkout}: no .venv/bin/clinaudit (python3 -m venv .venv && .venv/bin/pip install -e .)")
+    return [str(exe)]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", nargs="*", choices=sorted(INPUTS), help="run only these inputs")
     parser.add_argument("--no-guard", action="store_true", help="leave out the guard's run")
+    parser.add_argument(
+        "--against", type=Path, help="another checkout (a git worktree with its own .venv), run input by input "
+        "alternately with this one: the machine's load changes by more than the code does"
+    )  # fmt: skip
     args = parser.parse_args()
-    exe = shutil.which("clinaudit", path=str(Path(sys.executable).parent)) or "clinaudit"
+    sides = {"this": command(None)}
+    if args.against is not None:
+        sides["against"] = command(args.against.resolve())
     names = args.only or list(INPUTS)
-    helped = subprocess.run([exe, "check", "--help"], capture_output=True, text=True).stdout
-    limit = ["--max-citations", "10000000"] if "--max-citations" in helped else []  # a build from before the limit
-    print(f"{'input':18} {'size MB':>8} {'exit':>4} {'peak MB':>8} {'seconds':>8}")
+    print(f"{'input':18} {'side':8} {'size MB':>8} {'exit':>4} {'peak MB':>8} {'seconds':>8}")
     with tempfile.TemporaryDirectory() as tmp:
-        env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / "cache"))
-        for name in names:
+        for k, name in enumerate(names):
             make, form = INPUTS[name]
             report = Path(tmp) / f"{name}.md"
             report.write_text(make(), encoding="utf-8")
             size = report.stat().st_size / MB
-            argv = [exe, "check", str(report), "--offline", "--isolated", "-f", form, "-o", os.devnull, *limit]
-            wall, peak, code = measure(argv, None, env)
-            print(f"{name:18} {size:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
+            for side in list(sides) if k % 2 == 0 else list(reversed(sides)):
+                exe = sides[side]
+                argv = [
+                    *exe,
+                    "check",
+                    str(report),
+                    "--offline",
+                    "--isolated",
+                    "-f",
+                    form,
+                    "-o",
+                    os.devnull,
+                    *_limit(exe),
+                ]
+                env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / f"cache-{side}-{name}"))  # empty, each
+                wall, peak, code = measure(argv, None, env)
+                print(f"{name:18} {side:8} {size:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
+            report.unlink()
         if not args.no_guard:
             stream = Path(tmp) / "guard.txt"
             stream.write_text(pmids(1.2), encoding="utf-8")
-            wall, peak, code = measure([exe, "guard", "--offline"], stream, env)
-            print(f"{'guard pmids-1.2':18} {1.2:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
+            for side, exe in sides.items():
+                env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / f"cache-{side}-guard"))
+                wall, peak, code = measure([*exe, "guard", "--offline", *_limit(exe, "guard")], stream, env)
+                print(f"{'guard pmids-1.2':18} {side:8} {1.2:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
     return 0
+
+
+def _limit(exe: list[str], command: str = "check") -> list[str]:
+    """--max-citations raised past every input, where the build has the limit."""
+    helped = subprocess.run([*exe, command, "--help"], capture_output=True, text=True).stdout
+    return ["--max-citations", "10000000"] if "--max-citations" in helped else []
 
 
 if __name__ == "__main__":

@@ -176,6 +176,33 @@ def stdout_for(written: str) -> Iterator[TextIO]:
             wrapper.detach()  # stdout's buffer stays open for whatever is printed after
 
 
+def stderr_closed_says_nothing() -> None:
+    """With stderr closed (`2>&-`), what it would say (warnings, progress, the summary line) goes nowhere.
+
+    Python then sets sys.stderr to None: `print(…, file=sys.stderr)` wrote to stdout instead (a
+    summary line after the JSON, after the guard's text), a check of `sys.stderr.isatty()` was an
+    internal error for every run on a terminal, and the next file opened took descriptor 2. Here
+    descriptor 2 is /dev/null and sys.stderr writes there: the verdict and the exit code are as ever.
+    """
+    import io
+    import os
+
+    if sys.stderr is not None:
+        return
+    try:
+        os.fstat(2)
+        taken = True  # opened since by something else: left to it
+    except OSError:
+        taken = False
+    if not taken:
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != 2:
+            os.dup2(null, 2)
+            os.close(null)
+    sink = open(2, "wb", closefd=False) if not taken else open(os.devnull, "wb")  # noqa: SIM115 -- the process's
+    sys.stderr = io.TextIOWrapper(sink, encoding="utf-8", errors="backslashreplace", line_buffering=True)
+
+
 def encodable_streams() -> None:
     """stdout and stderr write whatever their encoding accepts (latin-1, ASCII under LC_ALL=C, …).
 
@@ -243,8 +270,10 @@ def stop_on_signals() -> None:
     writes not yet done (the old files stay whole) and leaves at once: the cache is a
     SQLite database, and a transaction cut short is rolled back when it is next opened.
     """
+    import os
     import signal
 
+    _HANDLER_PID[:] = [os.getpid()]
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
             signal.signal(signum, _stop_now)
@@ -252,10 +281,22 @@ def stop_on_signals() -> None:
             return
 
 
+_HANDLER_PID: list[int] = []  # the process that set the handler; a `--jobs` worker forked from it is another
+
+
 def _stop_now(signum: int, frame: object) -> None:
+    """Remove the run's unfinished writes, say so once, and leave; end the `--jobs` workers first.
+
+    A worker left running finishes its report and writes it to a parent that is gone: a
+    BrokenPipeError traceback per worker on the terminal. A worker that the signal reaches
+    before it has set its own handlers (just forked) leaves at once, without a word.
+    """
     import os
     import signal
 
+    if _HANDLER_PID and os.getpid() != _HANDLER_PID[0]:
+        os._exit(128 + signum)
+    _end_workers()
     from clinaudit.store import atomic
 
     atomic.discard_all()
@@ -266,6 +307,20 @@ def _stop_now(signum: int, frame: object) -> None:
     except (OSError, ValueError):
         pass
     os._exit(128 + signum)
+
+
+def _end_workers() -> None:
+    """SIGTERM to every worker process this one started (they take it as it comes: no handler, no traceback)."""
+    import os
+    import signal
+
+    multiprocessing = sys.modules.get("multiprocessing")  # none started, when it was never imported
+    if multiprocessing is None:
+        return
+    for child in multiprocessing.active_children():
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            if child.pid is not None:
+                os.kill(child.pid, signal.SIGTERM)
 
 
 def raise_on_signals() -> None:

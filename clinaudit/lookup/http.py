@@ -53,7 +53,10 @@ T = TypeVar("T")
 MAX_ATTEMPTS = 4  # one try and three retries
 REQUEST_TIMEOUT = 15.0  # one request, read/write; the run-wide deadline caps it further
 CONNECT_TIMEOUT = 5.0  # an unreachable host opens the breaker after this at most
-BREAKER_THRESHOLD = 5  # consecutive failed attempts before a host is given up for the run
+BREAKER_THRESHOLD = 5  # consecutive failed attempts before a host's breaker opens
+BREAKER_BACKOFF = 1.0  # seconds an open breaker waits before its first probe (jittered down to half)
+BREAKER_BACKOFF_MAX = 30.0  # … doubled at each failed probe, up to this
+PROBE_TIME = 1.0  # seconds of the deadline a probe needs: with less left, the host is given up
 RETRY_AFTER_CAP = 60.0  # never honour a Retry-After longer than this
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 8.0
@@ -122,31 +125,104 @@ class Pacer:
 
 
 class Breaker:
-    """Stops calling a host for the rest of the run once it is unreachable or keeps failing."""
+    """Stops calling a host that keeps failing, asks it again after a back-off, and gives it up only for want of time.
+
+    Closed, requests go. After `threshold` failed attempts in a row (or one request's MAX_ATTEMPTS)
+    it opens: no request goes until its back-off has passed, the server's Retry-After or longer
+    (exponential from BREAKER_BACKOFF, doubled at each failed probe up to BREAKER_BACKOFF_MAX, with
+    jitter, and cut to end PROBE_TIME before the run's deadline). Then it is half-open: one request
+    goes (the probe) while the others wait for its outcome; an answer closes it, a failure opens it
+    again for longer. Only when the deadline leaves no time for another probe (or the server's
+    Retry-After runs past it) is the host given up, and every request still waiting for it fails:
+    a burst of 429s costs time, not ids. A host that cannot be reached at all (`trip`) is given up at once.
+    """
 
     def __init__(self, threshold: int = BREAKER_THRESHOLD):
         self._threshold = threshold
         self._failures = 0
-        self._reason = ""
-        self._lock = threading.Lock()
+        self._reason = ""  # why it is open; "" while closed
+        self._given_up = ""  # why the host is not asked again in this run; "" while it may be
+        self._until = 0.0  # on the monotonic clock: when an open breaker lets its probe go
+        self._told = False  # the back-off is the server's Retry-After: it is honoured, never cut
+        self._backoff = BREAKER_BACKOFF
+        self._probing = False
+        self._changed = threading.Condition()
 
     @property
     def open_reason(self) -> str:
-        return self._reason
+        """Why the host is given up for the rest of the run; "" while it may still be asked."""
+        return self._given_up
+
+    @property
+    def is_open(self) -> bool:
+        return bool(self._reason)
 
     def trip(self, reason: str) -> None:
-        with self._lock:
-            self._reason = self._reason or reason
+        with self._changed:
+            self._given_up = self._given_up or reason
+            self._changed.notify_all()
 
-    def failure(self, reason: str) -> None:
-        with self._lock:
+    def failure(self, reason: str, retry_after: float | None = None) -> None:
+        with self._changed:
             self._failures += 1
-            if self._failures >= self._threshold and not self._reason:
+            if self._probing:  # the probe failed: open again, for longer
+                self._probing = False
+                self._backoff = min(self._backoff * 2, BREAKER_BACKOFF_MAX)
+                self._open(retry_after)
+            elif not self._reason and self._failures >= self._threshold:
                 self._reason = f"{reason} ({self._failures} failures in a row)"
+                self._open(retry_after)
+            self._changed.notify_all()
+
+    def opened(self, reason: str, retry_after: float | None = None) -> None:
+        """Open now: one request failed MAX_ATTEMPTS times in a row, the host failing whatever else it answers."""
+        with self._changed:
+            if not self._reason:
+                self._reason = reason
+                self._open(retry_after)
+                self._changed.notify_all()
 
     def success(self) -> None:
-        with self._lock:
+        with self._changed:
             self._failures = 0
+            if self._reason or self._probing:
+                self._reason, self._probing, self._backoff = "", False, BREAKER_BACKOFF
+                self._changed.notify_all()
+
+    def _open(self, retry_after: float | None) -> None:
+        wait = random.uniform(self._backoff / 2, self._backoff)
+        self._told = retry_after is not None and retry_after >= wait
+        self._until = time.monotonic() + (retry_after if self._told and retry_after is not None else wait)
+
+    def admit(self, deadline: Deadline) -> None:
+        """Return when a request may go: at once while closed; while open, once this one is the probe.
+
+        Raises a (final) Fault when the host is given up, or when the deadline leaves no time for a probe.
+        """
+        with self._changed:
+            while True:
+                if self._given_up:
+                    raise Fault(f"{self._given_up} earlier in this run; not asked again")
+                if not self._reason:
+                    return
+                latest = deadline.end - PROBE_TIME  # a probe sent later could not be answered in time
+                now = time.monotonic()
+                if self._probing:  # another request is the probe: its outcome decides
+                    if now >= deadline.end:
+                        raise Fault(f"{self._reason}: {deadline.late()}")
+                    self._changed.wait(deadline.remaining())
+                    continue
+                if self._until > latest and not self._told:
+                    self._until = latest  # the last probe the time limit allows
+                if self._until > latest or now > latest:
+                    limit = f"the {deadline.seconds:g}s time limit ({deadline.what})"
+                    self._given_up = f"{self._reason}; no time left to ask again within {limit}"
+                    self._changed.notify_all()
+                    raise Fault(self._given_up)
+                if now >= self._until:
+                    self._probing = True
+                    return
+                self._changed.wait(self._until - now)
 
 
 @dataclass(slots=True)
@@ -271,8 +347,8 @@ class Http:
 
         retrying = Retrying(
             retry=retry_if_exception(lambda e: isinstance(e, Fault) and e.retryable),
-            stop=self._stop,
-            wait=self._wait,
+            stop=lambda state: self._stop(state, host),
+            wait=lambda state: self._wait(state, host),
             sleep=time.sleep,
             reraise=True,
         )
@@ -288,6 +364,7 @@ class Http:
     def _attempt(self, host: _Host, method: str, url: str, params, data, accept) -> Reply:
         where = host.endpoint.host
         late = f"{where} not asked: the {self.deadline.seconds:g}s time limit (--timeout) was reached"
+        host.breaker.admit(self.deadline)  # an open breaker waits out its back-off, then lets one probe go
         with host.gate:  # first a place among those in flight, then a start time: starts stay spaced
             if host.breaker.open_reason:
                 raise Fault(f"{host.breaker.open_reason} earlier in this run; not asked again")
@@ -330,10 +407,10 @@ class Http:
         if status == 429:
             if retry_after is not None:
                 host.pacer.push_back(retry_after)
-            host.breaker.failure(f"{where}: rate limited")
+            host.breaker.failure(f"{where}: rate limited", retry_after)
             raise Fault(f"{where}: rate limited (HTTP 429)", retryable=True, retry_after=retry_after)
         if status >= 500:
-            host.breaker.failure(f"{where}: HTTP {status}")
+            host.breaker.failure(f"{where}: HTTP {status}", retry_after)
             raise Fault(f"{where}: HTTP {status}", retryable=True, retry_after=retry_after)
         host.breaker.success()  # the host answered; the request was wrong, retrying will not help
         raise Fault(f"{where}: unexpected HTTP {status}")
@@ -377,19 +454,29 @@ class Http:
 
     # ------------------------------------------------------------ retry policy
 
-    def _wait(self, state: RetryCallState) -> float:
-        """Exponential backoff with full jitter, or the server's Retry-After when it gave one."""
+    def _wait(self, state: RetryCallState, host: _Host) -> float:
+        """Exponential backoff with full jitter, or the server's Retry-After when it gave one; none when the
+        host's breaker is open (its back-off is the wait, in `Breaker.admit`)."""
+        if host.breaker.is_open:
+            return 0.0
         fault = state.outcome.exception() if state.outcome else None
         if isinstance(fault, Fault) and fault.retry_after is not None:
             return fault.retry_after + random.uniform(0, 0.1)
         ceiling = min(BACKOFF_MAX, BACKOFF_INITIAL * 2 ** (state.attempt_number - 1))
         return random.uniform(ceiling / 2, ceiling)
 
-    def _stop(self, state: RetryCallState) -> bool:
-        """Stop after MAX_ATTEMPTS, or when the wait would outlast the deadline."""
-        if state.attempt_number >= MAX_ATTEMPTS:
-            return True
+    def _stop(self, state: RetryCallState, host: _Host) -> bool:
+        """Stop after MAX_ATTEMPTS, or when the wait would outlast the deadline; but a host that failed a request
+        MAX_ATTEMPTS times (a 429, a 5xx, a timeout, a reset) has its breaker opened, which decides (`admit`)."""
         fault = state.outcome.exception() if state.outcome else None
+        if host.breaker.open_reason:
+            return True
+        if state.attempt_number >= MAX_ATTEMPTS:
+            if not isinstance(fault, Fault) or fault.malformed:  # not a 429, a 5xx, a timeout or a reset
+                return True
+            host.breaker.opened(f"{fault.reason} ({state.attempt_number} attempts)", fault.retry_after)
+        if host.breaker.is_open:
+            return False
         floor = fault.retry_after if isinstance(fault, Fault) and fault.retry_after is not None else BACKOFF_INITIAL
         return floor >= self.deadline.remaining()
 

@@ -67,6 +67,8 @@ class Policy:
             return
         recheck: float | None = getattr(service, "recheck", RECHECK)
         entries = {} if self.refresh else self.cache.get_many(name, ids)
+        mirrored = self.mirror is not None and name in self.mirror.SERVICES
+        offline = f"not in {'the mirror or the cache' if mirrored else 'the cache'} (--offline)"  # one text for all
         for cid in ids:
             entry = entries.get(cid)
             # checked by the cache: a wrong-typed entry is a miss
@@ -74,9 +76,7 @@ class Policy:
             if cached is not None and (self.offline or recheck is None or age < recheck):
                 plan.answered[cid] = cached
             elif self.offline:
-                mirrored = self.mirror is not None and name in self.mirror.SERVICES
-                where = "the mirror or the cache" if mirrored else "the cache"
-                plan.answered[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=f"not in {where} (--offline)")
+                plan.answered[cid] = Resolution(cid, Status.UNVERIFIABLE, reason=offline)
             else:
                 plan.missing.append(cid)
                 if cached is not None and cached.status in FOUND:

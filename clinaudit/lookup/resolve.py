@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import logging
 from collections import ChainMap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, cast
 
 from clinaudit.core.ids import CitationId, describe, is_valid
 from clinaudit.core.models import CitationKind, CitationMention, Document, Record, Resolution, Status
@@ -115,7 +115,9 @@ class Lookups:
 
     def of(self, path: str) -> Mapping[str, Resolution]:
         """One report's answers: its known failures first, then its reference entries, then every id's."""
-        return ChainMap(dict(self.known.get(path, {})), dict(self.references.get(path, {})), dict(self.resolutions))
+        # the run's answers as they are, not copied for each report (a ChainMap writes to its first map only)
+        every = cast("MutableMapping[str, Resolution]", self.resolutions)
+        return ChainMap(dict(self.known.get(path, {})), dict(self.references.get(path, {})), every)
 
 
 def lookup(documents: Sequence[Document], settings: LookupSettings, run: LookupRun) -> Lookups:
@@ -181,14 +183,14 @@ class _Session:
     ) -> tuple[dict[str, Resolution], dict[str, dict[str, Resolution]]]:
         """Every id cited, by id; and each report's reference entries (asked by their text), by report."""
         found: dict[str, Resolution] = {}
-        pending: dict[str, list[str]] = {}
+        pending: dict[str, dict[str, None]] = {}  # by service, its ids in order: a dict, as a list's `in` is linear
         entries: dict[str, dict[str, str]] = {}  # report → its `ref:<n>` → the query asked for it
         for document in documents:
             for mention in document.mentions:
                 asked = self._pending(mention, found, pending)
                 if asked is not None and mention.kind is CitationKind.REFERENCE:
                     entries.setdefault(document.path, {})[mention.id] = asked
-        answered = self.resolve(pending)
+        answered = self.resolve({name: list(ids) for name, ids in pending.items()})
         found.update({cid: r for cid, r in answered.items() if cid in found})  # a reference query is by report
         references = {
             path: {rid: _named(rid, answered[query]) for rid, query in refs.items() if query in answered}
@@ -197,7 +199,7 @@ class _Session:
         return found, references
 
     def _pending(
-        self, mention: CitationMention, found: dict[str, Resolution], pending: dict[str, list[str]]
+        self, mention: CitationMention, found: dict[str, Resolution], pending: dict[str, dict[str, None]]
     ) -> str | None:
         """Put the mention's id with its service (or settle it here); the id it is asked under, when asked."""
         name = self.owner.get(mention.kind)
@@ -218,9 +220,7 @@ class _Session:
             self.texts.setdefault(asked, mention.ref_text)
         else:
             found[mention.id] = Resolution(mention.id, Status.UNCHECKED)  # replaced by its answer below
-        ids = pending.setdefault(name, [])
-        if asked not in ids:
-            ids.append(asked)
+        pending.setdefault(name, {})[asked] = None
         return asked
 
     def papers_meant(
@@ -284,14 +284,14 @@ class _Session:
     ) -> dict[str, list[str]]:
         """The other services' ids, and each id a mapper's answer names with the service that owns it, once:
         a PMC id's PMID is asked in the same efetch batches as the report's own PMIDs."""
-        rest = {name: list(ids) for name, ids in pending.items() if name not in mappers}
+        rest = {name: dict.fromkeys(ids) for name, ids in pending.items() if name not in mappers}
         for name, mapper in mappers.items():
             for cid in pending[name]:
                 target = mapper.target(links.get(cid) or _NO_ANSWER)
                 answers = self._owner_of(target) if target else None
-                if target and answers is not None and target not in rest.setdefault(answers, []):
-                    rest[answers].append(target)
-        return rest
+                if target and answers is not None:
+                    rest.setdefault(answers, {})[target] = None
+        return {name: list(ids) for name, ids in rest.items()}
 
     def _owner_of(self, cid: str) -> str | None:
         """The service that answers for a canonical id ('pmid:123' → pubmed), or None."""

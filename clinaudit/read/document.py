@@ -1030,11 +1030,18 @@ def _layout(unit: Unit, reading: _Reading) -> _Layout:
         per_sentence[k].append(cite)
     prose = [_has_prose(text, bound, found) for bound, found in zip(bounds, per_sentence, strict=True)]
     ends = [b for _, b in bounds]  # where each sentence's context ends: past the markers it takes over
-    # A sentence that is only markers ("… risk. [3]") belongs to the one before it.
+    # A sentence that is only markers ("… risk. [3]") belongs to the one before it: a run of them to the
+    # sentence before the run, in order (gathered forwards: a list of 80,000 links, one a line, was copied
+    # once per link when each was handed back a sentence at a time), and that sentence's context ends with the run.
+    owner = 0
+    for k in range(1, len(bounds)):
+        if prose[k]:
+            owner = k
+        else:
+            per_sentence[owner].extend(per_sentence[k])
+            per_sentence[k] = []
     for k in range(len(bounds) - 1, 0, -1):
         if not prose[k]:
-            per_sentence[k - 1].extend(per_sentence[k])
-            per_sentence[k] = []
             ends[k - 1] = ends[k]
     return _Layout(bounds, cites, per_sentence, prose, ends)
 

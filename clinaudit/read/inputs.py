@@ -78,8 +78,9 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), plain: bool = False
         try:
             mode = path.stat().st_mode
         except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR):
                 raise InputError(f"{shown(raw)}: no such file or directory") from None
+            # a link that loops is there but cannot be read, as in a folder: an error report of its own
             if not _excluded(path, exclude):
                 add(Source(shown(raw), path, not plain, _problem(shown(raw), exc)), _resolved(raw))
             continue

@@ -23,6 +23,7 @@ from clinaudit.core.errors import InputError
 from clinaudit.core.models import AuditResult, Finding
 from clinaudit.core.records import compared
 from clinaudit.store import atomic
+from clinaudit.store.paths import resolved
 
 VERSION = 1
 _SPACE = re.compile(r"\s+")
@@ -55,9 +56,9 @@ def key_path(path: str, base: Path) -> str:
     if path == "-":
         return path
     try:
-        return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
+        return Path(os.path.relpath(resolved(path), base.resolve())).as_posix()
     except ValueError:  # another drive on Windows
-        return Path(path).resolve().as_posix()
+        return resolved(path).as_posix()
 
 
 @compared

@@ -13,6 +13,7 @@ formats all find it with `roots_up`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,18 @@ def folders_up(start: Path, markers: tuple[str, ...] = PROJECT_MARKERS) -> Itera
 def root_of(start: Path, markers: tuple[str, ...] = PROJECT_MARKERS) -> Path | None:
     """The nearest folder from `start` up that holds one of `markers`; None when there is none."""
     return next((folder for folder in folders_up(start, markers) if is_root(folder, markers)), None)
+
+
+def resolved(path: str | Path) -> Path:
+    """`Path.resolve()`, or the absolute path where the links in it loop or it cannot be looked at.
+
+    Python 3.11's resolve raises RuntimeError for a symlink loop: a report named `a.md` that
+    links to itself is an unreadable input, and its name must still be printable in every format.
+    """
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
 
 
 def project_root(start: Path | None = None) -> Path:

@@ -109,3 +109,39 @@ def test_the_library_keeps_the_callers_signal_handlers():
     audit_text("Aspirin is a drug.\n")
     assert signal.getsignal(signal.SIGINT) is before
     assert os.getpid() > 0
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts a run's workers in /proc")
+def test_sigterm_with_jobs_ends_the_workers_without_a_word(tmp_path):
+    """`check -j 2` cut short: the workers, left running, wrote their reports to a parent that was gone,
+    and each printed a BrokenPipeError traceback on the terminal after the shell had its prompt back."""
+    folder = tmp_path / "big"
+    folder.mkdir()
+    for k in range(16):
+        (folder / f"r{k}.md").write_text("Drug X is contraindicated in pregnancy and lowers mortality.\n\n" * 3000)
+    old = '{"verdict": "from an earlier run"}'
+    (tmp_path / "out.json").write_text(old, encoding="utf-8")
+    proc = started(["check", "-j", "2", "--offline", "big", "-f", "json", "-o", "out.json"], tmp_path)
+    while len(_children(proc.pid)) < 2 and proc.poll() is None:  # its two workers, reading
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.stdout.read(), proc.stderr.read()  # each ends once every process holding it has left
+    assert proc.wait(timeout=30) == 143, err
+    assert err.decode().splitlines() == ["clinaudit: terminated"] and out == b""
+    assert (tmp_path / "out.json").read_text(encoding="utf-8") == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big", "out.json"]  # no temporary file left

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -270,6 +271,58 @@ def test_check_and_guard_with_stdout_closed(tmp_path):
     assert proc.returncode == 2 and b"stdout is closed" in proc.stderr and b"Traceback" not in proc.stderr
 
 
+def _stderr_closed(*args: str, stdin: bytes = b"", stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    """A run started with `2>&-`: descriptor 2 closed, so Python has no sys.stderr at all."""
+    return subprocess.run(
+        [*clinaudit_exe(), *args], input=stdin, stdout=stdout, preexec_fn=lambda: os.close(2), timeout=60
+    )
+
+
+def test_a_closed_stderr_leaves_the_json_and_the_verdict_alone(tmp_path):
+    """print(file=sys.stderr) with no stderr writes to stdout: the summary line ended the JSON document."""
+    (tmp_path / "bad.md").write_text("Warfarin is contraindicated in pregnancy.\n")
+    (tmp_path / "good.md").write_text("Plain words.\n")
+    bad = _stderr_closed("check", "--offline", "-f", "json", str(tmp_path / "bad.md"))
+    assert bad.returncode == 1 and json.loads(bad.stdout)["verdict"] == "fail"
+    good = _stderr_closed("check", "--offline", "-f", "json", str(tmp_path / "good.md"))
+    assert good.returncode == 0 and json.loads(good.stdout)["verdict"] == "pass"
+    missing = _stderr_closed("check", "--offline", str(tmp_path / "missing.md"))
+    assert missing.returncode == 2 and missing.stdout == b""  # an input error is still exit 2, said nowhere
+    said = b"Warfarin is contraindicated in pregnancy.\n"
+    guarded = _stderr_closed("guard", "--offline", stdin=said)
+    opened = subprocess.run([*clinaudit_exe(), "guard", "--offline"], input=said, capture_output=True, timeout=60)
+    assert (guarded.returncode, guarded.stdout) == (opened.returncode, opened.stdout) == (1, opened.stdout)
+
+
+def test_a_closed_stderr_on_a_terminal_is_no_internal_error(tmp_path):
+    """On a terminal the table asked whether stderr is the same terminal: None.isatty(), exit 2 for every run."""
+    (tmp_path / "bad.md").write_text("Warfarin is contraindicated in pregnancy.\n")
+    (tmp_path / "good.md").write_text("Plain words.\n")
+    for name, code in (("good.md", 0), ("bad.md", 1)):
+        primary, secondary = os.openpty()
+        try:
+            proc = subprocess.Popen(
+                [*clinaudit_exe(), "check", "--offline", str(tmp_path / name)],
+                stdout=secondary,
+                preexec_fn=lambda: os.close(2),
+            )
+            os.close(secondary)
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(primary, 65536)
+                except OSError:  # EIO: the terminal's last writer closed it
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            assert proc.wait(timeout=60) == code
+        finally:
+            os.close(primary)
+        shown = b"".join(chunks).decode("utf-8", "replace")
+        assert "internal error" not in shown and ("FAIL" if code else "PASS") in shown, shown
+
+
 # ---------------------------------------------------------------- 6. -o naming an input
 
 
@@ -322,3 +375,46 @@ def test_stdin_named_twice_is_read_once():
     proc = run_cli("check", "--offline", "-f", "json", "-", "-", input="Plain words.\n")
     assert _paths(proc) == ["-"]
     assert "1 file," in proc.stderr
+
+
+# ---------------------------------------------------------------- 8. a link that loops
+
+
+@pytest.fixture
+def looped(tmp_path):
+    """A folder holding a report and a link to itself whose name holds an escape sequence."""
+    folder = tmp_path / "loops"
+    folder.mkdir()
+    (folder / "ok.md").write_text("Warfarin is contraindicated in pregnancy.\n")
+    (folder / "e\x1b[31m.md").symlink_to("e\x1b[31m.md")
+    return folder
+
+
+def _audited_with_one_unreadable(proc: subprocess.CompletedProcess, fmt: str) -> None:
+    """Exit 2 with one error line naming the loop, escaped; the other report is still audited in the output."""
+    one_error_line(proc, "e\\x1b[31m.md: cannot read (Too many levels of symbolic links)")
+    if fmt == "sarif":
+        run = json.loads(proc.stdout)["runs"][0]
+        (notice,) = run["invocations"][0]["toolExecutionNotifications"]
+        assert notice["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("e%1B%5B31m.md")
+        assert any(r["ruleId"] == "uncited-claim" for r in run["results"])
+    elif fmt == "json":
+        verdicts = {Path(f["path"]).name: f["verdict"] for f in json.loads(proc.stdout)["files"]}
+        assert verdicts == {"e\x1b[31m.md": "error", "ok.md": "fail"}
+    else:
+        assert "contraindicated" in proc.stdout or fmt == "markdown", proc.stdout
+        assert "\x1b[31m" not in proc.stdout
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_link_that_loops_in_a_folder_is_an_unreadable_report_in_every_format(looped, fmt):
+    """Python 3.11's Path.resolve raises RuntimeError on a loop: the formats that name files by their place in the
+    repository printed an internal error."""
+    _audited_with_one_unreadable(run_cli("check", "--offline", "loops", "-f", fmt, cwd=looped.parent), fmt)
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "json"])
+def test_a_link_that_loops_named_is_unreadable_not_missing(looped, fmt):
+    """Named on the command line, as in a folder: the SARIF still holds the other report's results."""
+    proc = run_cli("check", "--offline", "e\x1b[31m.md", "ok.md", "-f", fmt, cwd=looped)
+    _audited_with_one_unreadable(proc, fmt)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 from functools import cache
 from pathlib import Path
+from typing import TextIO
 
 from clinaudit.core.catalogue import UNCITED_CLAIM
 from clinaudit.core.models import Finding
-from clinaudit.core.text import printable, shown, thousands
-from clinaudit.store.paths import root_of
+from clinaudit.core.text import json_text, printable, shown, thousands
+from clinaudit.store.paths import resolved, root_of
 
-__all__ = ["describe", "printable", "relative", "repo_root", "shown", "shown_path"]
+__all__ = ["JsonWriter", "describe", "printable", "relative", "repo_root", "shown", "shown_path"]
 
 
 def repo_root() -> Path:
@@ -32,7 +33,7 @@ def relative(path: str) -> str | None:
     if path == "-":
         return None
     try:
-        return Path(path).resolve().relative_to(repo_root()).as_posix()
+        return resolved(path).relative_to(repo_root()).as_posix()
     except ValueError:
         return None
 
@@ -62,3 +63,32 @@ def coverage_text(share: float, grounded: int, claims: int, with_table: float | 
         f"coverage {share:g}% inline, {with_table:g}% with the evidence table "
         f"({thousands(grounded)} of {thousands(claims)} claims cited inline, {thousands(linked)} by the evidence table)"
     )
+
+
+class JsonWriter:
+    """A JSON document's text written as it is made, in pieces of about 64 KB, with `json_text`'s escapes.
+
+    The escape is of single characters inside strings (DEL, C1, bidi), so escaping piece by
+    piece writes what escaping the whole document did; a document of a hundred megabytes is
+    never held whole.
+    """
+
+    __slots__ = ("_out", "_parts", "_size")
+    LIMIT = 1 << 16
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._parts: list[str] = []
+        self._size = 0
+
+    def __call__(self, text: str) -> None:
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= self.LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._parts:
+            self._out.write(json_text("".join(self._parts)))
+            self._parts = []
+            self._size = 0

@@ -26,7 +26,7 @@ import hashlib
 import html
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cached_property, lru_cache
 from typing import NamedTuple, TextIO
 
@@ -237,17 +237,25 @@ CSP = (
 
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
-    out.write(page(result, view))
+    """The page written part by part, a line of the text at a time: joined first, 1.2 MB of cited ids made a
+    page of 155 MB held three times over (its parts, the page, its bytes)."""
+    for part in parts(result, view):
+        out.write(part)
 
 
 def page(result: AuditResult, view: View = View()) -> str:
-    """The whole document, as one string (written in one write)."""
+    """The whole document, as one string."""
+    return "".join(parts(result, view))
+
+
+def parts(result: AuditResult, view: View = View()) -> Iterator[str]:
+    """The document's text in order, in parts."""
     files = [_FileView(k, report) for k, report in enumerate(result.files, 1)]
     verdict = VERDICT_LOOK.get(result.verdict, Look("", result.verdict.upper(), "neutral"))
     title = f"clinaudit: {verdict.label}, {counted(len(files), 'file')}"
     if len(files) == 1:
         title += f" ({shown_path(files[0].report.path)})"
-    parts = [
+    yield from [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{html.escape(CSP, quote=True)}">',
         '<meta name="referrer" content="no-referrer">',
@@ -258,11 +266,11 @@ def page(result: AuditResult, view: View = View()) -> str:
         "<main>",
         _summary(result, files, view),
         '<div class="docs">',
-        *(f.html() for f in files),
-        "</div></main>",
-        f"<script>{SCRIPT}</script></body></html>\n",
     ]
-    return "".join(parts)
+    for f in files:
+        yield from f.parts()
+    yield "</div></main>"
+    yield f"<script>{SCRIPT}</script></body></html>\n"
 
 
 def _summary(result: AuditResult, files: list[_FileView], view: View) -> str:
@@ -552,15 +560,17 @@ class _FileView:
     def finding_target(self, k: int) -> str:
         return f"f{self.number}-x{k}" if k in self.placed else self.anchor
 
-    def html(self) -> str:
+    def parts(self) -> Iterator[str]:
+        """The report's section, in parts: its head, its text a line at a time, its citations."""
         report = self.report
         look = _file_verdict(report)
-        out = [
+        yield from [
             f'<section class="file" id="{self.anchor}" aria-labelledby="{self.anchor}-h">',
             f'<h2 id="{self.anchor}-h"><code>{esc_line(shown_path(report.path))}</code> '
             f'<span class="badge t-{look.tone}"><span aria-hidden="true">{look.icon}</span> {look.label}</span></h2>',
             f'<p class="meta">{_file_meta(report)}</p>',
         ]
+        out: list[str] = []
         if report.error:
             out.append(f'<p class="note">Error: {esc(report.error)}</p>')
         if report.note:
@@ -569,7 +579,9 @@ class _FileView:
             if self.missing:
                 out.append(f'<p class="note">{esc(self.missing)}</p>')
         else:
-            out.append(self._source_html())
+            yield from out
+            out = []
+            yield from self._source_parts()
         if report.citations:
             out.append(f'<h3>Citations ({thousands(len(report.citations))})</h3><ul class="cites">')
             for k, c in enumerate(report.citations):
@@ -586,11 +598,11 @@ class _FileView:
                     )
             out.append("</ul>")
         out.append("</section>")
-        return "".join(out)
+        yield from out
 
     # -- the text
 
-    def _source_html(self) -> str:
+    def _source_parts(self) -> Iterator[str]:
         lines = self.lines or []
         ranges: dict[int, list[_Range]] = {}
         inserts: dict[int, list[_Insert]] = {}
@@ -618,21 +630,20 @@ class _FileView:
             end_line = min(max(span.end_line, span.line), len(lines))
             at = min(max(span.end_column - 1, 0), len(lines[end_line - 1])) if span.end_line >= span.line else 0
             inserts.setdefault(end_line, []).append(_Insert(at, 0, self._inline_citation(k, c)))
-        out = [f'<div class="src" role="region" aria-label="Text of {esc_line(shown_path(self.report.path))}">']
+        yield f'<div class="src" role="region" aria-label="Text of {esc_line(shown_path(self.report.path))}">'
         n = self.number
         for number, text in enumerate(lines, 1):
-            body = (
-                _marked(text, ranges.get(number, ()), inserts.get(number, ()))
-                if (number in ranges or number in inserts)
-                else esc(text)
-            )
             marked = f" w-{worst[number].value}" if number in worst else ""  # its number in the worst one's colour
-            out.append(
+            yield (
                 f'<div class="ln{marked}" id="f{n}-L{number}"><a class="no" href="#f{n}-L{number}" tabindex="-1">'
-                f'{number}</a><span class="tx">{body}</span></div>'
+                f'{number}</a><span class="tx">'
             )
-        out.append("</div>")
-        return "".join(out)
+            if number in ranges or number in inserts:
+                yield from _marked_parts(text, ranges.get(number, ()), inserts.get(number, ()))
+            else:
+                yield esc(text)
+            yield "</span></div>"
+        yield "</div>"
 
     def _badge(self, k: int, finding: Finding) -> str:
         sev = finding.severity.value
@@ -858,28 +869,35 @@ def _covered(span, lines: list[str]) -> Iterable[tuple[int, int, int]]:
             yield line, start, end
 
 
-def _marked(text: str, ranges: Iterable[_Range], inserts: Iterable[_Insert]) -> str:
+def _marked_parts(text: str, ranges: Iterable[_Range], inserts: Iterable[_Insert]) -> Iterator[str]:
     """A line with its ranges wrapped (nested, each cut at every boundary) and its inserts put in place.
 
-    Where marks nest, the most severe is innermost: its colour is the one the text shows.
+    Where marks nest, the most severe is innermost: its colour is the one the text shows. The marks
+    open at each cut are kept as the cuts go by (a line of 20,000 cited ids has 40,000 marks, and
+    asking each of them at every cut took minutes).
     """
     ranges = sorted(ranges, key=lambda r: r.weight)  # stable: equals keep the findings' order
     inserts = sorted([_Insert(min(i.column, len(text)), i.order, i.html) for i in inserts])
     cuts = sorted({0, len(text), *(r[0] for r in ranges), *(r[1] for r in ranges), *(i.column for i in inserts)})
-    out: list[str] = []
+    opening: dict[int, list[int]] = {}
+    closing: dict[int, list[int]] = {}
+    for n, r in enumerate(ranges):
+        if r.end > r.start:  # an empty range covers no text
+            opening.setdefault(r.start, []).append(n)
+            closing.setdefault(r.end, []).append(n)
+    open_now: set[int] = set()  # the ranges covering the text from this cut to the next, by their place in `ranges`
     at_insert = 0
     for a, b in zip(cuts, [*cuts[1:], None], strict=True):
         while at_insert < len(inserts) and inserts[at_insert].column <= a:
-            out.append(inserts[at_insert].html)
+            yield inserts[at_insert].html
             at_insert += 1
+        open_now.difference_update(closing.get(a, ()))
+        open_now.update(opening.get(a, ()))
         if b is None or b <= a:
             continue
-        active = [r for r in ranges if r.start <= a and r.end >= b]
-        out += [r.open for r in active]
-        out.append(esc(text[a:b]))
-        out += [r.close for r in reversed(active)]
-    out += [i.html for i in inserts[at_insert:]]
-    return "".join(out)
+        active = [ranges[n] for n in sorted(open_now)]
+        yield "".join([*(r.open for r in active), esc(text[a:b]), *(r.close for r in reversed(active))])
+    yield from (i.html for i in inserts[at_insert:])
 
 
 def _source(report: FileReport) -> tuple[list[str] | None, str]:

@@ -55,9 +55,9 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
         if report.line:
             out.write(record_line(report))
             continue
-        rows = [line(report.path, f) for f in report.findings]
+        rows: list[tuple[Finding, str | None, str]] = [(f, None, "") for f in report.findings]
         if show_suppressed:
-            rows += [line(report.path, s.finding, s.kind, s.reason) for s in report.suppressed]
-        rows.sort(key=lambda r: (r["line"], r["column"], r["rule"]))
-        for row in rows:
-            out.write(json_text(json.dumps(row, ensure_ascii=False)) + "\n")
+            rows += [(s.finding, s.kind, s.reason) for s in report.suppressed]
+        rows.sort(key=lambda r: (r[0].span.line, r[0].span.column, r[0].rule))  # each line made as it is written
+        for finding, kind, reason in rows:
+            out.write(json_text(json.dumps(line(report.path, finding, kind, reason), ensure_ascii=False)) + "\n")

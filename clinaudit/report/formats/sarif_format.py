@@ -9,7 +9,7 @@ Suppressed findings are kept as results with a `suppressions` entry, as SARIF in
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, TextIO
 from urllib.parse import quote
 
@@ -20,8 +20,9 @@ from clinaudit.core.version import __version__
 from clinaudit.report import verdict
 from clinaudit.report.baseline import fingerprints
 from clinaudit.report.formats import View
-from clinaudit.report.formats._common import describe, relative, repo_root
+from clinaudit.report.formats._common import JsonWriter, describe, relative, repo_root
 from clinaudit.report.formats.json_format import judge_dict
+from clinaudit.store.paths import resolved
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {"high": "error", "medium": "warning", "low": "note", "info": "note"}
@@ -30,10 +31,44 @@ SRCROOT = "%SRCROOT%"
 
 
 def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
-    out.write(
-        json_text(json.dumps(to_sarif(result), indent=2, ensure_ascii=False))
-    )  # one write: json.dump makes one per token
-    out.write("\n")
+    """`to_sarif`'s document as `json.dumps(indent=2)` writes it, each result made and written in its turn.
+
+    Its results come before the run's keys that need them all (the rules met, the
+    notifications): the text around them is `json.dumps`'s own, of the document with a
+    mark for its results, so the bytes are the whole document's; the results are
+    never held together (83,887 citations' results held about 700 MB as dicts and text).
+    """
+    write = JsonWriter(out)
+    rules = _Rules()
+    with_baseline = any(s.kind == "baseline" for report in result.files for s in report.suppressed)
+    head, _ = _around({**_run_head(), "results": [_MARK]})
+    first = True
+    for report in result.files:
+        if report.error:
+            continue
+        for item in _file_results(report, rules, with_baseline):
+            text = json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n" + _INDENT)
+            write(head + text if first else ",\n" + _INDENT + text)
+            first = False
+    notifications = [_notification(report) for report in result.files if report.error]
+    run = {**_run_head(), "results": [_MARK], **_run_tail(rules, notifications, result.verdict, result.coverage)}
+    run["properties"].update(_judge_property(result))
+    _, tail = _around(run)
+    # no result: `"results": []`, as json.dumps writes an empty list
+    write(head.rstrip() + tail.lstrip() + "\n" if first else tail + "\n")
+    write.flush()
+
+
+_MARK = "\0clinaudit: the results go here\0"
+_INDENT = " " * 8  # a result's depth in the document: runs[0].results[n]
+
+
+def _around(run: dict[str, Any]) -> tuple[str, str]:
+    """The document's text before its results (up to the first's indent) and after the last, by json.dumps."""
+    text = json.dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, indent=2, ensure_ascii=False)
+    mark = json.dumps(_MARK)
+    at = text.index(mark)  # the first: the results come before the run's keys that name rules and reports
+    return text[:at], text[at + len(mark) :]
 
 
 def to_sarif(result: AuditResult) -> dict[str, Any]:
@@ -137,18 +172,17 @@ def _notification(report: FileReport) -> dict[str, Any]:
     }
 
 
-def _file_results(report: FileReport, rules: _Rules, with_baseline: bool) -> list[dict[str, Any]]:
+def _file_results(report: FileReport, rules: _Rules, with_baseline: bool) -> Iterator[dict[str, Any]]:
     everything: list[tuple[Finding, Suppressed | None]] = [(f, None) for f in report.findings]
     everything += [(s.finding, s) for s in report.suppressed]
     everything.sort(key=lambda pair: (pair[0].span.line, pair[0].span.column, pair[0].rule))
     prints = fingerprints(f for f, _ in everything)
     judged = {c.id: judge_dict(c) for c in report.citations if c.judge is not None}  # the model judge
-    results = []
     for (finding, suppressed), fp in zip(everything, prints, strict=True):
-        results.append(_result(report, finding, suppressed, fp, rules, with_baseline))
+        made = _result(report, finding, suppressed, fp, rules, with_baseline)
         if finding.citation in judged:
-            results[-1]["properties"]["judge"] = judged[finding.citation]
-    return results
+            made["properties"]["judge"] = judged[finding.citation]
+        yield made
 
 
 def _result(
@@ -217,7 +251,7 @@ def _artifact(path: str) -> dict[str, Any]:
         return {"uri": quote(rel), "uriBaseId": SRCROOT}
     if path == "-":
         return {"uri": "stdin"}
-    return {"uri": Path(path).resolve().as_uri()}
+    return {"uri": resolved(path).as_uri()}
 
 
 class _Rules:
