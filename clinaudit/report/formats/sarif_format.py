@@ -51,7 +51,8 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
             write(head + text if first else ",\n" + _INDENT + text)
             first = False
     notifications = [_notification(report) for report in result.files if report.error]
-    run = {**_run_head(), "results": [_MARK], **_run_tail(rules, notifications, result.verdict, result.coverage)}
+    tail = _run_tail(rules, notifications, result.verdict, result.coverage, result.linked_coverage)
+    run = {**_run_head(), "results": [_MARK], **tail}
     run["properties"].update(_judge_property(result))
     _, tail = _around(run)
     # no result: `"results": []`, as json.dumps writes an empty list
