@@ -456,6 +456,7 @@ def bib_file(items: list[tuple[str, Source, bool | None]], ids: bool = False) ->
         people += " and others" if et_al else ""
         fields = [("author", people), ("title", s.title), ("journal", s.journal.split(" : ")[0]), ("year", str(s.year))]
         fields += [("volume", s.volume)] if s.volume else []
+        fields += [("number", s.issue)] if s.issue and s.volume else []  # as the bibtex style writes it
         fields += [("pages", _full_pages(s.pages).replace("-", "--"))] if s.pages else []
         if ids:
             name, value = s.key.split(":", 1)
@@ -485,6 +486,8 @@ def csl_file(items: list[tuple[str, Source, bool | None]]) -> str:
         }
         if s.volume:
             item["volume"] = s.volume
+            if s.issue:
+                item["issue"] = s.issue
         if s.pages:
             item["page"] = _full_pages(s.pages)
         out.append(item)
@@ -652,7 +655,7 @@ def files(form: str, only: str | None, fix: bool = False) -> int:
                     changed, et_al = changed
                 key = re.sub(r"\W", "_", s.key)
                 items.append((key, replace(changed, record=s.record), et_al))
-                style[key] = flagged(entry(changed, "bibtex", et_al), "bibtex", s.record)
+                style[key] = flagged(entry(changed, "bibtex", et_al), "bibtex", s.record)[0]  # flagged, not failing
             if not items:
                 continue
             read = as_input(form, items, Path(folder))
