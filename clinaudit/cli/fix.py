@@ -34,7 +34,10 @@ def fix(
     command_line: CommandLine,
 ) -> None:
     """Write a corrected copy of each bibliography beside it (refs.corrected.bib): every field its entry's record
-    contradicts taken from the record, with a comment saying what changed. The original is never written."""
+    contradicts taken from the record, with a comment saying what changed. The original is never written.
+
+    Exit 0 when nothing is left to the writer, 1 when an entry is (another paper's id, an id no database holds, a
+    retracted work, authors to correct by hand: as `ruff check --fix` exits 1 on what it cannot fix), 2 on an error."""
     from pathlib import Path
 
     from clinaudit.core.errors import InputError
@@ -65,17 +68,17 @@ def fix(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write the corrected copy ({exc.strerror or exc})")
-    raise typer.Exit(0)
+    raise typer.Exit(1 if any(copy.left for copy in copies) else 0)
 
 
 def _said(copy) -> None:
     """What changed, entry by entry, and what the records left to the writer."""
-    from clinaudit.core.text import shown
+    from clinaudit.core.text import counted, shown
 
     changed, left = copy.changed, copy.left
     print(
-        f"{shown(copy.original)} → {shown(copy.path)}: {_count(len(changed), 'entry', 'entries')} corrected"
-        + (f", {_count(len(left), 'entry', 'entries')} left to check" if left else "")
+        f"{shown(copy.original)} → {shown(copy.path)}: {counted(len(changed), 'entry', 'entries')} corrected"
+        + (f", {counted(len(left), 'entry', 'entries')} left to check" if left else "")
     )
     for fix in copy.fixes:
         if not fix.changes and not fix.notes:
@@ -87,7 +90,3 @@ def _said(copy) -> None:
         for note in fix.notes:
             print(f"  {where}: not corrected: {shown(note)}")
     sys.stdout.flush()
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
