@@ -51,8 +51,8 @@ def render(result: AuditResult, out: TextIO, view: View = View()) -> None:
             write(head + text if first else ",\n" + _INDENT + text)
             first = False
     notifications = [_notification(report) for report in result.files if report.error]
-    tail = _run_tail(rules, notifications, result.verdict, result.coverage, result.linked_coverage)
-    run = {**_run_head(), "results": [_MARK], **tail}
+    keys = _run_tail(rules, notifications, result.verdict, result.coverage, result.linked_coverage)
+    run = {**_run_head(), "results": [_MARK], **keys}
     run["properties"].update(_judge_property(result))
     _, tail = _around(run)
     # no result: `"results": []`, as json.dumps writes an empty list
