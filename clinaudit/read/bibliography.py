@@ -45,7 +45,8 @@ from clinaudit.core.models import CitationKind, CitationMention, Document, Findi
 from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex, shown
 from clinaudit.read import citations
-from clinaudit.read.inputs import BIBTEX_SUFFIXES, lines_ended
+from clinaudit.read.inputs import BIBTEX_SUFFIXES, lines_ended, unreadable
+from clinaudit.read.parse import LineIndex
 
 log = logging.getLogger("clinaudit")
 
@@ -131,12 +132,8 @@ def read_bytes(path: Path, name: str, max_bytes: int) -> bytes:
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{name}: is a directory") from None
-    except PermissionError:
-        raise InputError(f"{name}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{name}: cannot read ({exc.strerror or exc})") from None
+        raise InputError(unreadable(name, exc)) from None
     if len(data) > max_bytes:
         raise InputError(f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)")
     nul = data.find(b"\x00")
@@ -161,7 +158,7 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         library = bibtexparser.parse_string(text, parse_stack=[])  # values as written: braces, quotes, macros
     finally:
         quiet.setLevel(was)
-    starts = _line_starts(text)
+    index = LineIndex(text)
     strings: dict[str, str] = {}
     for macro in library.strings:  # in order: a macro may use one defined above it
         strings[macro.key.lower()] = _value(macro.value, strings)
@@ -182,37 +179,20 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         if not isinstance(block, model.Entry):
             continue
         first_line.setdefault(block.key, line)
-        span = _block_span(text, starts, block.start_line or 0, block.raw or "")
+        span = _block_span(text, index, block.start_line or 0, block.raw or "")
         fields = {f.key.lower(): _value(f.value, strings) for f in block.fields}
         entries.append(_bib_entry(block.key, block.entry_type.lower(), span, fields))
     return Bibliography(name, "bibtex", tuple(entries), tuple(problems))
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    at = text.find("\n")
-    while at >= 0:
-        starts.append(at + 1)
-        at = text.find("\n", at + 1)
-    return starts
-
-
-def _position(starts: list[int], offset: int) -> tuple[int, int]:
-    from bisect import bisect_right
-
-    k = bisect_right(starts, offset) - 1
-    return k + 1, offset - starts[k] + 1
-
-
-def _block_span(text: str, starts: list[int], line0: int, raw: str) -> Span:
+def _block_span(text: str, index: LineIndex, line0: int, raw: str) -> Span:
     """The entry from its `@` to its closing brace: found from the line bibtexparser says it starts on."""
-    base = starts[min(line0, len(starts) - 1)]
+    base = index.starts[min(line0, len(index.starts) - 1)]
     at = text.find(raw, base) if raw else -1
     if at < 0:
         at = text.find("@", base)
         at = base if at < 0 else at
-    end = at + len(raw)
-    return Span(*_position(starts, at), *_position(starts, max(at, end)))
+    return index.span(at, at + len(raw))
 
 
 def _value(value: Any, strings: dict[str, str]) -> str:
@@ -437,7 +417,7 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
     at = _skip_space(text, 0)
     if at >= len(text) or text[at] != "[":
         raise NotABibliography("not a CSL-JSON bibliography (a JSON list of items)")
-    starts = _line_starts(text)
+    index = LineIndex(text)
     entries: list[BibEntry] = []
     problems: list[str] = []
     at = _skip_space(text, at + 1)
@@ -446,9 +426,9 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
         try:
             item, end = decoder.raw_decode(text, at)
         except (ValueError, RecursionError) as exc:
-            line = _position(starts, getattr(exc, "pos", at))[0]
+            line = index.position(getattr(exc, "pos", at))[0]
             raise NotABibliography(f"not valid JSON (line {line})") from None
-        span = Span(*_position(starts, at), *_position(starts, end))
+        span = index.span(at, end)
         items += 1
         _add_csl(item, span, name, entries, problems)
         at = _skip_space(text, end)

@@ -82,7 +82,7 @@ def collect(paths: list[str], exclude: tuple[str, ...] = (), plain: bool = False
                 raise InputError(f"{shown(raw)}: no such file or directory") from None
             # a link that loops is there but cannot be read, as in a folder: an error report of its own
             if not _excluded(path, exclude):
-                add(Source(shown(raw), path, not plain, _problem(shown(raw), exc)), _resolved(raw))
+                add(Source(shown(raw), path, not plain, unreadable(shown(raw), exc)), _resolved(raw))
             continue
         if stat.S_ISDIR(mode):
             found = _walk(path, exclude, not plain)
@@ -115,7 +115,7 @@ def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tu
         except OSError as exc:
             if not _excluded(folder / "*", exclude):  # a glob that skips all it holds skips the folder too
                 name = shown(str(folder))
-                found.append((folder, Source(name, folder, markdown, _problem(name, exc, "this folder")), ""))
+                found.append((folder, Source(name, folder, markdown, unreadable(name, exc, "this folder")), ""))
             continue
         for entry in entries:
             path = folder / entry.name
@@ -135,7 +135,7 @@ def _walk(top: Path, exclude: tuple[str, ...], markdown: bool = True) -> list[tu
                     continue
                 found.append((path, Source(name, path, markdown), key))
             except OSError as exc:
-                found.append((path, Source(shown(str(path)), path, markdown, _problem(shown(str(path)), exc)), ""))
+                found.append((path, Source(shown(str(path)), path, markdown, unreadable(shown(str(path)), exc)), ""))
     found.sort(key=lambda item: item[0])
     return [(source, key or _resolved(str(path))) for path, source, key in found]
 
@@ -147,8 +147,10 @@ def _resolved(raw: str) -> str:
         return os.path.abspath(raw)
 
 
-def _problem(name: str, exc: OSError, what: str = "") -> str:
-    """The error for an input that cannot be read, worded as _open words it for a file."""
+def unreadable(name: str, exc: OSError, what: str = "") -> str:
+    """The one line for an input that cannot be read, worded alike for a report, a folder and a bibliography."""
+    if isinstance(exc, IsADirectoryError) and not what:
+        return f"{name}: is a directory"
     if isinstance(exc, PermissionError):
         return f"{name}: cannot read {what} (permission denied)" if what else f"{name}: permission denied"
     return f"{name}: cannot read {what + ' ' if what else ''}({exc.strerror or exc})"
@@ -235,12 +237,8 @@ def _open(source: Source, path: Path, max_bytes: int | None = None) -> BinaryIO:
         raise InputError(source.error)
     try:
         stream = open(path, "rb")  # noqa: SIM115 -- returned to the caller, who closes it
-    except IsADirectoryError:
-        raise InputError(f"{source.name}: is a directory") from None
-    except PermissionError:
-        raise InputError(f"{source.name}: permission denied") from None
     except OSError as exc:
-        raise InputError(f"{source.name}: cannot read ({exc.strerror})") from None
+        raise InputError(unreadable(source.name, exc)) from None
     if max_bytes is not None:
         try:
             info = os.fstat(stream.fileno())

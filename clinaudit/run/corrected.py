@@ -25,6 +25,7 @@ from clinaudit.core.records import compared
 from clinaudit.core.text import shown
 from clinaudit.read import bibliography
 from clinaudit.read.bibliography import BibEntry
+from clinaudit.read.parse import LineIndex
 
 FOUND = (Status.VERIFIED, Status.MISMATCHED, Status.OFF_TOPIC, Status.UNGROUNDED, Status.RETRACTED, Status.CONCERN)
 CHANGED = (metadata.MISMATCH, metadata.MINOR)
@@ -274,7 +275,7 @@ def _pages(pages: str) -> str:
 
 def _rewrite(text: str, fixes: list[EntryFix]) -> str:
     """The text with each changed value replaced in place, and a comment line above each entry with a fix."""
-    starts = _line_starts(text)
+    starts = LineIndex(text).starts
     edits: list[tuple[int, int, str]] = []
     for fix in fixes:
         if not fix.changes and not fix.notes:
@@ -309,15 +310,6 @@ def _quoted(value: str) -> str:
 def _comment(line: str) -> str:
     """One comment line: no line break, and no `@`, which BibTeX would read as an entry's start."""
     return " ".join(line.replace("@", "").split())
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    at = text.find("\n")
-    while at >= 0:
-        starts.append(at + 1)
-        at = text.find("\n", at + 1)
-    return starts
 
 
 def _field_values(text: str, start: int, end: int) -> dict[str, tuple[int, int]]:
