@@ -10,7 +10,9 @@ import typer
 
 from clinaudit.cli.common import (
     Command,
+    ConfigFile,
     Format,
+    Isolated,
     app,
     check_reader,
     fail,
@@ -35,13 +37,8 @@ def check(
     output: Annotated[
         Optional[Path], typer.Option("--output", "-o", help="Write the report to FILE.", metavar="FILE")
     ] = None,
-    config: Annotated[
-        Optional[str],
-        typer.Option(
-            "--config", help="Settings file, instead of the nearest .clinaudit.toml or pyproject.toml.", metavar="FILE"
-        ),
-    ] = None,
-    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")] = False,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
     show_suppressed: Annotated[
         bool, typer.Option("--show-suppressed", help="List suppressed findings too (they are always counted).")
     ] = False,

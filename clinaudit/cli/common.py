@@ -77,6 +77,15 @@ app = typer.Typer(
 # --format's choices: the format registry's names (clinaudit/report/formats/__init__.py), in its order
 Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]  # members known at run time
 
+# The settings file, named or refused: what `check` and `fix` both read, declared once.
+ConfigFile = Annotated[
+    Optional[str],
+    typer.Option(
+        "--config", help="Settings file, instead of the nearest .clinaudit.toml or pyproject.toml.", metavar="FILE"
+    ),
+]
+Isolated = Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")]
+
 
 def _version(value: bool) -> None:
     if value:

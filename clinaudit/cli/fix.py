@@ -8,11 +8,11 @@ only a bibliography has one. It takes every flag `clinaudit check` takes.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clinaudit.cli.common import Command, app, fail, warnings_to_stderr
+from clinaudit.cli.common import Command, ConfigFile, Isolated, app, fail, warnings_to_stderr
 from clinaudit.cli.options import with_options
 
 if TYPE_CHECKING:
@@ -23,13 +23,8 @@ if TYPE_CHECKING:
 @with_options("check")
 def fix(
     paths: Annotated[list[str], typer.Argument(help="BibTeX or BibLaTeX bibliographies (.bib).", metavar="BIB")],
-    config: Annotated[
-        Optional[str],
-        typer.Option(
-            "--config", help="Settings file, instead of the nearest .clinaudit.toml or pyproject.toml.", metavar="FILE"
-        ),
-    ] = None,
-    isolated: Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")] = False,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
     *,
     command_line: CommandLine,
 ) -> None:
