@@ -7,12 +7,12 @@ report of several megabytes does.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import threading
 
 import pytest
+
+from helpers.cli import stderr_on_terminal
 
 RUN = (
     "import sys\n"
@@ -36,7 +36,6 @@ def report(tmp_path):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_the_reading_bar_is_drawn_on_a_terminal_only(tmp_path, jobs):
     """In this process, chunk by chunk; with --jobs, report by report as the workers send them back."""
-    import pty
 
     path = report(tmp_path)
     other = tmp_path / "other.md"
@@ -47,26 +46,7 @@ def test_the_reading_bar_is_drawn_on_a_terminal_only(tmp_path, jobs):
     assert b"reading reports" not in piped.stderr  # a pipe, a CI log: no bar
     assert piped.stderr.decode().splitlines()[-1].startswith("clinaudit: 2 files, ")  # the summary alone
 
-    leader, follower = pty.openpty()
-    seen: list[bytes] = []
-
-    def drain() -> None:  # read while it runs, so a full terminal buffer never blocks it
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the last writer has gone
-                return
-            if not chunk:
-                return
-            seen.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    shown = subprocess.run(args, stdout=subprocess.PIPE, stderr=follower, timeout=120)
-    os.close(follower)
-    reader.join(10)
-    os.close(leader)
+    shown, drawn = stderr_on_terminal(args)
     assert shown.returncode == 0
-    drawn = b"".join(seen)
     assert b"reading reports" in drawn and b"kB" in drawn  # counted in bytes, as it reads
     assert shown.stdout == piped.stdout  # the JSON on stdout is untouched by the bar

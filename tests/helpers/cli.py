@@ -51,6 +51,37 @@ def run_exe(*args: str, input: str | bytes | None = None, env: dict | None = Non
     )
 
 
+def stderr_on_terminal(args: list[str], timeout: float = 120) -> tuple[subprocess.CompletedProcess, bytes]:
+    """Run `args` with stderr a pseudo-terminal and stdout a pipe: the process and what the terminal was sent.
+
+    The terminal is read while the process runs, so a full terminal buffer never blocks it.
+    """
+    import pty
+
+    leader, follower = pty.openpty()
+    seen: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the last writer has gone
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=follower, timeout=timeout)
+    finally:
+        os.close(follower)
+        reader.join(10)
+        os.close(leader)
+    return proc, b"".join(seen)
+
+
 def run_cli(*args: str, input: str | bytes | None = None, env: dict | None = None, cwd=None, timeout: float = 60):
     """Run `clinaudit ARGS` in this process, as `run_exe` runs it in a subprocess; the same CompletedProcess.
 

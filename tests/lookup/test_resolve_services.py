@@ -224,40 +224,12 @@ def test_the_ncbi_api_key_never_leaks(services, tmp_path, monkeypatch):
 
 
 def test_a_progress_bar_only_when_stderr_is_a_terminal(services, tmp_path):
-    import os
-    import pty
-    import subprocess
-    import threading
-
-    from helpers.cli import clinaudit_exe
+    from helpers.cli import clinaudit_exe, stderr_on_terminal
 
     report = write(tmp_path, PUBMED_REPORT)
     proc, _, _ = check(report, "--refresh")
     assert "resolving citations" not in proc.stderr  # a pipe: no bar
-    leader, follower = pty.openpty()
-    seen: list[bytes] = []
-
-    def drain() -> None:  # read while it runs, so a full terminal buffer never blocks it
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the last writer has gone
-                return
-            if not chunk:
-                return
-            seen.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    run = subprocess.run(
-        [*clinaudit_exe(), "check", str(report), "--refresh", "-f", "json"],
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        timeout=60,
-    )
-    os.close(follower)
-    reader.join(10)
-    os.close(leader)
+    run, drawn = stderr_on_terminal([*clinaudit_exe(), "check", str(report), "--refresh", "-f", "json"], timeout=60)
     assert run.returncode == 1
-    assert b"resolving citations" in b"".join(seen)
+    assert b"resolving citations" in drawn
     assert b"resolving" not in run.stdout  # the JSON on stdout is untouched
