@@ -39,6 +39,10 @@ stem of "TENS", is as common as "ten"):
   claim-vocabulary.txt ("stroke", "fever" and "burn" are too common in English to be);
 - so is a term of human anatomy or physiology (A01-A10, A12, A14, A15, A17; G07-G14: "brain",
   "lungs", "breastfeeding"), below GENERAL_MAX;
+- a trade name, an abbreviation or an acronym (MeSH's lexical tags TRD, ABB, ACR and their
+  variants) is no term of its tree here: a one-word brand is often an English word or a name
+  ("Metric", "Muse", "Tabloid", "Serenade") and a short abbreviation another field's ("SSD", "BUN");
+  its final S, in capitals, is no plural ("VATS", "MODS");
 - else it is medical only in a medical report: claim-vocabulary-context.txt. Organisms, cells,
   chemicals that are no drug, investigative techniques and physical, chemical and genetic phenomena
   are there ("gene", "dna", "indole", "tetrazole", "chromatography", "electron"), and so are the
@@ -76,6 +80,10 @@ BODY += ("G07", "G08", "G09", "G10", "G11", "G12", "G13", "G14")
 DRUG_ACTIONS = ("D27.505.954", "D27.505.696")  # therapeutic uses; physiological effects of drugs, less …
 NO_DRUG_ACTIONS = ("D27.505.696.353", "D27.505.696.377", "D27.505.696.494", "D27.505.696.706")  # … endocrine
 # disruptors, growth substances, micronutrients (trace elements) and protective agents (antioxidants, sunscreens)
+# MeSH's lexical tags of a trade name, an abbreviation and an acronym (and their variants): one-word
+# brand names are often English words or names ("Metric", "Muse", "Tabloid", "Serenade"), and short
+# abbreviations other fields' ("SSD", "BUN", "MTA"); the clinical acronyms are claims.yaml's own words
+BRANDS_AND_ABBREVIATIONS = ("TRD", "ABB", "ACR", "ABX", "ACX")
 GENERAL_MAX = 5.0  # Zipf: "pressure" 5.0, "heart" 5.3, "time" 6.3 are left out; "brain" 4.9, "gene" 4.4 are kept
 SPECIFIC_MAX = 4.0  # Zipf: "headache" 4.0, "insulin" 3.8 are specific; "stroke" 4.3, "fever" 4.2 need a medical report
 CLINICAL_TERM, BODY_TERM = 2, 1
@@ -132,15 +140,19 @@ def mesh_words() -> dict[str, tuple[set[str], int]]:
             term = row["TermName"].lower()
             if not TERM.fullmatch(term):
                 continue
-            if ui in drugs or any(n.startswith(CLINICAL) for n in trees[ui]):
+            if row["LexicalTag"] in BRANDS_AND_ABBREVIATIONS:
+                kind = 0  # a name anyone may give to anything ("Metric", "Muse", "SSD"): medical in a medical report
+            elif ui in drugs or any(n.startswith(CLINICAL) for n in trees[ui]):
                 kind = CLINICAL_TERM
             elif any(n.startswith(BODY) for n in trees[ui]):
                 kind = BODY_TERM
             else:
                 kind = 0
-            spellings, was = words.get(stem(term), (set(), 0))
+            # an abbreviation's final S is no plural: "VATS" is not "vat", nor "MODS" "mod"
+            key = term if row["TermName"].isupper() else stem(term)
+            spellings, was = words.get(key, (set(), 0))
             spellings.add(term)
-            words[stem(term)] = (spellings, max(was, kind))
+            words[key] = (spellings, max(was, kind))
     return words
 
 

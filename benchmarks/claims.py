@@ -1,6 +1,6 @@
 """Benchmark: does the claim detector find the sentences that need a source?
 
-Run by hand:  python benchmarks/claims.py [--against REV_OR_DIR] [--compare] [--speed]
+Run by hand:  python benchmarks/claims.py [--against REV_OR_DIR] [--compare] [--speed] [--show-nonmedical [HALF]]
 
 Data (../shared/data/claims, see its PROVENANCE.md; measured on, never trained on):
 - ExpertQA medical dev claims: real LLM answers cut into claims, each labelled by a medical
@@ -13,7 +13,10 @@ Data (../shared/data/claims, see its PROVENANCE.md; measured on, never trained o
   sentence as stating a finding; alone and read in their abstracts.
 - ExpertQA non-medical claims: how much of law, business, history… the detector calls medical, alone
   and read in their answers (the claims of one answer joined), in all, by half and by field. Measured
-  on only: no word list is built from them.
+  on only: no word list is built from them. `--show-nonmedical` lists the first half's flagged claims
+  with the detector's reasons (the typed pattern, the medical terms, or "in a medical document"),
+  tallied by kind and by term: what a general rule is designed from (`--show-nonmedical second`
+  lists the held-out half, for a check once a rule is written).
 - benchmarks/data/claims_high_precision.jsonl: sentences labelled by hand with what they are
   (dose_recommendation, contraindication, approval_claim or other), from the dev answers,
   samples/ and the reports in benchmarks/data/reports/; precision of the high-severity types.
@@ -264,6 +267,87 @@ def in_their_answers() -> list[bool]:
         for i, flagged in zip(members, found, strict=True):
             flags[i] = flagged
     return flags
+
+
+def nonmedical_reasons(half: int = 0) -> list[tuple[str, str, str, str]]:
+    """Why each flagged non-medical claim of one half is a claim: (field, why alone, why in its answer, claim).
+
+    The detector's own `why` (the typed pattern matched, or the medical terms found), read alone and read in
+    its answer as `in_answers` reads it; "" where that reading does not flag it. For designing rules on the
+    first half (`nonmedical_half` 0): the second is held out, and listed only when asked for by name.
+    """
+    rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if nonmedical_half(r["question"]) == half:
+            groups.setdefault((r["question"], r["system"]), []).append(i)
+    in_answer: dict[int, str] = {}
+    for members in groups.values():
+        parts, starts, line = [], [], 1
+        for i in members:
+            text = strip_markers(rows[i]["claim"]).strip() or "-"
+            starts.append(line)
+            parts.append(text)
+            line += text.count("\n") + 2
+        document = read_document("answer.md", [("\n\n".join(parts), 0)], True)
+        for claim in document.claims:
+            k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
+            in_answer.setdefault(members[k], f"{claim.claim_type}: {claim.why}")
+    out = []
+    for members in groups.values():
+        for i in members:
+            text = strip_markers(rows[i]["claim"]).strip()
+            alone = why_alone(text)
+            if alone or i in in_answer:
+                out.append((rows[i]["field"], alone, in_answer.get(i, ""), text))
+    return out
+
+
+def why_alone(text: str) -> str:
+    """The type and `why` of the first claim the pipeline finds in a one-line report, or "" when it finds none."""
+    found = read_document("claim.md", [(text, 0)], True).claims
+    return f"{found[0].claim_type}: {found[0].why}" if found else ""
+
+
+QUOTED_TERMS = re.compile(r"medical terms(?: in a medical document)?: (.+)$")
+
+
+def reason_kind(why: str) -> tuple[str, list[str]]:
+    """What kind of reason a claim's `why` gives, and the medical terms it quotes.
+
+    "general (medical terms)": the vocabulary or a signal made it one; "… (in a medical document)": only its
+    report being medical did; "… (typed pattern alone)": a pattern that needs no medical word.
+    """
+    name = why.split(":", 1)[0]
+    quoted = QUOTED_TERMS.search(why)
+    if "medical document" in why:
+        kind = "in a medical document"
+    elif quoted:
+        kind = "medical terms"
+    else:
+        kind = "typed pattern alone"
+    terms = quoted.group(1).split(", ") if quoted else []
+    return f"{name} ({kind})", terms
+
+
+def show_nonmedical(half: int) -> None:
+    """List the flagged non-medical claims of one half with the detector's reasons, and tally the reasons' kinds."""
+    listed = nonmedical_reasons(half)
+    kinds: dict[str, int] = {}
+    terms: dict[str, int] = {}  # the medical terms quoted in the reasons (the first few of each)
+    for field_name, alone, in_answer, text in sorted(listed):
+        print(f"[{field_name}] {text}")
+        print(f"    alone: {alone or '-'}")
+        print(f"    in its answer: {in_answer or '-'}")
+        kind, quoted = reason_kind(in_answer or alone)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        for term in quoted:
+            terms[term] = terms.get(term, 0) + 1
+    print(f"{len(listed)} flagged claims of the {HALVES[half]} half, by what made them claims:")
+    for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"  {n:4d}  {kind}")
+    common = sorted(terms.items(), key=lambda kv: -kv[1])[:40]
+    print("the medical terms quoted most: " + ", ".join(f"{t} {n}" for t, n in common))
 
 
 # ---------------------------------------------------------------- folds
@@ -801,6 +885,13 @@ def main() -> None:
         action="store_true",
         help="also show the non-medical claims' second half, held out while rules are designed on the first",
     )
+    parser.add_argument(
+        "--show-nonmedical",
+        nargs="?",
+        const="first",
+        choices=HALVES,
+        help="list the flagged non-medical claims of a half (the first, designed on, unless named) and why",
+    )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of --speed --against")
     parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--speed-only", action="store_true", help=argparse.SUPPRESS)
@@ -812,6 +903,9 @@ def main() -> None:
         return
     if args.speed_only:
         sys.exit(0 if speed() else 1)
+    if args.show_nonmedical:
+        show_nonmedical(HALVES.index(args.show_nonmedical))
+        return
     if args.against:
         checkout, tmp = other_checkout(args.against)
         try:

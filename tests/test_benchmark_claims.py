@@ -75,3 +75,18 @@ def test_folds_keep_each_question_whole_and_share_out_the_no_claims(bench):
     largest = max(sum(1 for q2, y in zip(questions, labels, strict=True) if q2 == q and not y) for q in fold_of)
     assert max(no) - min(no) <= largest and max(yes) - min(yes) <= 7
     assert bench.folds(questions, labels) == fold_of  # fixed: the same data gives the same folds
+
+
+def test_a_flagged_claims_reason_is_told_by_kind_and_its_terms_are_quoted(bench):
+    """`--show-nonmedical` tallies what made each non-medical claim one: these are the pipeline's own reasons."""
+    typed = bench.why_alone("Take 500 mg of paracetamol every 6 hours.")
+    assert typed.startswith("dose_recommendation: ")
+    assert bench.reason_kind(typed)[0] == "dose_recommendation (typed pattern alone)"
+    worded = bench.why_alone("Warfarin interacts with aspirin.")
+    kind, terms = bench.reason_kind(worded)
+    assert kind.endswith("(medical terms)")
+    assert "warfarin" in terms
+    assert bench.why_alone("The bridge was painted red in 1937.") == ""
+    kind, terms = bench.reason_kind("general: medical terms in a medical document: risk, gene")
+    assert kind == "general (in a medical document)"
+    assert terms == ["risk", "gene"]

@@ -370,3 +370,22 @@ def test_a_finding_reported_as_research_writing_is_a_claim_in_a_research_or_medi
     assert sentence in claimed(f"{research} {sentence}")
     medical = "Metformin lowers hepatic glucose output. Insulin resistance precedes type 2 diabetes."
     assert sentence in claimed(f"{medical} {sentence}")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "word"),
+    [
+        ("The team tracked a new metric for each release.", "metric"),  # Metric: a trade name of metronidazole
+        ("The VAT rate is currently 15% in South Africa.", "vat"),  # VATS, an abbreviation, is no plural
+        ("The laptop ships with a 512GB SSD and 8GB of memory.", "ssd"),  # SSD: silver sulfadiazine's trade name
+    ],
+)
+def test_a_brand_name_or_abbreviation_is_medical_only_in_a_medical_report(sentence, word):
+    """MeSH's one-word trade names and abbreviations are often English words or another field's: they make a
+    claim of a sentence only in a report medical as a whole, as the other shared words do."""
+    medical = rules().medical
+    assert medical.tier(word) != 2  # not specifically medical
+    assert rules().explain(sentence) is None
+    assert claimed(sentence) == []
+    report = "Metronidazole treats bacterial vaginosis. Silver sulfadiazine cream is applied to burns."
+    assert claimed(f"{report} {sentence}")[-1:] == [sentence]
