@@ -161,8 +161,21 @@ def _fix(entry: BibEntry, results: dict[str, CitationResult]) -> EntryFix:
     if entry.issue and record.issue and _norm(entry.issue) != _norm(record.issue):
         fix.changes.append(Change("issue", entry.issue, _escaped(record.issue)))
     if entry.doi and record.doi and entry.doi.lower().removeprefix("https://doi.org/") != record.doi.lower():
-        fix.changes.append(Change("doi", entry.doi, record.doi))
+        if _writable_doi(record.doi):
+            fix.changes.append(Change("doi", entry.doi, record.doi))
+        else:
+            fix.notes.append(
+                f"the DOI differs from {fix.source}'s, which a BibTeX value cannot hold: correct it by hand"
+            )
     return fix
+
+
+def _writable_doi(doi: str) -> bool:
+    """Whether a record's DOI can be written as a value as it is: a DOI, with no brace to close the value early and
+    no backslash to start a command (a DOI is written verbatim, so it cannot be escaped as a title is)."""
+    from clinaudit.core.ids import valid_doi
+
+    return valid_doi(doi) and not any(c in doi for c in "{}\\")
 
 
 def _record(found: list[CitationResult]) -> tuple[CitationResult, Record] | None:
