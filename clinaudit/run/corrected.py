@@ -310,7 +310,11 @@ def _rewrite(text: str, fixes: list[EntryFix]) -> str:
         if said:
             lines.append(f"% clinaudit: corrected from {fix.source}: " + "; ".join(said))
         lines += [f"% clinaudit: not corrected: {note}" for note in fix.notes]
-        edits.append((line_start, line_start, "".join(_comment(line) + "\n" for line in lines)))
+        comments = "".join(_comment(line) + "\n" for line in lines)
+        if text[line_start:at].strip():  # the entry starts after another's end: its lines end inside that entry
+            edits.append((at, at, "\n" + comments))
+        else:
+            edits.append((line_start, line_start, comments))
     for a, b, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         text = text[:a] + new + text[b:]
     return text

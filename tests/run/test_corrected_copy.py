@@ -54,3 +54,12 @@ def test_a_records_doi_that_would_close_the_value_is_not_written(tmp_path):
 def test_a_records_plain_doi_is_still_written(tmp_path):
     copy = corrected_copy(tmp_path, ENTRY, record())
     assert "doi = {10.1093/cid/ciac769}" in copy.text
+
+
+def test_the_comment_above_an_entry_that_starts_mid_line_stays_out_of_the_entry_before_it(tmp_path):
+    before = "@article{a, title = {A title written\non two lines}, year = {2020}} "
+    copy = corrected_copy(tmp_path, before + ENTRY.replace("year = {2023}", "year = {2021}"), record())
+    read = bibliography.parse_bibtex(copy.text, "refs.corrected.bib")
+    assert [(e.key, e.title) for e in read.entries[:1]] == [("a", "A title written on two lines")]
+    assert read.entries[1].year == 2023
+    assert copy.text.splitlines()[2].startswith("% clinaudit: corrected from PubMed (PMID 36156117): year was {2021}")
