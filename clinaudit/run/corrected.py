@@ -205,11 +205,16 @@ def _clip(text: str, limit: int) -> str:
 
 # ---------------------------------------------------------------- values as BibTeX writes them
 
-_SPECIALS = re.compile(r"(?<!\\)([&%$#_])")
+_SPECIALS = re.compile(r"([&%$#_])")
 
 
 def _escaped(value: str) -> str:
-    """A record's text as a BibTeX value: its specials escaped, no brace of its own, on one line."""
+    """A record's text as a BibTeX value: its specials escaped, no brace of its own, on one line.
+
+    A backslash is text too (`\\textbackslash`): kept as it is, it would end the value early for a reader that takes
+    `\\}` as an escaped brace (bibtexparser), and start a command LaTeX runs (`\\input`) from a record's text.
+    """
+    value = value.replace("\\", "\\textbackslash ")
     return _SPECIALS.sub(r"\\\1", " ".join(value.replace("{", "(").replace("}", ")").split()))
 
 

@@ -63,3 +63,12 @@ def test_the_comment_above_an_entry_that_starts_mid_line_stays_out_of_the_entry_
     assert [(e.key, e.title) for e in read.entries[:1]] == [("a", "A title written on two lines")]
     assert read.entries[1].year == 2023
     assert copy.text.splitlines()[2].startswith("% clinaudit: corrected from PubMed (PMID 36156117): year was {2021}")
+
+
+def test_a_records_backslash_is_written_as_text_not_as_a_command(tmp_path):
+    text = ENTRY.replace("volume = {76}", "volume = {77}")
+    copy = corrected_copy(tmp_path, text, record(volume="76\\input /etc/passwd\\"))
+    read = bibliography.parse_bibtex(copy.text, "refs.corrected.bib")
+    assert [e.key for e in read.entries] == ["hogan2023"] and not read.problems  # `{…\}` is no value's end
+    assert read.entries[0].volume == "76\\input /etc/passwd\\"  # as the record says it, read back
+    assert "\\input" not in copy.text  # no command of the record's for LaTeX to run
