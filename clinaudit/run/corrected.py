@@ -106,9 +106,29 @@ def correct(path: str, report: FileReport, max_bytes: int) -> Corrected:
     return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes)
 
 
-def write(corrected: Corrected) -> None:
+def refused(path: Path) -> str:
+    """Why the copy may not be written at `path`; "" when it may.
+
+    Written through a link, the copy would replace the link's target (the original itself, or any file the
+    link names): only a regular file of its own, or none, is replaced.
+    """
     from clinaudit.store import atomic
 
+    if path.is_symlink():
+        return "is a symbolic link; fix writes its corrected copy only as a file of its own: remove the link"
+    if atomic.special(path):
+        return "is not a regular file; fix writes its corrected copy only as a file of its own"
+    return ""
+
+
+def write(corrected: Corrected) -> None:
+    """The copy written whole or not at all; InputError when where it goes is not a file of its own."""
+    from clinaudit.core.errors import InputError
+    from clinaudit.store import atomic
+
+    problem = refused(corrected.path)
+    if problem:
+        raise InputError(f"{shown(str(corrected.path))}: {problem}")
     atomic.write_text(corrected.path, corrected.text)
 
 
