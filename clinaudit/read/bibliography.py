@@ -28,10 +28,12 @@ warning: a file that is no bibliography is said to be one, not shown.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -122,13 +124,22 @@ def parse(text: str, name: str, fmt: BibFormat, first_line: int = 0) -> Bibliogr
 
 
 def read_bytes(path: Path, name: str, max_bytes: int) -> bytes:
+    """A bibliography file's bytes; InputError if it cannot be read, is too large or is not a regular file.
+
+    It is opened without waiting (O_NONBLOCK) and looked at once open: a FIFO (or a device) is refused at
+    once, where a plain open would wait for a writer that never comes.
+    """
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(
-                f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
-            )
-        with open(path, "rb") as handle:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"{name}: not a regular file")
+            if info.st_size > max_bytes:
+                raise InputError(
+                    f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
+                )
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None

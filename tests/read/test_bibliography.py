@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import pytest
 
@@ -237,6 +238,24 @@ def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp
     assert finding.rule == "unverifiable-citation"
     assert (finding.span.line, finding.span.column) == (5, 25)
     assert "gone.bib (no such file)" in finding.message
+
+
+@pytest.mark.timeout(30)
+def test_a_bibliography_that_is_a_fifo_is_refused_not_waited_on(tmp_path, caplog):
+    """No writer will ever come: reading it would wait for one forever."""
+    from clinaudit.core.errors import InputError
+
+    os.mkfifo(tmp_path / "refs.bib")
+    report = tmp_path / "r.qmd"
+    text = "---\nbibliography: refs.bib\n---\n\nMetformin lowers HbA1c [@smith2020].\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report(str(report), text)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{report}: the bibliography refs.bib is not read: not a regular file"
+    ]
+    assert cited.unread and cited.unread[0].problem == "not a regular file"
+    with pytest.raises(InputError, match=r"refs\.bib: not a regular file"):
+        bib.check_given([str(tmp_path / "refs.bib")], 1 << 20)
 
 
 def test_given_bibliographies_that_cannot_be_read_are_input_errors(tmp_path):
