@@ -882,12 +882,14 @@ def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
 
 def _refused(path: Path, base: Path) -> str:
     """Why a bibliography a report names is not read; "" when it may be."""
-    from clinaudit.store.paths import project_root
+    from clinaudit.store.paths import root_of
 
     if format_of(str(path)) is None:
         return "not a bibliography's suffix (.bib, .json, .yaml)"
     real = Path(os.path.realpath(path))
-    for root in (Path(os.path.realpath(base)), project_root()):
+    # A working directory in no project (/, a home folder) is no project: its whole tree is not the report's to name.
+    project = root_of(Path(os.path.realpath(Path.cwd())))
+    for root in (Path(os.path.realpath(base)), *([project] if project is not None else [])):
         try:
             real.relative_to(root)
         except ValueError:

@@ -223,6 +223,22 @@ def test_a_bibliography_outside_the_reports_folder_and_project_is_not_read(tmp_p
     assert "not a bibliography's suffix" in warnings[1]
 
 
+def test_a_working_directory_in_no_project_opens_nothing_above_the_report(tmp_path, caplog, monkeypatch):
+    """Run from / or a home folder, which hold no project: the working directory is no project to read in."""
+    (tmp_path / "docs" / "drafts").mkdir(parents=True)
+    (tmp_path / "secret.bib").write_text("@article{s, title = {Secret}}\n", encoding="utf-8")
+    (tmp_path / "docs" / "drafts" / "local.bib").write_text("@article{l, title = {Beside}}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # no .git, pyproject.toml or .clinaudit.toml here or above
+    front = f"---\nbibliography: [local.bib, ../../secret.bib, {tmp_path / 'secret.bib'}]\n---\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report("docs/drafts/report.qmd", front)
+    assert {n.name: n.bibliography is not None for n in cited.parsed().named} == {
+        "local.bib": True,
+        "../../secret.bib": False,
+    }  # the absolute path is the same file: named once
+    assert all("outside the report's folder" in r.getMessage() for r in caplog.records)
+
+
 def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp_path, caplog):
     from clinaudit.read.document import read_document
 
