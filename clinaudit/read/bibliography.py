@@ -805,6 +805,7 @@ class Cited:
 
 
 PANDOC_SUFFIXES = frozenset({".qmd", ".rmd", ".rmarkdown"})  # written for Pandoc: `@key` alone cites
+_NO_PATH = "not a path this system can open"
 
 
 def for_report(
@@ -824,8 +825,13 @@ def for_report(
     stamps: list[str] = []
     seen: set[str] = set()
     for written, where in matter.bibliography if matter is not None else ():
-        path = base / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
-        key = os.path.realpath(path)
+        try:
+            path = base / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
+            key = os.path.realpath(path)
+        except (ValueError, RuntimeError):  # a NUL byte in it; `~user` for a user there is none of
+            log.warning("%s: the bibliography %s is not read: %s", shown(report), shown(written), _NO_PATH)
+            named.append(Named(written, where, None, _NO_PATH))
+            continue
         if key in seen:
             continue
         seen.add(key)

@@ -239,6 +239,18 @@ def test_a_working_directory_in_no_project_opens_nothing_above_the_report(tmp_pa
     assert all("outside the report's folder" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.parametrize("written", ['"refs\\0.bib"', "~no-such-user-here/refs.bib"])
+def test_a_bibliography_name_no_system_can_open_is_a_warning_not_a_crash(tmp_path, caplog, written):
+    """A NUL byte, or the home of a user there is none of: os.path raises, for one report's front matter."""
+    report = tmp_path / "r.qmd"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report(str(report), f"---\nbibliography: {written}\n---\n\nText [@smith2020].\n")
+    (unread,) = cited.unread
+    assert unread.problem == "not a path this system can open"
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert warning.endswith("is not read: not a path this system can open")
+
+
 def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp_path, caplog):
     from clinaudit.read.document import read_document
 
