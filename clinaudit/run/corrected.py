@@ -106,14 +106,22 @@ def correct(path: str, report: FileReport, max_bytes: int) -> Corrected:
     return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes)
 
 
-def refused(path: Path) -> str:
-    """Why the copy may not be written at `path`; "" when it may.
+def refused(path: Path, original: str) -> str:
+    """Why the copy of `original` may not be written at `path`; "" when it may.
 
     Written through a link, the copy would replace the link's target (the original itself, or any file the
-    link names): only a regular file of its own, or none, is replaced.
+    link names): only a regular file of its own, or none, is replaced; and never the file the original is,
+    when the original is a link to `path`.
     """
+    import os
+
     from clinaudit.store import atomic
 
+    try:
+        if os.path.samefile(original, path):
+            return "is the original itself (the original links to it); fix never writes the original"
+    except OSError:  # no copy yet, or no original to compare: nothing to overwrite
+        pass
     if path.is_symlink():
         return "is a symbolic link; fix writes its corrected copy only as a file of its own: remove the link"
     if atomic.special(path):
@@ -126,7 +134,7 @@ def write(corrected: Corrected) -> None:
     from clinaudit.core.errors import InputError
     from clinaudit.store import atomic
 
-    problem = refused(corrected.path)
+    problem = refused(corrected.path, corrected.original)
     if problem:
         raise InputError(f"{shown(str(corrected.path))}: {problem}")
     atomic.write_text(corrected.path, corrected.text)

@@ -317,12 +317,15 @@ def test_fix_takes_bibtex_files_only(tmp_path, name, text, message):
     assert not list(tmp_path.glob("*.corrected.*")) or name == "refs.corrected.bib"
 
 
-@pytest.mark.parametrize("target", ["refs.bib", "other.bib", "a FIFO"])
+@pytest.mark.parametrize("target", ["refs.bib", "other.bib", "a FIFO", "the original's file"])
 def test_fix_never_writes_through_a_link_where_the_copy_goes(tmp_path, services, target):
     original = bib_text({"obyrne2018": ENTRIES["obyrne2018"]})
     (tmp_path / "refs.bib").write_text(original, encoding="utf-8")
     (tmp_path / "other.bib").write_text("precious\n", encoding="utf-8")
-    if target == "a FIFO":
+    if target == "the original's file":  # refs.bib is a link to refs.corrected.bib, where the original is
+        (tmp_path / "refs.bib").rename(tmp_path / "refs.corrected.bib")
+        (tmp_path / "refs.bib").symlink_to("refs.corrected.bib")
+    elif target == "a FIFO":
         os.mkfifo(tmp_path / "refs.corrected.bib")  # written in place, it would wait for a reader forever
     else:
         (tmp_path / "refs.corrected.bib").symlink_to(target)  # a link a repository can carry
