@@ -55,7 +55,6 @@ log = logging.getLogger("clinaudit")
 BibFormat = Literal["bibtex", "csl-json", "csl-yaml"]
 JSON_SUFFIXES = frozenset({".json"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-SUFFIXES = BIBTEX_SUFFIXES | JSON_SUFFIXES | YAML_SUFFIXES  # what Pandoc reads a bibliography from, by its name
 MAX_FRONT_MATTER = 256 * 1024  # a front matter longer than this is read as text: no bibliography is named there
 UNCITED_LISTED = 20  # uncited entries of one bibliography reported one by one; the rest in one finding
 _WHOLE = Span(1, 1, 1, 1)  # where a finding about the report as a whole stands
