@@ -318,6 +318,25 @@ def test_on_a_pull_request_only_the_changed_reports_are_audited(tmp_path):
 
 
 @needs_git
+def test_on_a_pull_request_every_kind_of_report_a_folder_walk_takes_is_audited(tmp_path):
+    """Quarto, R Markdown (any case) and BibTeX files are reports as a folder walk reads them (read/inputs.py's
+    WALKED_SUFFIXES): a pull request changing only those was 'no changed reports to audit', and passed."""
+    changed = {
+        "docs/plan.qmd": FAILING, "analysis.Rmd": PASSING, "paper.rmarkdown": PASSING, "notes.mkdn": PASSING,
+        "refs.bib": "@article{a, title = {A title}, year = {2020}}\n", "code.py": "x = 1\n",
+    }  # fmt: skip
+    workspace = _pull_request(tmp_path, changed)
+    runner = Runner(workspace, tmp_path, {"offline": "true"}, {"base_ref": "main"}, _path_with_this_clinaudit())
+    runner.run()
+    assert sorted(runner.chosen()) == sorted(set(changed) - {"code.py"})
+    assert runner.outputs["audit"]["verdict"] == "fail" and runner.codes["Gate"] == 1
+    from clinaudit.read.inputs import WALKED_SUFFIXES
+
+    (choose,) = [step["run"] for step in STEPS if step.get("name") == "Choose the reports"]
+    assert set(re.findall(r"'(?::\(icase\))?\*(\.\w+)'", choose)) == WALKED_SUFFIXES  # one list, kept as one
+
+
+@needs_git
 def test_a_base_branch_not_fetched_audits_the_whole_repository_and_says_why(tmp_path):
     workspace = _pull_request(tmp_path, {"docs/new.md": PASSING}, {"docs/old.md": FAILING})
     runner = Runner(workspace, tmp_path, {"offline": "true"}, {"base_ref": "develop"}, _path_with_this_clinaudit())

@@ -48,6 +48,9 @@ def fix(
             fail(f"{shown(path)}: {what}; fix writes corrected copies of BibTeX files")
         if Path(path).stem.endswith(".corrected"):
             fail(f"{shown(path)}: is a corrected copy already; fix the original")
+        problem = corrected.refused(corrected.copy_path(path), path)
+        if problem:  # said before the audit, so that no copy is written when one cannot be
+            fail(f"{shown(str(corrected.copy_path(path)))}: {problem}")
     try:
         run = CheckRun(CheckRequest(tuple(paths), command_line, config, isolated))
         result = run.audit()

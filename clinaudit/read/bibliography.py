@@ -28,10 +28,12 @@ warning: a file that is no bibliography is said to be one, not shown.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +55,6 @@ log = logging.getLogger("clinaudit")
 BibFormat = Literal["bibtex", "csl-json", "csl-yaml"]
 JSON_SUFFIXES = frozenset({".json"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
-SUFFIXES = BIBTEX_SUFFIXES | JSON_SUFFIXES | YAML_SUFFIXES  # what Pandoc reads a bibliography from, by its name
 MAX_FRONT_MATTER = 256 * 1024  # a front matter longer than this is read as text: no bibliography is named there
 UNCITED_LISTED = 20  # uncited entries of one bibliography reported one by one; the rest in one finding
 _WHOLE = Span(1, 1, 1, 1)  # where a finding about the report as a whole stands
@@ -122,13 +123,22 @@ def parse(text: str, name: str, fmt: BibFormat, first_line: int = 0) -> Bibliogr
 
 
 def read_bytes(path: Path, name: str, max_bytes: int) -> bytes:
+    """A bibliography file's bytes; InputError if it cannot be read, is too large or is not a regular file.
+
+    It is opened without waiting (O_NONBLOCK) and looked at once open: a FIFO (or a device) is refused at
+    once, where a plain open would wait for a writer that never comes.
+    """
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(
-                f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
-            )
-        with open(path, "rb") as handle:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if stat.S_ISDIR(info.st_mode):
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+            if not stat.S_ISREG(info.st_mode):
+                raise InputError(f"{name}: not a regular file")
+            if info.st_size > max_bytes:
+                raise InputError(
+                    f"{name}: larger than the {max_bytes // (1024 * 1024)} MB limit (raise it with --max-size)"
+                )
             data = handle.read(max_bytes + 1)
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
@@ -794,6 +804,7 @@ class Cited:
 
 
 PANDOC_SUFFIXES = frozenset({".qmd", ".rmd", ".rmarkdown"})  # written for Pandoc: `@key` alone cites
+_NO_PATH = "not a path this system can open"
 
 
 def for_report(
@@ -813,8 +824,13 @@ def for_report(
     stamps: list[str] = []
     seen: set[str] = set()
     for written, where in matter.bibliography if matter is not None else ():
-        path = base / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
-        key = os.path.realpath(path)
+        try:
+            path = base / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
+            key = os.path.realpath(path)
+        except (ValueError, RuntimeError):  # a NUL byte in it; `~user` for a user there is none of
+            log.warning("%s: the bibliography %s is not read: %s", shown(report), shown(written), _NO_PATH)
+            named.append(Named(written, where, None, _NO_PATH))
+            continue
         if key in seen:
             continue
         seen.add(key)
@@ -871,12 +887,14 @@ def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
 
 def _refused(path: Path, base: Path) -> str:
     """Why a bibliography a report names is not read; "" when it may be."""
-    from clinaudit.store.paths import project_root
+    from clinaudit.store.paths import root_of
 
     if format_of(str(path)) is None:
         return "not a bibliography's suffix (.bib, .json, .yaml)"
     real = Path(os.path.realpath(path))
-    for root in (Path(os.path.realpath(base)), project_root()):
+    # A working directory in no project (/, a home folder) is no project: its whole tree is not the report's to name.
+    project = root_of(Path(os.path.realpath(Path.cwd())))
+    for root in (Path(os.path.realpath(base)), *([project] if project is not None else [])):
         try:
             real.relative_to(root)
         except ValueError:

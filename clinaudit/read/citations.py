@@ -811,10 +811,6 @@ def nocite_keys(text: str) -> list[str]:
     return [m.group(1)[1:-1] if m.group(1).startswith("{") else m.group(1) for m in _NOCITE_KEY.finditer(text)]
 
 
-def is_crossref(key: str) -> bool:
-    return bool(_CROSSREF.match(key))
-
-
 # ---------------------------------------------------------------- PubMed Central
 # PMC1234567 and PMCID: PMC1234567; PMC article pages at NCBI and Europe PMC are that PMC id,
 # and a Europe PMC page of a MEDLINE record (/abstract/MED/<pmid>, /article/MED/<pmid>) is a PMID.

@@ -176,10 +176,6 @@ class MedicalContent:
             return _SPECIFIC
         return _SHARED if word in self.shared or stem in self.shared else 0
 
-    def is_term(self, word: str) -> bool:
-        """Is a lower-cased word specifically medical, as written or without its plural ending?"""
-        return self.tier(word) == _SPECIFIC
-
 
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)

@@ -106,9 +106,37 @@ def correct(path: str, report: FileReport, max_bytes: int) -> Corrected:
     return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes)
 
 
-def write(corrected: Corrected) -> None:
+def refused(path: Path, original: str) -> str:
+    """Why the copy of `original` may not be written at `path`; "" when it may.
+
+    Written through a link, the copy would replace the link's target (the original itself, or any file the
+    link names): only a regular file of its own, or none, is replaced; and never the file the original is,
+    when the original is a link to `path`.
+    """
+    import os
+
     from clinaudit.store import atomic
 
+    try:
+        if os.path.samefile(original, path):
+            return "is the original itself (the original links to it); fix never writes the original"
+    except OSError:  # no copy yet, or no original to compare: nothing to overwrite
+        pass
+    if path.is_symlink():
+        return "is a symbolic link; fix writes its corrected copy only as a file of its own: remove the link"
+    if atomic.special(path):
+        return "is not a regular file; fix writes its corrected copy only as a file of its own"
+    return ""
+
+
+def write(corrected: Corrected) -> None:
+    """The copy written whole or not at all; InputError when where it goes is not a file of its own."""
+    from clinaudit.core.errors import InputError
+    from clinaudit.store import atomic
+
+    problem = refused(corrected.path, corrected.original)
+    if problem:
+        raise InputError(f"{shown(str(corrected.path))}: {problem}")
     atomic.write_text(corrected.path, corrected.text)
 
 
@@ -161,8 +189,21 @@ def _fix(entry: BibEntry, results: dict[str, CitationResult]) -> EntryFix:
     if entry.issue and record.issue and _norm(entry.issue) != _norm(record.issue):
         fix.changes.append(Change("issue", entry.issue, _escaped(record.issue)))
     if entry.doi and record.doi and entry.doi.lower().removeprefix("https://doi.org/") != record.doi.lower():
-        fix.changes.append(Change("doi", entry.doi, record.doi))
+        if _writable_doi(record.doi):
+            fix.changes.append(Change("doi", entry.doi, record.doi))
+        else:
+            fix.notes.append(
+                f"the DOI differs from {fix.source}'s, which a BibTeX value cannot hold: correct it by hand"
+            )
     return fix
+
+
+def _writable_doi(doi: str) -> bool:
+    """Whether a record's DOI can be written as a value as it is: a DOI, with no brace to close the value early and
+    no backslash to start a command (a DOI is written verbatim, so it cannot be escaped as a title is)."""
+    from clinaudit.core.ids import valid_doi
+
+    return valid_doi(doi) and not any(c in doi for c in "{}\\")
 
 
 def _record(found: list[CitationResult]) -> tuple[CitationResult, Record] | None:
@@ -192,11 +233,16 @@ def _clip(text: str, limit: int) -> str:
 
 # ---------------------------------------------------------------- values as BibTeX writes them
 
-_SPECIALS = re.compile(r"(?<!\\)([&%$#_])")
+_SPECIALS = re.compile(r"([&%$#_])")
 
 
 def _escaped(value: str) -> str:
-    """A record's text as a BibTeX value: its specials escaped, no brace of its own, on one line."""
+    """A record's text as a BibTeX value: its specials escaped, no brace of its own, on one line.
+
+    A backslash is text too (`\\textbackslash`): kept as it is, it would end the value early for a reader that takes
+    `\\}` as an escaped brace (bibtexparser), and start a command LaTeX runs (`\\input`) from a record's text.
+    """
+    value = value.replace("\\", "\\textbackslash ")
     return _SPECIALS.sub(r"\\\1", " ".join(value.replace("{", "(").replace("}", ")").split()))
 
 
@@ -297,7 +343,11 @@ def _rewrite(text: str, fixes: list[EntryFix]) -> str:
         if said:
             lines.append(f"% clinaudit: corrected from {fix.source}: " + "; ".join(said))
         lines += [f"% clinaudit: not corrected: {note}" for note in fix.notes]
-        edits.append((line_start, line_start, "".join(_comment(line) + "\n" for line in lines)))
+        comments = "".join(_comment(line) + "\n" for line in lines)
+        if text[line_start:at].strip():  # the entry starts after another's end: its lines end inside that entry
+            edits.append((at, at, "\n" + comments))
+        else:
+            edits.append((line_start, line_start, comments))
     for a, b, new in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         text = text[:a] + new + text[b:]
     return text

@@ -9,6 +9,7 @@ corrected copy checked again; what a bibliography contributes, escaped in every 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -314,6 +315,25 @@ def test_fix_takes_bibtex_files_only(tmp_path, name, text, message):
     assert proc.returncode == 2
     assert proc.stderr.startswith(f"clinaudit: error: {message}")
     assert not list(tmp_path.glob("*.corrected.*")) or name == "refs.corrected.bib"
+
+
+@pytest.mark.parametrize("target", ["refs.bib", "other.bib", "a FIFO", "the original's file"])
+def test_fix_never_writes_through_a_link_where_the_copy_goes(tmp_path, services, target):
+    original = bib_text({"obyrne2018": ENTRIES["obyrne2018"]})
+    (tmp_path / "refs.bib").write_text(original, encoding="utf-8")
+    (tmp_path / "other.bib").write_text("precious\n", encoding="utf-8")
+    if target == "the original's file":  # refs.bib is a link to refs.corrected.bib, where the original is
+        (tmp_path / "refs.bib").rename(tmp_path / "refs.corrected.bib")
+        (tmp_path / "refs.bib").symlink_to("refs.corrected.bib")
+    elif target == "a FIFO":
+        os.mkfifo(tmp_path / "refs.corrected.bib")  # written in place, it would wait for a reader forever
+    else:
+        (tmp_path / "refs.corrected.bib").symlink_to(target)  # a link a repository can carry
+    proc = run_cli("fix", "refs.bib", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("clinaudit: error: refs.corrected.bib: ") and proc.stderr.count("\n") == 1
+    assert (tmp_path / "refs.bib").read_text(encoding="utf-8") == original
+    assert (tmp_path / "other.bib").read_text(encoding="utf-8") == "precious\n"
 
 
 # ---------------------------------------------------------------- what a bibliography contributes, escaped

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import pytest
 
@@ -222,6 +223,34 @@ def test_a_bibliography_outside_the_reports_folder_and_project_is_not_read(tmp_p
     assert "not a bibliography's suffix" in warnings[1]
 
 
+def test_a_working_directory_in_no_project_opens_nothing_above_the_report(tmp_path, caplog, monkeypatch):
+    """Run from / or a home folder, which hold no project: the working directory is no project to read in."""
+    (tmp_path / "docs" / "drafts").mkdir(parents=True)
+    (tmp_path / "secret.bib").write_text("@article{s, title = {Secret}}\n", encoding="utf-8")
+    (tmp_path / "docs" / "drafts" / "local.bib").write_text("@article{l, title = {Beside}}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # no .git, pyproject.toml or .clinaudit.toml here or above
+    front = f"---\nbibliography: [local.bib, ../../secret.bib, {tmp_path / 'secret.bib'}]\n---\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report("docs/drafts/report.qmd", front)
+    assert {n.name: n.bibliography is not None for n in cited.parsed().named} == {
+        "local.bib": True,
+        "../../secret.bib": False,
+    }  # the absolute path is the same file: named once
+    assert all("outside the report's folder" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("written", ['"refs\\0.bib"', "~no-such-user-here/refs.bib"])
+def test_a_bibliography_name_no_system_can_open_is_a_warning_not_a_crash(tmp_path, caplog, written):
+    """A NUL byte, or the home of a user there is none of: os.path raises, for one report's front matter."""
+    report = tmp_path / "r.qmd"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report(str(report), f"---\nbibliography: {written}\n---\n\nText [@smith2020].\n")
+    (unread,) = cited.unread
+    assert unread.problem == "not a path this system can open"
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert warning.endswith("is not read: not a path this system can open")
+
+
 def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp_path, caplog):
     from clinaudit.read.document import read_document
 
@@ -237,6 +266,24 @@ def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp
     assert finding.rule == "unverifiable-citation"
     assert (finding.span.line, finding.span.column) == (5, 25)
     assert "gone.bib (no such file)" in finding.message
+
+
+@pytest.mark.timeout(30)
+def test_a_bibliography_that_is_a_fifo_is_refused_not_waited_on(tmp_path, caplog):
+    """No writer will ever come: reading it would wait for one forever."""
+    from clinaudit.core.errors import InputError
+
+    os.mkfifo(tmp_path / "refs.bib")
+    report = tmp_path / "r.qmd"
+    text = "---\nbibliography: refs.bib\n---\n\nMetformin lowers HbA1c [@smith2020].\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report(str(report), text)
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{report}: the bibliography refs.bib is not read: not a regular file"
+    ]
+    assert cited.unread and cited.unread[0].problem == "not a regular file"
+    with pytest.raises(InputError, match=r"refs\.bib: not a regular file"):
+        bib.check_given([str(tmp_path / "refs.bib")], 1 << 20)
 
 
 def test_given_bibliographies_that_cannot_be_read_are_input_errors(tmp_path):
