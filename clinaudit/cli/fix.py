@@ -2,7 +2,8 @@
 
 A command of its own, not an output format: a format renders one audit of any inputs to stdout
 or `-o FILE`, while a corrected bibliography is a file per input, written beside that input, and
-only a bibliography has one. It takes every flag `clinaudit check` takes.
+only a bibliography has one. It takes the flags that decide `clinaudit check`'s audit, not those
+that choose how it is shown (`--format`, `-o`, `--show-all`).
 """
 
 from __future__ import annotations
