@@ -84,13 +84,33 @@ class BibEntry:
 
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Unreadable:
+    """An entry of a bibliography that cannot be read, skipped: where it stands in its file, and what is wrong.
+
+    A finding (`unreadable-entry`), not a warning: Pandoc stops on such a BibTeX entry, so the file fails as a
+    syntax error fails a linter's run.
+    """
+
+    span: Span  # in its file (a front matter's `references:` item: in the report)
+    why: str  # "@smith2020 cannot be read (a value's { is never closed)"
+
+    def said(self, fmt: BibFormat) -> str:
+        """What a finding says of it: what is wrong, and what becomes of it."""
+        return self.why + (
+            ": it is skipped, and Pandoc stops the build on it" if fmt == "bibtex" else ": it is skipped"
+        )
+
+
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Bibliography:
-    """A bibliography file read: its entries in order, and what in it could not be read."""
+    """A bibliography file read: its entries in order, the entries that cannot be read, and what else to say."""
 
     name: str  # as shown in findings and warnings
     format: BibFormat
     entries: tuple[BibEntry, ...]
-    problems: tuple[str, ...] = ()  # one line each: "refs.bib:12: …"
+    problems: tuple[str, ...] = ()  # warnings, one line each: "refs.bib:12: a second entry @key: …"
+    unreadable: tuple[Unreadable, ...] = ()
 
 
 class NotABibliography(ValueError):
@@ -174,6 +194,7 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         strings[macro.key.lower()] = _value(macro.value, strings)
     entries: list[BibEntry] = []
     problems: list[str] = []
+    unreadable: list[Unreadable] = []
     first_line: dict[str, int] = {}
     for block in library.blocks:
         line = (block.start_line or 0) + 1
@@ -184,7 +205,8 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
             )
             continue
         if isinstance(block, model.ParsingFailedBlock):
-            problems.append(f"{name}:{line}: an entry that cannot be read (unbalanced braces or quotes?): skipped")
+            span = _block_span(text, index, block.start_line or 0, (block.raw or "").rstrip())
+            unreadable.append(Unreadable(span, _broken(block.raw or "", block.error)))
             continue
         if not isinstance(block, model.Entry):
             continue
@@ -192,7 +214,26 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         span = _block_span(text, index, block.start_line or 0, block.raw or "")
         fields = {f.key.lower(): _value(f.value, strings) for f in block.fields}
         entries.append(_bib_entry(block.key, block.entry_type.lower(), span, fields))
-    return Bibliography(name, "bibtex", tuple(entries), tuple(problems))
+    return Bibliography(name, "bibtex", tuple(entries), tuple(problems), tuple(unreadable))
+
+
+_BROKEN_KEY = LazyRegex(r"^@\s*[A-Za-z]+\s*[{(]\s*([^\s,{}()=\"#%'~\\]{1,200})\s*,")
+_UNCLOSED = LazyRegex(r"closing `(.)`")
+
+
+def _broken(raw: str, error: Exception) -> str:
+    """What is wrong with a BibTeX entry bibtexparser could not read, in words that point at the fix."""
+    key = _BROKEN_KEY.match(raw)
+    what = f"@{key.group(1)}" if key else "an entry"
+    reason = str(getattr(error, "abort_reason", "") or "")
+    unclosed = _UNCLOSED.search(reason)
+    if unclosed:
+        why = f"a value's {'{' if unclosed.group(1) == '}' else unclosed.group(1)} is never closed"
+    elif "end of file" in reason:
+        why = "it is still open where the file ends: a brace or quote is never closed"
+    else:
+        why = "unbalanced braces or quotes, or a missing comma?"
+    return f"{what} cannot be read ({why})"
 
 
 def _block_span(text: str, index: LineIndex, line0: int, raw: str) -> Span:
@@ -429,7 +470,7 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
         raise NotABibliography("not a CSL-JSON bibliography (a JSON list of items)")
     index = LineIndex(text)
     entries: list[BibEntry] = []
-    problems: list[str] = []
+    unreadable: list[Unreadable] = []
     at = _skip_space(text, at + 1)
     items = 0
     while at < len(text) and text[at] != "]":
@@ -440,13 +481,13 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
             raise NotABibliography(f"not valid JSON (line {line})") from None
         span = index.span(at, end)
         items += 1
-        _add_csl(item, span, name, entries, problems)
+        _add_csl(item, span, entries, unreadable)
         at = _skip_space(text, end)
         if at < len(text) and text[at] == ",":
             at = _skip_space(text, at + 1)
     if items and not entries:
         raise NotABibliography("not a CSL-JSON bibliography (no item has an id)")
-    return Bibliography(name, "csl-json", tuple(entries), tuple(problems))
+    return Bibliography(name, "csl-json", tuple(entries), unreadable=tuple(unreadable))
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -475,31 +516,34 @@ def parse_csl_yaml(text: str, name: str, first_line: int = 0) -> Bibliography:
         items = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "references"), None)
     if not isinstance(items, yaml.SequenceNode):
         raise NotABibliography("not a CSL-YAML bibliography (a list of items, or references: holding one)")
-    return Bibliography(name, "csl-yaml", *_csl_nodes(items.value, name, first_line))
+    entries, unreadable = _csl_nodes(items.value, first_line)
+    return Bibliography(name, "csl-yaml", entries, unreadable=unreadable)
 
 
-def _csl_nodes(nodes: Sequence[Any], name: str, first_line: int) -> tuple[tuple[BibEntry, ...], tuple[str, ...]]:
+def _csl_nodes(nodes: Sequence[Any], first_line: int) -> tuple[tuple[BibEntry, ...], tuple[Unreadable, ...]]:
     import yaml
 
     entries: list[BibEntry] = []
-    problems: list[str] = []
+    unreadable: list[Unreadable] = []
     for node in nodes:
         start, end = node.start_mark, node.end_mark
         span = Span(start.line + 1 + first_line, start.column + 1, end.line + 1 + first_line, end.column + 1)
         try:
             item = yaml.constructor.SafeConstructor().construct_document(node)
         except (yaml.YAMLError, RecursionError, TypeError, ValueError):
-            problems.append(f"{name}:{span.line}: an entry that cannot be read: skipped")
+            unreadable.append(Unreadable(span, "an item that cannot be read as YAML"))
             continue
-        _add_csl(item, span, name, entries, problems)
-    return tuple(entries), tuple(problems)
+        _add_csl(item, span, entries, unreadable)
+    return tuple(entries), tuple(unreadable)
 
 
-def _add_csl(item: Any, span: Span, name: str, entries: list[BibEntry], problems: list[str]) -> None:
-    if not isinstance(item, dict) or item.get("id") in (None, ""):
-        problems.append(f"{name}:{span.line}: an item with no id: skipped")
-        return
-    entries.append(csl_entry(item, span))
+def _add_csl(item: Any, span: Span, entries: list[BibEntry], unreadable: list[Unreadable]) -> None:
+    if not isinstance(item, dict):
+        unreadable.append(Unreadable(span, "an item that is no object (a mapping of fields) cannot be read"))
+    elif not _scalar(item.get("id")):  # none, empty, or a list or mapping: no key a citation can write
+        unreadable.append(Unreadable(span, "an item with no id cannot be cited"))
+    else:
+        entries.append(csl_entry(item, span))
 
 
 def csl_entry(item: dict[str, Any], span: Span) -> BibEntry:
@@ -656,6 +700,9 @@ def bibliography_document(bib: Bibliography, text: str | None = None) -> Documen
         ids = entry.ids or ((f"ref:{entry.label}", CitationKind.REFERENCE, entry.label),)
         for cid, kind, value in ids:
             mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, entry.label, None))
+    unreadable = tuple(
+        catalogue.finding(catalogue.UNREADABLE_ENTRY, u.span, u.said(bib.format)) for u in bib.unreadable
+    )
     return Document(
         path=bib.name,
         sentences=0,
@@ -663,7 +710,7 @@ def bibliography_document(bib: Bibliography, text: str | None = None) -> Documen
         mentions=tuple(mentions),
         markers=(),
         entries=entries,
-        findings=(),
+        findings=unreadable,
         has_disclaimer=False,
         prose=True,  # a bibliography says nothing to claim, and is no empty report
         text=text,
@@ -727,8 +774,8 @@ def front_matter(text: str) -> FrontMatter | None:
         out = FrontMatter(paths, where=_node_span(key, 1))
     references = None
     if "references" in found and isinstance(found["references"][1], yaml.SequenceNode):
-        entries, problems = _csl_nodes(found["references"][1].value, "references", 1)
-        references = Bibliography("references", "csl-yaml", entries, problems)
+        entries, unreadable = _csl_nodes(found["references"][1].value, 1)
+        references = Bibliography("references", "csl-yaml", entries, unreadable=unreadable)
     nocite: tuple[str, ...] = ()
     if "nocite" in found:
         node = found["nocite"][1]
@@ -847,8 +894,6 @@ def for_report(
         seen.add(key)
         named.append(_read_named(report, given_path, Path(given_path), _WHOLE, max_bytes, True, stamps))
     references = matter.references if matter is not None else None
-    for problem in references.problems if references is not None else ():
-        log.warning("%s: %s", shown(report), shown(problem).removeprefix("references:"))
     bare = bool(named or references) or Path(report).suffix.lower() in PANDOC_SUFFIXES
     where = matter.where if matter is not None else _WHOLE
     return Cited(tuple(named), references, matter.nocite if matter else (), bare, where, tuple(stamps))
@@ -878,7 +923,10 @@ def _read_named(
 
 @lru_cache(maxsize=4)
 def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
-    """A bibliography's content parsed once a run, and what in it cannot be read said once (`digest` keys it)."""
+    """A bibliography's content parsed once a run, its warnings (a key used twice) said once (`digest` keys it).
+
+    Its unreadable entries are no warning: each report it is read for has them as findings (unreadable_findings).
+    """
     bib = parse(text, name, fmt)
     for line in bib.problems:
         log.warning("%s", shown(line))
@@ -959,6 +1007,43 @@ def uncited_findings(cited: Cited, used: set[str]) -> list[Finding]:
                     where,
                     f"{more:,} more entr{'y' if more == 1 else 'ies'} of {bib.name} cited nowhere in the report",
                     suggestion="Cite them where claims rest on them, or leave them out of the bibliography.",
+                )
+            )
+    return out
+
+
+def unreadable_findings(cited: Cited) -> list[Finding]:
+    """Each entry of a report's bibliographies that cannot be read: high, the report's own finding.
+
+    A finding stands in the report, never in another file: at the line naming the bibliography (the report's
+    start for --bibliography), its message naming the file and line (`refs.bib:12: @smith2020 cannot be read
+    …`), up to UNCITED_LISTED a bibliography and the rest in one. A front matter's `references:` item stands
+    at its own line, which is the report's.
+    """
+    out: list[Finding] = []
+    sources = [(n.where, n.bibliography, True) for n in cited.named if n.bibliography is not None]
+    if cited.references is not None:
+        sources.append((cited.where, cited.references, False))
+    for where, bib, elsewhere in sources:
+        for broken in bib.unreadable[:UNCITED_LISTED]:
+            if elsewhere:
+                out.append(
+                    catalogue.finding(
+                        catalogue.UNREADABLE_ENTRY, where, f"{bib.name}:{broken.span.line}: {broken.said(bib.format)}"
+                    )
+                )
+            else:
+                out.append(
+                    catalogue.finding(catalogue.UNREADABLE_ENTRY, broken.span, f"references: {broken.said(bib.format)}")
+                )
+        if len(bib.unreadable) > UNCITED_LISTED:
+            more = len(bib.unreadable) - UNCITED_LISTED
+            out.append(
+                catalogue.finding(
+                    catalogue.UNREADABLE_ENTRY,
+                    where,
+                    f"{more:,} more entr{'y' if more == 1 else 'ies'} of {bib.name} cannot be read: each is skipped "
+                    f"(clinaudit check {bib.name} lists them at their lines)",
                 )
             )
     return out

@@ -119,6 +119,66 @@ def test_a_folder_walk_takes_bib_qmd_and_rmd_files(tmp_path, services):
         assert [c["id"] for c in file["citations"]] == ["pmid:36156117"], file
 
 
+# ---------------------------------------------------------------- an entry that cannot be read
+
+BROKEN = "@article{broken2020,\n  title = {An unclosed {brace},\n  year = {2020}\n\n"  # Pandoc stops on it
+
+
+def test_an_entry_that_cannot_be_read_fails_the_bibliography_at_its_line(tmp_path, services):
+    text = bib_text({"hogan2023": ENTRIES["hogan2023"]}) + BROKEN + bib_text({"cdx": ENTRIES["hogan2023"]})[38:]
+    text = text.replace("@article{cdx,", "@article{hogan2023,")  # a key used twice: still a warning
+    (tmp_path / "refs.bib").write_text(text, encoding="utf-8")
+    proc = run_exe("check", "refs.bib", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # it passed with one warning line, as a syntax error should not
+    data = json.loads(proc.stdout)
+    (found,) = findings(data)
+    line = text.splitlines().index("@article{broken2020,") + 1
+    assert (found["rule"], found["severity"], found["line"], found["column"]) == ("unreadable-entry", "high", line, 1)
+    assert found["message"] == (
+        "@broken2020 cannot be read (a value's { is never closed): it is skipped, and Pandoc stops the build on it"
+    )
+    assert (data["verdict"], data["summary"]["findings_by_severity"]["high"]) == ("fail", 1)
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "a second entry @hogan2023" in warnings[0]  # not the unreadable entry's
+
+
+@pytest.mark.parametrize("form", ["table", "markdown", "html", "github", "sarif", "json"])
+def test_an_unreadable_entry_shows_in_every_format(tmp_path, form):
+    text = "@article{ok2020, title = {Fine}, year = {2020}, pmid = {36156117}}\n\n" + BROKEN.replace(
+        "broken2020", "x<b>y"
+    )
+    (tmp_path / "refs.bib").write_text(text, encoding="utf-8")
+    proc = run_cli("check", "refs.bib", "--offline", "--format", form, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "unreadable-entry" in out and "cannot be read" in out
+    if form == "github":
+        assert "::error file=refs.bib,line=3,col=1," in out
+    elif form == "sarif":
+        (result,) = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "unreadable-entry"]
+        assert (result["level"], result["locations"][0]["physicalLocation"]["region"]["startLine"]) == ("error", 3)
+    elif form in ("html", "markdown"):
+        assert "<b>y" not in out  # the key is the file's: escaped as a report's text is
+    elif form == "table":
+        assert "3:1" in out and "FAIL" in out
+
+
+def test_a_reports_bibliography_with_an_unreadable_entry_fails_the_report(tmp_path, services):
+    refs = bib_text({"hogan2023": ENTRIES["hogan2023"]}) + BROKEN
+    (tmp_path / "refs.bib").write_text(refs, encoding="utf-8")
+    report = "---\nbibliography: refs.bib\n---\n\nRemdesivir resistance emerged [@hogan2023].\n"
+    (tmp_path / "report.qmd").write_text(report, encoding="utf-8")
+    proc = run_exe("check", "report.qmd", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (found,) = findings(json.loads(proc.stdout))
+    assert (found["rule"], found["severity"], found["line"], found["column"]) == ("unreadable-entry", "high", 2, 15)
+    line = refs.splitlines().index("@article{broken2020,") + 1
+    assert found["message"].startswith(f"refs.bib:{line}: @broken2020 cannot be read (")  # the file and line
+    assert "cannot be read" not in proc.stderr
+    given = run_cli("check", "report.qmd", "--bibliography", "refs.bib", "--format", "json", cwd=tmp_path)
+    assert [f["rule"] for f in findings(json.loads(given.stdout))] == ["unreadable-entry"]  # the same file, once
+
+
 # ---------------------------------------------------------------- a report's citations through its bibliography
 
 PROSE = """# Asthma and COVID-19

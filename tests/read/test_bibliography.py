@@ -68,9 +68,27 @@ def test_better_bibtex_entries_read_with_their_lines_and_decoded_fields():
     assert group.authors == ("World Health Organization",)
     assert group.title == "Guideline on in vivo β-blockers"
     assert group.url == "https://www.who.int/publications/i/item/9789240_0001"
-    assert len(read.problems) == 2
-    assert read.problems[0].startswith("refs.bib:22: an entry that cannot be read")
-    assert "a second entry @flahertyImprovedSurvivalMEK2012: the first one (line 5) is used" in read.problems[1]
+    (broken,) = read.unreadable  # an entry that cannot be read is a finding's, not a warning's
+    assert (broken.span.line, broken.span.column) == (22, 1)
+    assert broken.why == "@broken cannot be read (a value's { is never closed)"
+    (problem,) = read.problems  # a key used twice stays a warning: the first entry is read
+    assert problem == "refs.bib:31: a second entry @flahertyImprovedSurvivalMEK2012: the first one (line 5) is used"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('@article{a, title = "Open quote, year = 2020}\n\n@article{b, title = {B}}\n', "a value's \" is never closed"),
+        ("@article{a, title = {A}}\n@book{b, title = {Open\n", "it is still open where the file ends"),
+        ("@article{a title = {A}}\n", "unbalanced braces or quotes, or a missing comma?"),
+    ],
+)
+def test_what_is_wrong_with_an_entry_that_cannot_be_read_is_said(text, why):
+    read = bib.parse(text, "refs.bib", "bibtex")
+    (broken,) = read.unreadable
+    assert why in broken.why and " cannot be read (" in broken.why
+    assert broken.said("bibtex").endswith(": it is skipped, and Pandoc stops the build on it")
+    assert not read.problems
 
 
 def test_an_entry_reads_as_reference_text_with_its_ids_validated_as_a_list_entry_would_be():
@@ -132,8 +150,27 @@ def test_csl_json_items_read_at_their_opening_brace():
     assert (first.pmid, first.doi) == ("22663011", "10.1056/NEJMoa1203421")
     assert second.pmid == "29768149" and second.year == 2019  # Zotero's note, a raw date
     assert second.span.line == first.span.end_line + 1
-    (problem,) = read.problems
-    assert problem.endswith(": an item with no id: skipped") and problem.startswith("refs.json:")
+    (broken,) = read.unreadable
+    assert (broken.span.line, broken.why) == (second.span.end_line + 1, "an item with no id cannot be cited")
+    assert broken.said("csl-json") == "an item with no id cannot be cited: it is skipped" and not read.problems
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        ('[{"id": "a", "title": "A"}, "a string", 3, {"id": ["x"]}, {"id": ""}]', "csl-json"),
+        ("- id: a\n  title: A\n- a string\n- [1, 2]\n- id: {x: 1}\n- id: ''\n", "csl-yaml"),
+    ],
+)
+def test_csl_items_that_are_no_object_or_have_no_usable_id_cannot_be_read(text, fmt):
+    read = bib.parse(text, "refs", fmt)
+    assert [e.key for e in read.entries] == ["a"]
+    whys = [u.why for u in read.unreadable]
+    assert (
+        whys
+        == ["an item that is no object (a mapping of fields) cannot be read"] * 2
+        + ["an item with no id cannot be cited"] * 2
+    )
 
 
 def test_json_that_is_no_csl_bibliography_is_said_so_not_read():
@@ -311,5 +348,6 @@ def test_a_library_many_reports_share_is_parsed_once_a_run_and_not_for_a_kept_re
         parsed = [c.parsed().named[0].bibliography for c in (first, second)]
     assert parsed[0] is parsed[1]  # one parse for both reports
     assert [e.key for e in parsed[0].entries] == ["a", "c"]
-    assert len([r for r in caplog.records if "cannot be read" in r.getMessage()]) == 1  # said once a run
+    assert [u.span.line for u in parsed[0].unreadable] == [2]  # each report's finding (unreadable_findings)
+    assert not [r for r in caplog.records if "cannot be read" in r.getMessage()]  # no warning line besides
     assert first.stamps == second.stamps and len(first.stamps) == 1  # what names a kept reading: its content
