@@ -360,6 +360,22 @@ def test_fix_leaves_what_the_records_cannot_settle_to_the_writer(tmp_path, servi
     assert "year = {2011}" in copy  # another paper's record is not written into the entry
 
 
+def test_fix_keeps_an_entry_that_cannot_be_read_as_it_is_and_exits_1(tmp_path, services):
+    original = bib_text({"obyrne2018": ENTRIES["obyrne2018"]}) + BROKEN + bib_text({"hogan": ENTRIES["hogan2023"]})
+    (tmp_path / "refs.bib").write_text(original, encoding="utf-8")
+    proc = run_exe("fix", "refs.bib", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # something is left to the writer
+    line = original.splitlines().index("@article{broken2020,") + 1
+    assert proc.stdout.splitlines()[:3] == [
+        "refs.bib → refs.corrected.bib: 1 entry corrected, 1 entry left to check",
+        "  @obyrne2018 (line 3): year from PubMed (PMID 29768149)",
+        f"  line {line}: @broken2020 cannot be read (a value's {{ is never closed): kept as it is, to mend by hand",
+    ]
+    copy = (tmp_path / "refs.corrected.bib").read_text(encoding="utf-8")
+    assert BROKEN in copy and "year = {2018}" in copy  # the broken block untouched, the entry before it corrected
+    assert copy.index(BROKEN) > copy.index("@article{obyrne2018") and copy.count("@article{hogan,") == 1
+
+
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
