@@ -2,7 +2,8 @@
 
 A report written for Pandoc or Quarto cites `[@smith2020]` (read/citations.py) and names its
 bibliography in its YAML front matter (`bibliography: refs.bib`, or entries inline under
-`references:`), or the user names one (`--bibliography FILE`); a bibliography is also audited
+`references:`), or its Quarto project does (`_metadata.yml`, `_quarto.yml`), or the user names
+one (`--bibliography FILE`); a bibliography is also audited
 on its own (`clinaudit check refs.bib`). Either way each entry becomes a `ReferenceEntry`, as
 an entry of a numbered reference list does: the ids it gives (PMID, PMC id, DOI, URL) are
 cited, and its fields are written as BibTeX-like text (`entry_text`) that the entry reader
@@ -750,28 +751,13 @@ def front_matter(text: str) -> FrontMatter | None:
         return None  # a title and an author: nothing of citations, and no YAML parser to load for it
     import yaml
 
-    try:
-        loader = yaml.SafeLoader(body)
-        try:
-            root = loader.get_single_node()
-        finally:
-            loader.dispose()
-    except (yaml.YAMLError, RecursionError):
+    found = _top_keys(body, ("bibliography", "references", "nocite"))
+    if found is None:
         return None
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    found: dict[str, Any] = {}
-    for key, value in root.value:
-        if isinstance(key, yaml.ScalarNode) and key.value in ("bibliography", "references", "nocite"):
-            found.setdefault(key.value, (key, value))
     out = FrontMatter()
     if "bibliography" in found:
         key, value = found["bibliography"]
-        nodes = value.value if isinstance(value, yaml.SequenceNode) else [value]
-        paths = tuple(
-            (str(node.value), _node_span(node, 1)) for node in nodes if isinstance(node, yaml.ScalarNode) and node.value
-        )
-        out = FrontMatter(paths, where=_node_span(key, 1))
+        out = FrontMatter(_paths(value, 1), where=_node_span(key, 1))
     references = None
     if "references" in found and isinstance(found["references"][1], yaml.SequenceNode):
         entries, unreadable = _csl_nodes(found["references"][1].value, 1)
@@ -784,6 +770,53 @@ def front_matter(text: str) -> FrontMatter | None:
         nocite = tuple(k for t in texts for k in citations.nocite_keys(t))
     where = out.where if out.bibliography else (_node_span(found["references"][0], 1) if references else _WHOLE)
     return FrontMatter(out.bibliography, references, nocite, where)
+
+
+def _top_keys(
+    text: str, wanted: tuple[str, ...], problems: list[str] | None = None
+) -> dict[str, tuple[Any, Any]] | None:
+    """The key and value nodes of each `wanted` key at the top of a YAML mapping (the first of a key twice); None
+    when the text is no YAML mapping (why, in `problems`), {} for an empty document.
+
+    Composed, never constructed: PyYAML's safe loader builds no object, so no tag, date or alias in a report's or a
+    project's YAML can run or fail here; only the scalars asked for are read.
+    """
+    import yaml
+
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            root = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, RecursionError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if problems is not None:
+            problems.append(f"not valid YAML (line {mark.line + 1})" if mark is not None else "not valid YAML")
+        return None
+    if root is None:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        if problems is not None:
+            problems.append("not a YAML mapping")
+        return None
+    found: dict[str, tuple[Any, Any]] = {}
+    for key, value in root.value:
+        if isinstance(key, yaml.ScalarNode) and key.value in wanted:
+            found.setdefault(key.value, (key, value))
+    return found
+
+
+def _paths(value: Any, lines_before: int) -> tuple[tuple[str, Span], ...]:
+    """`bibliography:`'s paths, one or a list, each with where it is written."""
+    import yaml
+
+    nodes = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    return tuple(
+        (str(node.value), _node_span(node, lines_before))
+        for node in nodes
+        if isinstance(node, yaml.ScalarNode) and node.value
+    )
 
 
 def _node_span(node: Any, lines_before: int) -> Span:
@@ -851,42 +884,52 @@ class Cited:
 
 
 PANDOC_SUFFIXES = frozenset({".qmd", ".rmd", ".rmarkdown"})  # written for Pandoc: `@key` alone cites
+QUARTO_SUFFIXES = frozenset({".qmd", ".md", ".rmd", ".rmarkdown"})  # what a Quarto project renders with its metadata
+# A folder's metadata, then the project's, as Quarto merges them: the nearer one's bibliography wins.
+QUARTO_METADATA = ("_metadata.yml", "_quarto.yml")
+MAX_METADATA = 1 << 20  # a project's metadata file larger than this is no metadata: one warning, not read
 _NO_PATH = "not a path this system can open"
 
 
 def for_report(
     report: str, first_chunk: str, given: Iterable[str] = (), max_bytes: int = 1 << 30, folder: Path | None = None
 ) -> Cited:
-    """The bibliographies a report's citations resolve through: its front matter's, then the user's.
+    """The bibliographies a report's citations resolve through: its front matter's (else its Quarto project's),
+    then the user's.
 
     `report`: the report's name (a path, or "-" for stdin); its folder is where a relative path
     starts (`folder` overrides it). `given`: --bibliography files, already known to be readable.
-    Each bibliography file named by the report is read only inside the report's folder tree or
-    the working directory's project, and only under a bibliography's suffix; otherwise one
-    warning line, and its keys are unverifiable.
+    Each bibliography file named by the report, or by its project's `_metadata.yml` or `_quarto.yml`
+    (_project_bibliography), is read only inside the report's folder tree or the working directory's
+    project, and only under a bibliography's suffix; otherwise one warning line, and its keys are
+    unverifiable.
     """
     matter = front_matter(first_chunk) if first_chunk.startswith("---") else None
     base = folder if folder is not None else (Path.cwd() if report in ("-", "") else Path(report).parent)
     named: list[Named] = []
     stamps: list[str] = []
     seen: set[str] = set()
-    for written, where in matter.bibliography if matter is not None else ():
+    wanted = [(written, where, base, "") for written, where in matter.bibliography] if matter is not None else []
+    if not wanted and report not in ("-", "") and Path(report).suffix.lower() in QUARTO_SUFFIXES:
+        wanted = _project_bibliography(base, stamps)  # the front matter's own, when it names one, wins
+    for written, where, start, by in wanted:
+        label = written if start is base else _as_named_from(base, start, written)
         try:
-            path = base / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
+            path = start / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
             key = os.path.realpath(path)
         except (ValueError, RuntimeError):  # a NUL byte in it; `~user` for a user there is none of
-            log.warning("%s: the bibliography %s is not read: %s", shown(report), shown(written), _NO_PATH)
-            named.append(Named(written, where, None, _NO_PATH))
+            log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(label), by, _NO_PATH)
+            named.append(Named(label, where, None, _NO_PATH))
             continue
         if key in seen:
             continue
         seen.add(key)
-        problem = _refused(path, base)
+        problem = _refused(path, base)  # the report's folder and the project bound a project file's paths too
         if problem:
-            log.warning("%s: the bibliography %s is not read: %s", shown(report), shown(written), problem)
-            named.append(Named(written, where, None, problem))
+            log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(label), by, problem)
+            named.append(Named(label, where, None, problem))
             continue
-        named.append(_read_named(report, written, path, where, max_bytes, False, stamps))
+        named.append(_read_named(report, label, path, where, max_bytes, False, stamps, by))
     for given_path in given:
         key = os.path.realpath(given_path)
         if key in seen:
@@ -900,9 +943,19 @@ def for_report(
 
 
 def _read_named(
-    report: str, written: str, path: Path, where: Span, max_bytes: int, by_user: bool, stamps: list[str]
+    report: str,
+    written: str,
+    path: Path,
+    where: Span,
+    max_bytes: int,
+    by_user: bool,
+    stamps: list[str],
+    by: str = "",
 ) -> Named:
-    """A bibliography file read (its text, not yet parsed), or why it cannot be: one warning line then."""
+    """A bibliography file read (its text, not yet parsed), or why it cannot be: one warning line then.
+
+    `by`: " (named in ../_quarto.yml)" for a project's bibliography, in that warning.
+    """
     shown_name = shown(written)
     fmt = format_of(written)
     if fmt is None:
@@ -917,7 +970,7 @@ def _read_named(
             problem = str(exc).removeprefix(f"{shown_name}: ")
         except UnicodeDecodeError:
             problem = "not UTF-8 text"
-    log.warning("%s: the bibliography %s is not read: %s", shown(report), shown_name, problem)
+    log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown_name, by, problem)
     return Named(written, where, None, problem, by_user)
 
 
@@ -935,20 +988,116 @@ def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
 
 def _refused(path: Path, base: Path) -> str:
     """Why a bibliography a report names is not read; "" when it may be."""
-    from clinaudit.store.paths import root_of
-
     if format_of(str(path)) is None:
         return "not a bibliography's suffix (.bib, .json, .yaml)"
-    real = Path(os.path.realpath(path))
-    # A working directory in no project (/, a home folder) is no project: its whole tree is not the report's to name.
-    project = root_of(Path(os.path.realpath(Path.cwd())))
-    for root in (Path(os.path.realpath(base)), *([project] if project is not None else [])):
-        try:
-            real.relative_to(root)
-        except ValueError:
-            continue
+    if _within(Path(os.path.realpath(path)), _trusted(base)):
         return ""
     return "it lies outside the report's folder and this project (name it with --bibliography to use it)"
+
+
+def _trusted(base: Path) -> tuple[Path, ...]:
+    """What a report may have clinaudit read: its own folder's tree, and the working directory's project.
+
+    A working directory in no project (/, a home folder) is no project: its whole tree is not the report's to name.
+    """
+    from clinaudit.store.paths import root_of
+
+    project = root_of(Path(os.path.realpath(Path.cwd())))
+    return (Path(os.path.realpath(base)), *([project] if project is not None else []))
+
+
+def _within(real: Path, roots: tuple[Path, ...]) -> bool:
+    return any(real == root or root in real.parents for root in roots)
+
+
+# ---------------------------------------------------------------- a Quarto project's bibliography
+
+
+def _project_bibliography(base: Path, stamps: list[str]) -> list[tuple[str, Span, Path, str]]:
+    """The bibliography a Quarto project gives a report whose front matter names none, as Quarto finds it.
+
+    From the report's folder up, each folder's `_metadata.yml`, then its `_quarto.yml`: the first that names a
+    bibliography gives it, its paths relative to its own folder; a `_quarto.yml` is the project's top, above which
+    Quarto looks no further. Never above what the report may name (`_trusted`: its own folder, or the working
+    directory's project), and each path then refused or read as a front matter's is. Each file looked at is
+    stamped by its content, so that a kept reading is named by it: an edited `_quarto.yml` is read again.
+    """
+    real = Path(os.path.realpath(base))
+    roots = _trusted(base)
+    for folder in (real, *real.parents):
+        if not _within(folder, roots):
+            break
+        for name in QUARTO_METADATA:
+            path = folder / name
+            paths = _metadata(path, roots, stamps)
+            if paths:
+                by = f" (named in {shown(_as_named_from(base, folder, name))})"
+                return [(written, _WHOLE, folder, by) for written, _ in paths]
+            if name == "_quarto.yml" and paths is not None:
+                return []  # the project's top: its metadata names no bibliography
+    return []
+
+
+def _metadata(path: Path, roots: tuple[Path, ...], stamps: list[str]) -> tuple[tuple[str, Span], ...] | None:
+    """The bibliography paths a project's metadata file names; () for none; None when there is no such file.
+
+    A file that cannot be read, or is no YAML mapping, is one warning line a run and names none.
+    """
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not _within(Path(os.path.realpath(path)), roots):  # a link counts where it points
+        _warn_once(str(path), f"{_here(path)} is not read: it links outside the report's folder and this project")
+        stamps.append(f"{os.path.realpath(path)}:unread")
+        return ()
+    try:
+        data = read_bytes(path, _here(path), MAX_METADATA)
+        text = data.decode("utf-8")
+    except (InputError, UnicodeDecodeError) as exc:
+        problem = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc).partition(": ")[2]
+        _warn_once(str(path), f"{_here(path)} is not read: {problem}")
+        stamps.append(f"{os.path.realpath(path)}:unread")
+        return ()
+    digest = hashlib.sha256(data).hexdigest()
+    stamps.append(f"{os.path.realpath(path)}:{digest}")
+    return _metadata_paths(_here(path), digest, text)
+
+
+@lru_cache(maxsize=16)
+def _metadata_paths(name: str, digest: str, text: str) -> tuple[tuple[str, Span], ...]:
+    """A metadata file's `bibliography:` parsed once a run for each content, a malformed one said once."""
+    problems: list[str] = []
+    found = _top_keys(lines_ended(text.removeprefix("\ufeff")), ("bibliography",), problems)
+    if found is None:
+        log.warning("%s is not read: %s", name, problems[0])
+        return ()
+    return _paths(found["bibliography"][1], 0) if "bibliography" in found else ()
+
+
+def _here(path: Path) -> str:
+    """A project file's path as a warning shows it: from the working directory, printable."""
+    try:
+        return shown(os.path.relpath(path))
+    except ValueError:  # another drive
+        return shown(str(path))
+
+
+@lru_cache(maxsize=16)
+def _warn_once(key: str, line: str) -> None:
+    log.warning("%s", line)
+
+
+def _as_named_from(base: Path, folder: Path, written: str) -> str:
+    """A path written in `folder`'s metadata as the report's front matter would write it (`../references.bib`)."""
+    if os.path.isabs(written) or written.startswith("~"):
+        return written
+    try:
+        return os.path.relpath(os.path.join(folder, written), os.path.realpath(base))
+    except ValueError:  # a NUL byte in it: said as written, and refused when read
+        return written
 
 
 def check_given(paths: Iterable[str], max_bytes: int) -> None:

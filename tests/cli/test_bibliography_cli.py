@@ -298,6 +298,51 @@ def test_an_edited_bibliography_is_read_again(tmp_path, services):
     assert [c["id"] for c in second["files"][0]["citations"]] == ["pmid:29768149"]  # not the kept reading
 
 
+# ---------------------------------------------------------------- a Quarto project's bibliography
+
+
+def _quarto_book(tmp_path, quarto: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_quarto.yml").write_text("project:\n  type: book\n" + quarto, encoding="utf-8")
+    (tmp_path / "references.bib").write_text(bib_text({"hogan2023": ENTRIES["hogan2023"]}), encoding="utf-8")
+    for name in ("ch1.qmd", "ch2.md"):
+        (tmp_path / "chapters" / name).write_text(
+            "---\ntitle: Remdesivir\n---\n\nRemdesivir resistance emerged [@hogan2023].\n", encoding="utf-8"
+        )
+
+
+def test_a_quarto_projects_bibliography_serves_its_chapters(tmp_path, services):
+    _quarto_book(tmp_path, "bibliography: references.bib\n")
+    proc = run_exe("check", "chapters", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # it was dangling-reference: no bibliography named
+    data = json.loads(proc.stdout)
+    assert {f["path"]: [c["id"] for c in f["citations"]] for f in data["files"]} == {
+        "chapters/ch1.qmd": ["pmid:36156117"],
+        "chapters/ch2.md": ["pmid:36156117"],
+    }
+    assert findings(data) == [] and proc.stderr.count("warning") == 0
+
+
+def test_a_malformed_quarto_yml_is_one_warning_line(tmp_path, services):
+    _quarto_book(tmp_path, "bibliography: [references.bib\nformat: html\n")
+    proc = run_exe("check", "chapters", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1  # each key is dangling: no bibliography is named
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert warnings == ["clinaudit: warning: _quarto.yml is not read: not valid YAML (line 4)"]
+    assert "Traceback" not in proc.stderr
+    assert {f["rule"] for f in findings(json.loads(proc.stdout))} == {"dangling-reference"}
+
+
+def test_an_edited_quarto_yml_is_read_again(tmp_path, services):
+    _quarto_book(tmp_path, "bibliography: missing.bib\n")  # no bibliography read: only _quarto.yml names the reading
+    first = json.loads(run_cli("check", "chapters/ch1.qmd", "--format", "json", cwd=tmp_path).stdout)
+    assert "missing.bib (no such file)" in findings(first)[0]["message"]
+    (tmp_path / "_quarto.yml").write_text("bibliography: gone.bib\n", encoding="utf-8")
+    second = json.loads(run_cli("check", "chapters/ch1.qmd", "--format", "json", cwd=tmp_path).stdout)
+    assert "gone.bib (no such file)" in findings(second)[0]["message"]  # not the kept reading's
+
+
 # ---------------------------------------------------------------- clinaudit fix
 
 PERTURBED = {

@@ -351,3 +351,119 @@ def test_a_library_many_reports_share_is_parsed_once_a_run_and_not_for_a_kept_re
     assert [u.span.line for u in parsed[0].unreadable] == [2]  # each report's finding (unreadable_findings)
     assert not [r for r in caplog.records if "cannot be read" in r.getMessage()]  # no warning line besides
     assert first.stamps == second.stamps and len(first.stamps) == 1  # what names a kept reading: its content
+
+
+# ---------------------------------------------------------------- a Quarto project's bibliography
+
+
+def _quarto_project(tmp_path, monkeypatch, quarto="bibliography: references.bib\n"):
+    """A Quarto book in a git checkout, the working directory at its top: chapters/ch1.qmd names no bibliography."""
+    book = tmp_path / "book"
+    (book / "chapters").mkdir(parents=True)
+    (book / ".git").mkdir()
+    (book / "_quarto.yml").write_text("project:\n  type: book\n" + quarto, encoding="utf-8")
+    (book / "references.bib").write_text("@article{shared, title = {In the project}}\n", encoding="utf-8")
+    (book / "chapters" / "local.bib").write_text("@article{local, title = {Beside the chapter}}\n", encoding="utf-8")
+    monkeypatch.chdir(book)
+    return book
+
+
+def _keys(cited):
+    return {n.name: [e.key for e in n.bibliography.entries] for n in cited.parsed().named if n.bibliography}
+
+
+def test_a_quarto_projects_bibliography_serves_a_report_that_names_none(tmp_path, monkeypatch):
+    _quarto_project(tmp_path, monkeypatch)
+    cited = bib.for_report("chapters/ch1.qmd", "---\ntitle: One\n---\n\nText [@shared].\n")
+    assert _keys(cited) == {"../references.bib": ["shared"]}  # relative to _quarto.yml, named from the report
+    assert cited.bare and cited.named[0].where == bib.Span(1, 1, 1, 1)  # findings about it: at the report's start
+    for name in ("ch2.md", "ch3.Rmd"):
+        assert _keys(bib.for_report(f"chapters/{name}", "Text.\n")) == {"../references.bib": ["shared"]}
+    assert bib.for_report("chapters/notes.txt", "Text.\n").named == ()  # no document Quarto renders
+
+
+def test_a_folders_metadata_wins_over_the_project_and_the_front_matter_over_both(tmp_path, monkeypatch):
+    book = _quarto_project(tmp_path, monkeypatch, "bibliography:\n  - references.bib\n  - chapters/local.bib\n")
+    assert set(_keys(bib.for_report("chapters/ch1.qmd", ""))) == {"../references.bib", "local.bib"}  # a list
+    (book / "chapters" / "_metadata.yml").write_text("bibliography: local.bib\n", encoding="utf-8")
+    assert _keys(bib.for_report("chapters/ch1.qmd", "")) == {"local.bib": ["local"]}
+    assert _keys(bib.for_report("ch0.qmd", "")) == {"references.bib": ["shared"], "chapters/local.bib": ["local"]}
+    (book / "chapters" / "own.bib").write_text("@article{own, title = {Its own}}\n", encoding="utf-8")
+    own = bib.for_report("chapters/ch1.qmd", "---\nbibliography: own.bib\n---\n")
+    assert _keys(own) == {"own.bib": ["own"]}
+    assert not [s for s in own.stamps if s.split(":")[0].endswith(".yml")]  # not looked at: the front matter's wins
+
+
+def test_a_project_file_is_looked_for_only_where_a_report_may_name_a_bibliography(tmp_path, monkeypatch, caplog):
+    """Never above the working directory's project, nor above the report's folder when it is in none."""
+    (tmp_path / "_quarto.yml").write_text("bibliography: secret.bib\n", encoding="utf-8")  # above the project
+    (tmp_path / "secret.bib").write_text("@article{s, title = {Secret}}\n", encoding="utf-8")
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / ".git").mkdir()
+    monkeypatch.chdir(project)
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        assert bib.for_report("docs/report.qmd", "").named == ()
+        loose = tmp_path / "loose" / "docs"  # the working directory in no project: the report's folder alone
+        loose.mkdir(parents=True)
+        (loose.parent / "_quarto.yml").write_text("bibliography: ../secret.bib\n", encoding="utf-8")
+        monkeypatch.chdir(tmp_path / "loose")
+        assert bib.for_report("docs/report.qmd", "").named == ()
+        (loose / "_quarto.yml").write_text("bibliography: ../../secret.bib\n", encoding="utf-8")
+        (refused,) = bib.for_report("docs/report.qmd", "").named  # its path is confined as a front matter's is
+    assert (refused.name, refused.bibliography) == ("../../secret.bib", None)
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert warning == (
+        "docs/report.qmd: the bibliography ../../secret.bib (named in _quarto.yml) is not read: it lies outside the "
+        "report's folder and this project (name it with --bibliography to use it)"
+    )
+
+
+def test_a_project_file_linking_out_of_the_project_is_not_read(tmp_path, monkeypatch, caplog):
+    book = _quarto_project(tmp_path, monkeypatch)
+    (tmp_path / "elsewhere.yml").write_text("bibliography: references.bib\n", encoding="utf-8")
+    (book / "_quarto.yml").unlink()
+    (book / "_quarto.yml").symlink_to(tmp_path / "elsewhere.yml")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        assert bib.for_report("chapters/ch1.qmd", "").named == ()
+    assert [r.getMessage() for r in caplog.records] == [
+        "_quarto.yml is not read: it links outside the report's folder and this project"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("project: [unclosed\nbibliography: references.bib\n", "not valid YAML (line 2)"),
+        ("- a list\n- of things\n", "not a YAML mapping"),
+        (b"bibliography: r\xe9f.bib\n", "not UTF-8 text"),
+    ],
+)
+def test_a_malformed_project_file_is_one_warning_a_run_and_names_no_bibliography(
+    tmp_path, monkeypatch, caplog, text, said
+):
+    book = _quarto_project(tmp_path, monkeypatch)
+    path = book / "_quarto.yml"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text, encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        for report in ("chapters/ch1.qmd", "chapters/ch2.qmd", "ch0.qmd"):
+            assert bib.for_report(report, "").named == ()
+    assert [r.getMessage() for r in caplog.records] == [f"_quarto.yml is not read: {said}"]
+
+
+def test_a_project_files_tags_are_never_constructed(tmp_path, monkeypatch):
+    """Composed, not loaded: a tag that would run a command under an unsafe loader is a path like any other."""
+    book = _quarto_project(tmp_path, monkeypatch, "")
+    (book / "_quarto.yml").write_text(
+        "bibliography: !!python/object/apply:os.system ['touch pwned.bib']\n", encoding="utf-8"
+    )
+    (unread,) = bib.for_report("chapters/ch1.qmd", "").named
+    assert unread.bibliography is None and not (book / "pwned.bib").exists()
+
+
+def test_a_project_files_content_names_the_kept_reading(tmp_path, monkeypatch):
+    book = _quarto_project(tmp_path, monkeypatch, "bibliography: missing.bib\n")
+    before = bib.for_report("chapters/ch1.qmd", "").stamps
+    assert bib.for_report("chapters/ch1.qmd", "").stamps == before
+    (book / "_quarto.yml").write_text("bibliography: gone.bib\n", encoding="utf-8")  # no bibliography read either way
+    assert bib.for_report("chapters/ch1.qmd", "").stamps != before
