@@ -32,8 +32,9 @@ def fix(
     """Write a corrected copy of each bibliography beside it (refs.corrected.bib): every field its entry's record
     contradicts taken from the record, with a comment saying what changed. The original is never written.
 
-    Exit 0 when nothing is left to the writer, 1 when an entry is (another paper's id, an id no database holds, a
-    retracted work, authors to correct by hand: as `ruff check --fix` exits 1 on what it cannot fix), 2 on an error."""
+    Exit 0 when nothing is left to the writer, 1 when an entry is (an entry that cannot be read, kept as it is;
+    another paper's id, an id no database holds, a retracted work, authors to correct by hand: as `ruff check --fix`
+    exits 1 on what it cannot fix), 2 on an error."""
     from pathlib import Path
 
     from clinaudit.core.errors import InputError
@@ -67,25 +68,29 @@ def fix(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write the corrected copy ({exc.strerror or exc})")
-    raise typer.Exit(1 if any(copy.left for copy in copies) else 0)
+    raise typer.Exit(0 if all(copy.settled for copy in copies) else 1)
 
 
 def _said(copy) -> None:
-    """What changed, entry by entry, and what the records left to the writer."""
+    """What changed, entry by entry in the file's order, and what is left to the writer."""
     from clinaudit.core.text import counted, shown
 
-    changed, left = copy.changed, copy.left
+    changed, left = copy.changed, len(copy.left) + len(copy.unreadable)
     print(
         f"{shown(copy.original)} → {shown(copy.path)}: {counted(len(changed), 'entry', 'entries')} corrected"
-        + (f", {counted(len(left), 'entry', 'entries')} left to check" if left else "")
+        + (f", {counted(left, 'entry', 'entries')} left to check" if left else "")
     )
+    lines: list[tuple[int, str]] = []
+    for broken in copy.unreadable:  # in the copy as it was: no record can say what it meant
+        lines.append(
+            (broken.span.line, f"  line {broken.span.line}: {shown(broken.why)}: kept as it is, to mend by hand")
+        )
     for fix in copy.fixes:
-        if not fix.changes and not fix.notes:
-            continue
         where = f"@{shown(fix.entry.key)} (line {fix.entry.span.line})"
         if fix.changes:
             fields = ", ".join(c.field for c in fix.changes)
-            print(f"  {where}: {fields} from {shown(fix.source)}")
-        for note in fix.notes:
-            print(f"  {where}: not corrected: {shown(note)}")
+            lines.append((fix.entry.span.line, f"  {where}: {fields} from {shown(fix.source)}"))
+        lines += [(fix.entry.span.line, f"  {where}: not corrected: {shown(note)}") for note in fix.notes]
+    for _, line in sorted(lines, key=lambda pair: pair[0]):  # stable: an entry's own lines keep their order
+        print(line)
     sys.stdout.flush()

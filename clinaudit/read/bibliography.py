@@ -2,7 +2,8 @@
 
 A report written for Pandoc or Quarto cites `[@smith2020]` (read/citations.py) and names its
 bibliography in its YAML front matter (`bibliography: refs.bib`, or entries inline under
-`references:`), or the user names one (`--bibliography FILE`); a bibliography is also audited
+`references:`), or its Quarto project does (`_metadata.yml`, `_quarto.yml`), or the user names
+one (`--bibliography FILE`); a bibliography is also audited
 on its own (`clinaudit check refs.bib`). Either way each entry becomes a `ReferenceEntry`, as
 an entry of a numbered reference list does: the ids it gives (PMID, PMC id, DOI, URL) are
 cited, and its fields are written as BibTeX-like text (`entry_text`) that the entry reader
@@ -84,13 +85,33 @@ class BibEntry:
 
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Unreadable:
+    """An entry of a bibliography that cannot be read, skipped: where it stands in its file, and what is wrong.
+
+    A finding (`unreadable-entry`), not a warning: Pandoc stops on such a BibTeX entry, so the file fails as a
+    syntax error fails a linter's run.
+    """
+
+    span: Span  # in its file (a front matter's `references:` item: in the report)
+    why: str  # "@smith2020 cannot be read (a value's { is never closed)"
+
+    def said(self, fmt: BibFormat) -> str:
+        """What a finding says of it: what is wrong, and what becomes of it."""
+        return self.why + (
+            ": it is skipped, and Pandoc stops the build on it" if fmt == "bibtex" else ": it is skipped"
+        )
+
+
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Bibliography:
-    """A bibliography file read: its entries in order, and what in it could not be read."""
+    """A bibliography file read: its entries in order, the entries that cannot be read, and what else to say."""
 
     name: str  # as shown in findings and warnings
     format: BibFormat
     entries: tuple[BibEntry, ...]
-    problems: tuple[str, ...] = ()  # one line each: "refs.bib:12: …"
+    problems: tuple[str, ...] = ()  # warnings, one line each: "refs.bib:12: a second entry @key: …"
+    unreadable: tuple[Unreadable, ...] = ()
 
 
 class NotABibliography(ValueError):
@@ -174,6 +195,7 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         strings[macro.key.lower()] = _value(macro.value, strings)
     entries: list[BibEntry] = []
     problems: list[str] = []
+    unreadable: list[Unreadable] = []
     first_line: dict[str, int] = {}
     for block in library.blocks:
         line = (block.start_line or 0) + 1
@@ -184,7 +206,8 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
             )
             continue
         if isinstance(block, model.ParsingFailedBlock):
-            problems.append(f"{name}:{line}: an entry that cannot be read (unbalanced braces or quotes?): skipped")
+            span = _block_span(text, index, block.start_line or 0, (block.raw or "").rstrip())
+            unreadable.append(Unreadable(span, _broken(block.raw or "", block.error)))
             continue
         if not isinstance(block, model.Entry):
             continue
@@ -192,7 +215,26 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         span = _block_span(text, index, block.start_line or 0, block.raw or "")
         fields = {f.key.lower(): _value(f.value, strings) for f in block.fields}
         entries.append(_bib_entry(block.key, block.entry_type.lower(), span, fields))
-    return Bibliography(name, "bibtex", tuple(entries), tuple(problems))
+    return Bibliography(name, "bibtex", tuple(entries), tuple(problems), tuple(unreadable))
+
+
+_BROKEN_KEY = LazyRegex(r"^@\s*[A-Za-z]+\s*[{(]\s*([^\s,{}()=\"#%'~\\]{1,200})\s*,")
+_UNCLOSED = LazyRegex(r"closing `(.)`")
+
+
+def _broken(raw: str, error: Exception) -> str:
+    """What is wrong with a BibTeX entry bibtexparser could not read, in words that point at the fix."""
+    key = _BROKEN_KEY.match(raw)
+    what = f"@{key.group(1)}" if key else "an entry"
+    reason = str(getattr(error, "abort_reason", "") or "")
+    unclosed = _UNCLOSED.search(reason)
+    if unclosed:
+        why = f"a value's {'{' if unclosed.group(1) == '}' else unclosed.group(1)} is never closed"
+    elif "end of file" in reason:
+        why = "it is still open where the file ends: a brace or quote is never closed"
+    else:
+        why = "unbalanced braces or quotes, or a missing comma?"
+    return f"{what} cannot be read ({why})"
 
 
 def _block_span(text: str, index: LineIndex, line0: int, raw: str) -> Span:
@@ -429,7 +471,7 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
         raise NotABibliography("not a CSL-JSON bibliography (a JSON list of items)")
     index = LineIndex(text)
     entries: list[BibEntry] = []
-    problems: list[str] = []
+    unreadable: list[Unreadable] = []
     at = _skip_space(text, at + 1)
     items = 0
     while at < len(text) and text[at] != "]":
@@ -440,13 +482,13 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
             raise NotABibliography(f"not valid JSON (line {line})") from None
         span = index.span(at, end)
         items += 1
-        _add_csl(item, span, name, entries, problems)
+        _add_csl(item, span, entries, unreadable)
         at = _skip_space(text, end)
         if at < len(text) and text[at] == ",":
             at = _skip_space(text, at + 1)
     if items and not entries:
         raise NotABibliography("not a CSL-JSON bibliography (no item has an id)")
-    return Bibliography(name, "csl-json", tuple(entries), tuple(problems))
+    return Bibliography(name, "csl-json", tuple(entries), unreadable=tuple(unreadable))
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -475,31 +517,34 @@ def parse_csl_yaml(text: str, name: str, first_line: int = 0) -> Bibliography:
         items = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "references"), None)
     if not isinstance(items, yaml.SequenceNode):
         raise NotABibliography("not a CSL-YAML bibliography (a list of items, or references: holding one)")
-    return Bibliography(name, "csl-yaml", *_csl_nodes(items.value, name, first_line))
+    entries, unreadable = _csl_nodes(items.value, first_line)
+    return Bibliography(name, "csl-yaml", entries, unreadable=unreadable)
 
 
-def _csl_nodes(nodes: Sequence[Any], name: str, first_line: int) -> tuple[tuple[BibEntry, ...], tuple[str, ...]]:
+def _csl_nodes(nodes: Sequence[Any], first_line: int) -> tuple[tuple[BibEntry, ...], tuple[Unreadable, ...]]:
     import yaml
 
     entries: list[BibEntry] = []
-    problems: list[str] = []
+    unreadable: list[Unreadable] = []
     for node in nodes:
         start, end = node.start_mark, node.end_mark
         span = Span(start.line + 1 + first_line, start.column + 1, end.line + 1 + first_line, end.column + 1)
         try:
             item = yaml.constructor.SafeConstructor().construct_document(node)
         except (yaml.YAMLError, RecursionError, TypeError, ValueError):
-            problems.append(f"{name}:{span.line}: an entry that cannot be read: skipped")
+            unreadable.append(Unreadable(span, "an item that cannot be read as YAML"))
             continue
-        _add_csl(item, span, name, entries, problems)
-    return tuple(entries), tuple(problems)
+        _add_csl(item, span, entries, unreadable)
+    return tuple(entries), tuple(unreadable)
 
 
-def _add_csl(item: Any, span: Span, name: str, entries: list[BibEntry], problems: list[str]) -> None:
-    if not isinstance(item, dict) or item.get("id") in (None, ""):
-        problems.append(f"{name}:{span.line}: an item with no id: skipped")
-        return
-    entries.append(csl_entry(item, span))
+def _add_csl(item: Any, span: Span, entries: list[BibEntry], unreadable: list[Unreadable]) -> None:
+    if not isinstance(item, dict):
+        unreadable.append(Unreadable(span, "an item that is no object (a mapping of fields) cannot be read"))
+    elif not _scalar(item.get("id")):  # none, empty, or a list or mapping: no key a citation can write
+        unreadable.append(Unreadable(span, "an item with no id cannot be cited"))
+    else:
+        entries.append(csl_entry(item, span))
 
 
 def csl_entry(item: dict[str, Any], span: Span) -> BibEntry:
@@ -656,6 +701,9 @@ def bibliography_document(bib: Bibliography, text: str | None = None) -> Documen
         ids = entry.ids or ((f"ref:{entry.label}", CitationKind.REFERENCE, entry.label),)
         for cid, kind, value in ids:
             mentions.append(CitationMention(cid, kind, value, entry.span, "", entry.text, entry.label, None))
+    unreadable = tuple(
+        catalogue.finding(catalogue.UNREADABLE_ENTRY, u.span, u.said(bib.format)) for u in bib.unreadable
+    )
     return Document(
         path=bib.name,
         sentences=0,
@@ -663,7 +711,7 @@ def bibliography_document(bib: Bibliography, text: str | None = None) -> Documen
         mentions=tuple(mentions),
         markers=(),
         entries=entries,
-        findings=(),
+        findings=unreadable,
         has_disclaimer=False,
         prose=True,  # a bibliography says nothing to claim, and is no empty report
         text=text,
@@ -703,32 +751,17 @@ def front_matter(text: str) -> FrontMatter | None:
         return None  # a title and an author: nothing of citations, and no YAML parser to load for it
     import yaml
 
-    try:
-        loader = yaml.SafeLoader(body)
-        try:
-            root = loader.get_single_node()
-        finally:
-            loader.dispose()
-    except (yaml.YAMLError, RecursionError):
+    found = _top_keys(body, ("bibliography", "references", "nocite"))
+    if found is None:
         return None
-    if not isinstance(root, yaml.MappingNode):
-        return None
-    found: dict[str, Any] = {}
-    for key, value in root.value:
-        if isinstance(key, yaml.ScalarNode) and key.value in ("bibliography", "references", "nocite"):
-            found.setdefault(key.value, (key, value))
     out = FrontMatter()
     if "bibliography" in found:
         key, value = found["bibliography"]
-        nodes = value.value if isinstance(value, yaml.SequenceNode) else [value]
-        paths = tuple(
-            (str(node.value), _node_span(node, 1)) for node in nodes if isinstance(node, yaml.ScalarNode) and node.value
-        )
-        out = FrontMatter(paths, where=_node_span(key, 1))
+        out = FrontMatter(_paths(value, 1), where=_node_span(key, 1))
     references = None
     if "references" in found and isinstance(found["references"][1], yaml.SequenceNode):
-        entries, problems = _csl_nodes(found["references"][1].value, "references", 1)
-        references = Bibliography("references", "csl-yaml", entries, problems)
+        entries, unreadable = _csl_nodes(found["references"][1].value, 1)
+        references = Bibliography("references", "csl-yaml", entries, unreadable=unreadable)
     nocite: tuple[str, ...] = ()
     if "nocite" in found:
         node = found["nocite"][1]
@@ -737,6 +770,53 @@ def front_matter(text: str) -> FrontMatter | None:
         nocite = tuple(k for t in texts for k in citations.nocite_keys(t))
     where = out.where if out.bibliography else (_node_span(found["references"][0], 1) if references else _WHOLE)
     return FrontMatter(out.bibliography, references, nocite, where)
+
+
+def _top_keys(
+    text: str, wanted: tuple[str, ...], problems: list[str] | None = None
+) -> dict[str, tuple[Any, Any]] | None:
+    """The key and value nodes of each `wanted` key at the top of a YAML mapping (the first of a key twice); None
+    when the text is no YAML mapping (why, in `problems`), {} for an empty document.
+
+    Composed, never constructed: PyYAML's safe loader builds no object, so no tag, date or alias in a report's or a
+    project's YAML can run or fail here; only the scalars asked for are read.
+    """
+    import yaml
+
+    try:
+        loader = yaml.SafeLoader(text)
+        try:
+            root = loader.get_single_node()
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, RecursionError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        if problems is not None:
+            problems.append(f"not valid YAML (line {mark.line + 1})" if mark is not None else "not valid YAML")
+        return None
+    if root is None:
+        return {}
+    if not isinstance(root, yaml.MappingNode):
+        if problems is not None:
+            problems.append("not a YAML mapping")
+        return None
+    found: dict[str, tuple[Any, Any]] = {}
+    for key, value in root.value:
+        if isinstance(key, yaml.ScalarNode) and key.value in wanted:
+            found.setdefault(key.value, (key, value))
+    return found
+
+
+def _paths(value: Any, lines_before: int) -> tuple[tuple[str, Span], ...]:
+    """`bibliography:`'s paths, one or a list, each with where it is written."""
+    import yaml
+
+    nodes = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    return tuple(
+        (str(node.value), _node_span(node, lines_before))
+        for node in nodes
+        if isinstance(node, yaml.ScalarNode) and node.value
+    )
 
 
 def _node_span(node: Any, lines_before: int) -> Span:
@@ -804,42 +884,52 @@ class Cited:
 
 
 PANDOC_SUFFIXES = frozenset({".qmd", ".rmd", ".rmarkdown"})  # written for Pandoc: `@key` alone cites
+QUARTO_SUFFIXES = frozenset({".qmd", ".md", ".rmd", ".rmarkdown"})  # what a Quarto project renders with its metadata
+# A folder's metadata, then the project's, as Quarto merges them: the nearer one's bibliography wins.
+QUARTO_METADATA = ("_metadata.yml", "_quarto.yml")
+MAX_METADATA = 1 << 20  # a project's metadata file larger than this is no metadata: one warning, not read
 _NO_PATH = "not a path this system can open"
 
 
 def for_report(
     report: str, first_chunk: str, given: Iterable[str] = (), max_bytes: int = 1 << 30, folder: Path | None = None
 ) -> Cited:
-    """The bibliographies a report's citations resolve through: its front matter's, then the user's.
+    """The bibliographies a report's citations resolve through: its front matter's (else its Quarto project's),
+    then the user's.
 
     `report`: the report's name (a path, or "-" for stdin); its folder is where a relative path
     starts (`folder` overrides it). `given`: --bibliography files, already known to be readable.
-    Each bibliography file named by the report is read only inside the report's folder tree or
-    the working directory's project, and only under a bibliography's suffix; otherwise one
-    warning line, and its keys are unverifiable.
+    Each bibliography file named by the report, or by its project's `_metadata.yml` or `_quarto.yml`
+    (_project_bibliography), is read only inside the report's folder tree or the working directory's
+    project, and only under a bibliography's suffix; otherwise one warning line, and its keys are
+    unverifiable.
     """
     matter = front_matter(first_chunk) if first_chunk.startswith("---") else None
     base = folder if folder is not None else (Path.cwd() if report in ("-", "") else Path(report).parent)
     named: list[Named] = []
     stamps: list[str] = []
     seen: set[str] = set()
-    for written, where in matter.bibliography if matter is not None else ():
+    wanted = [(written, where, base, "") for written, where in matter.bibliography] if matter is not None else []
+    if not wanted and report not in ("-", "") and Path(report).suffix.lower() in QUARTO_SUFFIXES:
+        wanted = _project_bibliography(base, stamps)  # the front matter's own, when it names one, wins
+    for written, where, start, by in wanted:
+        label = written if start is base else _as_named_from(base, start, written)
         try:
-            path = base / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
+            path = start / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
             key = os.path.realpath(path)
         except (ValueError, RuntimeError):  # a NUL byte in it; `~user` for a user there is none of
-            log.warning("%s: the bibliography %s is not read: %s", shown(report), shown(written), _NO_PATH)
-            named.append(Named(written, where, None, _NO_PATH))
+            log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(label), by, _NO_PATH)
+            named.append(Named(label, where, None, _NO_PATH))
             continue
         if key in seen:
             continue
         seen.add(key)
-        problem = _refused(path, base)
+        problem = _refused(path, base)  # the report's folder and the project bound a project file's paths too
         if problem:
-            log.warning("%s: the bibliography %s is not read: %s", shown(report), shown(written), problem)
-            named.append(Named(written, where, None, problem))
+            log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(label), by, problem)
+            named.append(Named(label, where, None, problem))
             continue
-        named.append(_read_named(report, written, path, where, max_bytes, False, stamps))
+        named.append(_read_named(report, label, path, where, max_bytes, False, stamps, by))
     for given_path in given:
         key = os.path.realpath(given_path)
         if key in seen:
@@ -847,17 +937,25 @@ def for_report(
         seen.add(key)
         named.append(_read_named(report, given_path, Path(given_path), _WHOLE, max_bytes, True, stamps))
     references = matter.references if matter is not None else None
-    for problem in references.problems if references is not None else ():
-        log.warning("%s: %s", shown(report), shown(problem).removeprefix("references:"))
     bare = bool(named or references) or Path(report).suffix.lower() in PANDOC_SUFFIXES
     where = matter.where if matter is not None else _WHOLE
     return Cited(tuple(named), references, matter.nocite if matter else (), bare, where, tuple(stamps))
 
 
 def _read_named(
-    report: str, written: str, path: Path, where: Span, max_bytes: int, by_user: bool, stamps: list[str]
+    report: str,
+    written: str,
+    path: Path,
+    where: Span,
+    max_bytes: int,
+    by_user: bool,
+    stamps: list[str],
+    by: str = "",
 ) -> Named:
-    """A bibliography file read (its text, not yet parsed), or why it cannot be: one warning line then."""
+    """A bibliography file read (its text, not yet parsed), or why it cannot be: one warning line then.
+
+    `by`: " (named in ../_quarto.yml)" for a project's bibliography, in that warning.
+    """
     shown_name = shown(written)
     fmt = format_of(written)
     if fmt is None:
@@ -872,13 +970,16 @@ def _read_named(
             problem = str(exc).removeprefix(f"{shown_name}: ")
         except UnicodeDecodeError:
             problem = "not UTF-8 text"
-    log.warning("%s: the bibliography %s is not read: %s", shown(report), shown_name, problem)
+    log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown_name, by, problem)
     return Named(written, where, None, problem, by_user)
 
 
 @lru_cache(maxsize=4)
 def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
-    """A bibliography's content parsed once a run, and what in it cannot be read said once (`digest` keys it)."""
+    """A bibliography's content parsed once a run, its warnings (a key used twice) said once (`digest` keys it).
+
+    Its unreadable entries are no warning: each report it is read for has them as findings (unreadable_findings).
+    """
     bib = parse(text, name, fmt)
     for line in bib.problems:
         log.warning("%s", shown(line))
@@ -887,20 +988,116 @@ def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
 
 def _refused(path: Path, base: Path) -> str:
     """Why a bibliography a report names is not read; "" when it may be."""
-    from clinaudit.store.paths import root_of
-
     if format_of(str(path)) is None:
         return "not a bibliography's suffix (.bib, .json, .yaml)"
-    real = Path(os.path.realpath(path))
-    # A working directory in no project (/, a home folder) is no project: its whole tree is not the report's to name.
-    project = root_of(Path(os.path.realpath(Path.cwd())))
-    for root in (Path(os.path.realpath(base)), *([project] if project is not None else [])):
-        try:
-            real.relative_to(root)
-        except ValueError:
-            continue
+    if _within(Path(os.path.realpath(path)), _trusted(base)):
         return ""
     return "it lies outside the report's folder and this project (name it with --bibliography to use it)"
+
+
+def _trusted(base: Path) -> tuple[Path, ...]:
+    """What a report may have clinaudit read: its own folder's tree, and the working directory's project.
+
+    A working directory in no project (/, a home folder) is no project: its whole tree is not the report's to name.
+    """
+    from clinaudit.store.paths import root_of
+
+    project = root_of(Path(os.path.realpath(Path.cwd())))
+    return (Path(os.path.realpath(base)), *([project] if project is not None else []))
+
+
+def _within(real: Path, roots: tuple[Path, ...]) -> bool:
+    return any(real == root or root in real.parents for root in roots)
+
+
+# ---------------------------------------------------------------- a Quarto project's bibliography
+
+
+def _project_bibliography(base: Path, stamps: list[str]) -> list[tuple[str, Span, Path, str]]:
+    """The bibliography a Quarto project gives a report whose front matter names none, as Quarto finds it.
+
+    From the report's folder up, each folder's `_metadata.yml`, then its `_quarto.yml`: the first that names a
+    bibliography gives it, its paths relative to its own folder; a `_quarto.yml` is the project's top, above which
+    Quarto looks no further. Never above what the report may name (`_trusted`: its own folder, or the working
+    directory's project), and each path then refused or read as a front matter's is. Each file looked at is
+    stamped by its content, so that a kept reading is named by it: an edited `_quarto.yml` is read again.
+    """
+    real = Path(os.path.realpath(base))
+    roots = _trusted(base)
+    for folder in (real, *real.parents):
+        if not _within(folder, roots):
+            break
+        for name in QUARTO_METADATA:
+            path = folder / name
+            paths = _metadata(path, roots, stamps)
+            if paths:
+                by = f" (named in {shown(_as_named_from(base, folder, name))})"
+                return [(written, _WHOLE, folder, by) for written, _ in paths]
+            if name == "_quarto.yml" and paths is not None:
+                return []  # the project's top: its metadata names no bibliography
+    return []
+
+
+def _metadata(path: Path, roots: tuple[Path, ...], stamps: list[str]) -> tuple[tuple[str, Span], ...] | None:
+    """The bibliography paths a project's metadata file names; () for none; None when there is no such file.
+
+    A file that cannot be read, or is no YAML mapping, is one warning line a run and names none.
+    """
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return None
+    if not _within(Path(os.path.realpath(path)), roots):  # a link counts where it points
+        _warn_once(str(path), f"{_here(path)} is not read: it links outside the report's folder and this project")
+        stamps.append(f"{os.path.realpath(path)}:unread")
+        return ()
+    try:
+        data = read_bytes(path, _here(path), MAX_METADATA)
+        text = data.decode("utf-8")
+    except (InputError, UnicodeDecodeError) as exc:
+        problem = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc).partition(": ")[2]
+        _warn_once(str(path), f"{_here(path)} is not read: {problem}")
+        stamps.append(f"{os.path.realpath(path)}:unread")
+        return ()
+    digest = hashlib.sha256(data).hexdigest()
+    stamps.append(f"{os.path.realpath(path)}:{digest}")
+    return _metadata_paths(_here(path), digest, text)
+
+
+@lru_cache(maxsize=16)
+def _metadata_paths(name: str, digest: str, text: str) -> tuple[tuple[str, Span], ...]:
+    """A metadata file's `bibliography:` parsed once a run for each content, a malformed one said once."""
+    problems: list[str] = []
+    found = _top_keys(lines_ended(text.removeprefix("\ufeff")), ("bibliography",), problems)
+    if found is None:
+        log.warning("%s is not read: %s", name, problems[0])
+        return ()
+    return _paths(found["bibliography"][1], 0) if "bibliography" in found else ()
+
+
+def _here(path: Path) -> str:
+    """A project file's path as a warning shows it: from the working directory, printable."""
+    try:
+        return shown(os.path.relpath(path))
+    except ValueError:  # another drive
+        return shown(str(path))
+
+
+@lru_cache(maxsize=16)
+def _warn_once(key: str, line: str) -> None:
+    log.warning("%s", line)
+
+
+def _as_named_from(base: Path, folder: Path, written: str) -> str:
+    """A path written in `folder`'s metadata as the report's front matter would write it (`../references.bib`)."""
+    if os.path.isabs(written) or written.startswith("~"):
+        return written
+    try:
+        return os.path.relpath(os.path.join(folder, written), os.path.realpath(base))
+    except ValueError:  # a NUL byte in it: said as written, and refused when read
+        return written
 
 
 def check_given(paths: Iterable[str], max_bytes: int) -> None:
@@ -959,6 +1156,43 @@ def uncited_findings(cited: Cited, used: set[str]) -> list[Finding]:
                     where,
                     f"{more:,} more entr{'y' if more == 1 else 'ies'} of {bib.name} cited nowhere in the report",
                     suggestion="Cite them where claims rest on them, or leave them out of the bibliography.",
+                )
+            )
+    return out
+
+
+def unreadable_findings(cited: Cited) -> list[Finding]:
+    """Each entry of a report's bibliographies that cannot be read: high, the report's own finding.
+
+    A finding stands in the report, never in another file: at the line naming the bibliography (the report's
+    start for --bibliography), its message naming the file and line (`refs.bib:12: @smith2020 cannot be read
+    …`), up to UNCITED_LISTED a bibliography and the rest in one. A front matter's `references:` item stands
+    at its own line, which is the report's.
+    """
+    out: list[Finding] = []
+    sources = [(n.where, n.bibliography, True) for n in cited.named if n.bibliography is not None]
+    if cited.references is not None:
+        sources.append((cited.where, cited.references, False))
+    for where, bib, elsewhere in sources:
+        for broken in bib.unreadable[:UNCITED_LISTED]:
+            if elsewhere:
+                out.append(
+                    catalogue.finding(
+                        catalogue.UNREADABLE_ENTRY, where, f"{bib.name}:{broken.span.line}: {broken.said(bib.format)}"
+                    )
+                )
+            else:
+                out.append(
+                    catalogue.finding(catalogue.UNREADABLE_ENTRY, broken.span, f"references: {broken.said(bib.format)}")
+                )
+        if len(bib.unreadable) > UNCITED_LISTED:
+            more = len(bib.unreadable) - UNCITED_LISTED
+            out.append(
+                catalogue.finding(
+                    catalogue.UNREADABLE_ENTRY,
+                    where,
+                    f"{more:,} more entr{'y' if more == 1 else 'ies'} of {bib.name} cannot be read: each is skipped "
+                    f"(clinaudit check {bib.name} lists them at their lines)",
                 )
             )
     return out

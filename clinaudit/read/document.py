@@ -606,9 +606,11 @@ def _mention_uncited(reading: _Reading, used: set[int]) -> None:
 
 
 def _add_bibliographies(reading: _Reading, cited: Cited) -> None:
-    """A report's bibliographies as entries every part of it may cite, labelled `@key`, the first of a key kept."""
-    from clinaudit.read.bibliography import reference_entry
+    """A report's bibliographies as entries every part of it may cite, labelled `@key`, the first of a key kept;
+    an entry of theirs that cannot be read is the report's own finding (high)."""
+    from clinaudit.read.bibliography import reference_entry, unreadable_findings
 
+    reading.findings += unreadable_findings(cited)
     seen: set[str] = set()
     for bib in cited.bibliographies:
         for entry in bib.entries:

@@ -3,7 +3,8 @@
 An unreadable input is an error report, never dropped. A report file small enough to keep is
 read once per content: its Document is kept in the cache directory (clinaudit/read/kept.py),
 named by its text, by the corrections files that apply to it and by the bibliographies its
-citations resolve through, and an unchanged report is not read again. The corrections come
+citations resolve through (and the Quarto project files that name them), and an unchanged report is
+not read again. The corrections come
 from the check stage through `Known`, handed in. A bibliography (`refs.bib`, a CSL-JSON or
 CSL-YAML file) is audited as its entries (clinaudit/read/bibliography.py).
 """

@@ -24,7 +24,7 @@ from clinaudit.core.models import CitationKind, CitationResult, FileReport, Reco
 from clinaudit.core.records import compared
 from clinaudit.core.text import shown
 from clinaudit.read import bibliography
-from clinaudit.read.bibliography import BibEntry
+from clinaudit.read.bibliography import BibEntry, Unreadable
 from clinaudit.read.parse import LineIndex
 
 FOUND = (Status.VERIFIED, Status.MISMATCHED, Status.OFF_TOPIC, Status.UNGROUNDED, Status.RETRACTED, Status.CONCERN)
@@ -69,6 +69,7 @@ class Corrected:
     path: Path
     text: str
     fixes: list[EntryFix]
+    unreadable: tuple[Unreadable, ...] = ()  # entries that cannot be read: kept in the copy as they are, yours to mend
 
     @property
     def changed(self) -> list[EntryFix]:
@@ -77,6 +78,11 @@ class Corrected:
     @property
     def left(self) -> list[EntryFix]:
         return [f for f in self.fixes if f.notes]
+
+    @property
+    def settled(self) -> bool:
+        """Nothing is left to the writer: no entry the records could not settle, none that cannot be read."""
+        return not self.left and not self.unreadable
 
 
 def copy_path(path: str) -> Path:
@@ -103,7 +109,7 @@ def correct(path: str, report: FileReport, max_bytes: int) -> Corrected:
     out = _rewrite(text, fixes)
     if crlf:
         out = out.replace("\n", "\r\n")
-    return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes)
+    return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes, bib.unreadable)
 
 
 def refused(path: Path, original: str) -> str:

@@ -119,6 +119,66 @@ def test_a_folder_walk_takes_bib_qmd_and_rmd_files(tmp_path, services):
         assert [c["id"] for c in file["citations"]] == ["pmid:36156117"], file
 
 
+# ---------------------------------------------------------------- an entry that cannot be read
+
+BROKEN = "@article{broken2020,\n  title = {An unclosed {brace},\n  year = {2020}\n\n"  # Pandoc stops on it
+
+
+def test_an_entry_that_cannot_be_read_fails_the_bibliography_at_its_line(tmp_path, services):
+    text = bib_text({"hogan2023": ENTRIES["hogan2023"]}) + BROKEN + bib_text({"cdx": ENTRIES["hogan2023"]})[38:]
+    text = text.replace("@article{cdx,", "@article{hogan2023,")  # a key used twice: still a warning
+    (tmp_path / "refs.bib").write_text(text, encoding="utf-8")
+    proc = run_exe("check", "refs.bib", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # it passed with one warning line, as a syntax error should not
+    data = json.loads(proc.stdout)
+    (found,) = findings(data)
+    line = text.splitlines().index("@article{broken2020,") + 1
+    assert (found["rule"], found["severity"], found["line"], found["column"]) == ("unreadable-entry", "high", line, 1)
+    assert found["message"] == (
+        "@broken2020 cannot be read (a value's { is never closed): it is skipped, and Pandoc stops the build on it"
+    )
+    assert (data["verdict"], data["summary"]["findings_by_severity"]["high"]) == ("fail", 1)
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1 and "a second entry @hogan2023" in warnings[0]  # not the unreadable entry's
+
+
+@pytest.mark.parametrize("form", ["table", "markdown", "html", "github", "sarif", "json"])
+def test_an_unreadable_entry_shows_in_every_format(tmp_path, form):
+    text = "@article{ok2020, title = {Fine}, year = {2020}, pmid = {36156117}}\n\n" + BROKEN.replace(
+        "broken2020", "x<b>y"
+    )
+    (tmp_path / "refs.bib").write_text(text, encoding="utf-8")
+    proc = run_cli("check", "refs.bib", "--offline", "--format", form, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "unreadable-entry" in out and "cannot be read" in out
+    if form == "github":
+        assert "::error file=refs.bib,line=3,col=1," in out
+    elif form == "sarif":
+        (result,) = [r for r in json.loads(out)["runs"][0]["results"] if r["ruleId"] == "unreadable-entry"]
+        assert (result["level"], result["locations"][0]["physicalLocation"]["region"]["startLine"]) == ("error", 3)
+    elif form in ("html", "markdown"):
+        assert "<b>y" not in out  # the key is the file's: escaped as a report's text is
+    elif form == "table":
+        assert "3:1" in out and "FAIL" in out
+
+
+def test_a_reports_bibliography_with_an_unreadable_entry_fails_the_report(tmp_path, services):
+    refs = bib_text({"hogan2023": ENTRIES["hogan2023"]}) + BROKEN
+    (tmp_path / "refs.bib").write_text(refs, encoding="utf-8")
+    report = "---\nbibliography: refs.bib\n---\n\nRemdesivir resistance emerged [@hogan2023].\n"
+    (tmp_path / "report.qmd").write_text(report, encoding="utf-8")
+    proc = run_exe("check", "report.qmd", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (found,) = findings(json.loads(proc.stdout))
+    assert (found["rule"], found["severity"], found["line"], found["column"]) == ("unreadable-entry", "high", 2, 15)
+    line = refs.splitlines().index("@article{broken2020,") + 1
+    assert found["message"].startswith(f"refs.bib:{line}: @broken2020 cannot be read (")  # the file and line
+    assert "cannot be read" not in proc.stderr
+    given = run_cli("check", "report.qmd", "--bibliography", "refs.bib", "--format", "json", cwd=tmp_path)
+    assert [f["rule"] for f in findings(json.loads(given.stdout))] == ["unreadable-entry"]  # the same file, once
+
+
 # ---------------------------------------------------------------- a report's citations through its bibliography
 
 PROSE = """# Asthma and COVID-19
@@ -238,6 +298,51 @@ def test_an_edited_bibliography_is_read_again(tmp_path, services):
     assert [c["id"] for c in second["files"][0]["citations"]] == ["pmid:29768149"]  # not the kept reading
 
 
+# ---------------------------------------------------------------- a Quarto project's bibliography
+
+
+def _quarto_book(tmp_path, quarto: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "_quarto.yml").write_text("project:\n  type: book\n" + quarto, encoding="utf-8")
+    (tmp_path / "references.bib").write_text(bib_text({"hogan2023": ENTRIES["hogan2023"]}), encoding="utf-8")
+    for name in ("ch1.qmd", "ch2.md"):
+        (tmp_path / "chapters" / name).write_text(
+            "---\ntitle: Remdesivir\n---\n\nRemdesivir resistance emerged [@hogan2023].\n", encoding="utf-8"
+        )
+
+
+def test_a_quarto_projects_bibliography_serves_its_chapters(tmp_path, services):
+    _quarto_book(tmp_path, "bibliography: references.bib\n")
+    proc = run_exe("check", "chapters", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # it was dangling-reference: no bibliography named
+    data = json.loads(proc.stdout)
+    assert {f["path"]: [c["id"] for c in f["citations"]] for f in data["files"]} == {
+        "chapters/ch1.qmd": ["pmid:36156117"],
+        "chapters/ch2.md": ["pmid:36156117"],
+    }
+    assert findings(data) == [] and proc.stderr.count("warning") == 0
+
+
+def test_a_malformed_quarto_yml_is_one_warning_line(tmp_path, services):
+    _quarto_book(tmp_path, "bibliography: [references.bib\nformat: html\n")
+    proc = run_exe("check", "chapters", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1  # each key is dangling: no bibliography is named
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert warnings == ["clinaudit: warning: _quarto.yml is not read: not valid YAML (line 4)"]
+    assert "Traceback" not in proc.stderr
+    assert {f["rule"] for f in findings(json.loads(proc.stdout))} == {"dangling-reference"}
+
+
+def test_an_edited_quarto_yml_is_read_again(tmp_path, services):
+    _quarto_book(tmp_path, "bibliography: missing.bib\n")  # no bibliography read: only _quarto.yml names the reading
+    first = json.loads(run_cli("check", "chapters/ch1.qmd", "--format", "json", cwd=tmp_path).stdout)
+    assert "missing.bib (no such file)" in findings(first)[0]["message"]
+    (tmp_path / "_quarto.yml").write_text("bibliography: gone.bib\n", encoding="utf-8")
+    second = json.loads(run_cli("check", "chapters/ch1.qmd", "--format", "json", cwd=tmp_path).stdout)
+    assert "gone.bib (no such file)" in findings(second)[0]["message"]  # not the kept reading's
+
+
 # ---------------------------------------------------------------- clinaudit fix
 
 PERTURBED = {
@@ -298,6 +403,22 @@ def test_fix_leaves_what_the_records_cannot_settle_to_the_writer(tmp_path, servi
     assert "% clinaudit: not corrected: PMID 37909814 does not exist in its database" in copy
     assert "% clinaudit: not corrected: PMID 36156117 is another paper" in copy
     assert "year = {2011}" in copy  # another paper's record is not written into the entry
+
+
+def test_fix_keeps_an_entry_that_cannot_be_read_as_it_is_and_exits_1(tmp_path, services):
+    original = bib_text({"obyrne2018": ENTRIES["obyrne2018"]}) + BROKEN + bib_text({"hogan": ENTRIES["hogan2023"]})
+    (tmp_path / "refs.bib").write_text(original, encoding="utf-8")
+    proc = run_exe("fix", "refs.bib", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # something is left to the writer
+    line = original.splitlines().index("@article{broken2020,") + 1
+    assert proc.stdout.splitlines()[:3] == [
+        "refs.bib → refs.corrected.bib: 1 entry corrected, 1 entry left to check",
+        "  @obyrne2018 (line 3): year from PubMed (PMID 29768149)",
+        f"  line {line}: @broken2020 cannot be read (a value's {{ is never closed): kept as it is, to mend by hand",
+    ]
+    copy = (tmp_path / "refs.corrected.bib").read_text(encoding="utf-8")
+    assert BROKEN in copy and "year = {2018}" in copy  # the broken block untouched, the entry before it corrected
+    assert copy.index(BROKEN) > copy.index("@article{obyrne2018") and copy.count("@article{hogan,") == 1
 
 
 @pytest.mark.parametrize(

@@ -68,9 +68,27 @@ def test_better_bibtex_entries_read_with_their_lines_and_decoded_fields():
     assert group.authors == ("World Health Organization",)
     assert group.title == "Guideline on in vivo β-blockers"
     assert group.url == "https://www.who.int/publications/i/item/9789240_0001"
-    assert len(read.problems) == 2
-    assert read.problems[0].startswith("refs.bib:22: an entry that cannot be read")
-    assert "a second entry @flahertyImprovedSurvivalMEK2012: the first one (line 5) is used" in read.problems[1]
+    (broken,) = read.unreadable  # an entry that cannot be read is a finding's, not a warning's
+    assert (broken.span.line, broken.span.column) == (22, 1)
+    assert broken.why == "@broken cannot be read (a value's { is never closed)"
+    (problem,) = read.problems  # a key used twice stays a warning: the first entry is read
+    assert problem == "refs.bib:31: a second entry @flahertyImprovedSurvivalMEK2012: the first one (line 5) is used"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('@article{a, title = "Open quote, year = 2020}\n\n@article{b, title = {B}}\n', "a value's \" is never closed"),
+        ("@article{a, title = {A}}\n@book{b, title = {Open\n", "it is still open where the file ends"),
+        ("@article{a title = {A}}\n", "unbalanced braces or quotes, or a missing comma?"),
+    ],
+)
+def test_what_is_wrong_with_an_entry_that_cannot_be_read_is_said(text, why):
+    read = bib.parse(text, "refs.bib", "bibtex")
+    (broken,) = read.unreadable
+    assert why in broken.why and " cannot be read (" in broken.why
+    assert broken.said("bibtex").endswith(": it is skipped, and Pandoc stops the build on it")
+    assert not read.problems
 
 
 def test_an_entry_reads_as_reference_text_with_its_ids_validated_as_a_list_entry_would_be():
@@ -132,8 +150,27 @@ def test_csl_json_items_read_at_their_opening_brace():
     assert (first.pmid, first.doi) == ("22663011", "10.1056/NEJMoa1203421")
     assert second.pmid == "29768149" and second.year == 2019  # Zotero's note, a raw date
     assert second.span.line == first.span.end_line + 1
-    (problem,) = read.problems
-    assert problem.endswith(": an item with no id: skipped") and problem.startswith("refs.json:")
+    (broken,) = read.unreadable
+    assert (broken.span.line, broken.why) == (second.span.end_line + 1, "an item with no id cannot be cited")
+    assert broken.said("csl-json") == "an item with no id cannot be cited: it is skipped" and not read.problems
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [
+        ('[{"id": "a", "title": "A"}, "a string", 3, {"id": ["x"]}, {"id": ""}]', "csl-json"),
+        ("- id: a\n  title: A\n- a string\n- [1, 2]\n- id: {x: 1}\n- id: ''\n", "csl-yaml"),
+    ],
+)
+def test_csl_items_that_are_no_object_or_have_no_usable_id_cannot_be_read(text, fmt):
+    read = bib.parse(text, "refs", fmt)
+    assert [e.key for e in read.entries] == ["a"]
+    whys = [u.why for u in read.unreadable]
+    assert (
+        whys
+        == ["an item that is no object (a mapping of fields) cannot be read"] * 2
+        + ["an item with no id cannot be cited"] * 2
+    )
 
 
 def test_json_that_is_no_csl_bibliography_is_said_so_not_read():
@@ -311,5 +348,122 @@ def test_a_library_many_reports_share_is_parsed_once_a_run_and_not_for_a_kept_re
         parsed = [c.parsed().named[0].bibliography for c in (first, second)]
     assert parsed[0] is parsed[1]  # one parse for both reports
     assert [e.key for e in parsed[0].entries] == ["a", "c"]
-    assert len([r for r in caplog.records if "cannot be read" in r.getMessage()]) == 1  # said once a run
+    assert [u.span.line for u in parsed[0].unreadable] == [2]  # each report's finding (unreadable_findings)
+    assert not [r for r in caplog.records if "cannot be read" in r.getMessage()]  # no warning line besides
     assert first.stamps == second.stamps and len(first.stamps) == 1  # what names a kept reading: its content
+
+
+# ---------------------------------------------------------------- a Quarto project's bibliography
+
+
+def _quarto_project(tmp_path, monkeypatch, quarto="bibliography: references.bib\n"):
+    """A Quarto book in a git checkout, the working directory at its top: chapters/ch1.qmd names no bibliography."""
+    book = tmp_path / "book"
+    (book / "chapters").mkdir(parents=True)
+    (book / ".git").mkdir()
+    (book / "_quarto.yml").write_text("project:\n  type: book\n" + quarto, encoding="utf-8")
+    (book / "references.bib").write_text("@article{shared, title = {In the project}}\n", encoding="utf-8")
+    (book / "chapters" / "local.bib").write_text("@article{local, title = {Beside the chapter}}\n", encoding="utf-8")
+    monkeypatch.chdir(book)
+    return book
+
+
+def _keys(cited):
+    return {n.name: [e.key for e in n.bibliography.entries] for n in cited.parsed().named if n.bibliography}
+
+
+def test_a_quarto_projects_bibliography_serves_a_report_that_names_none(tmp_path, monkeypatch):
+    _quarto_project(tmp_path, monkeypatch)
+    cited = bib.for_report("chapters/ch1.qmd", "---\ntitle: One\n---\n\nText [@shared].\n")
+    assert _keys(cited) == {"../references.bib": ["shared"]}  # relative to _quarto.yml, named from the report
+    assert cited.bare and cited.named[0].where == bib.Span(1, 1, 1, 1)  # findings about it: at the report's start
+    for name in ("ch2.md", "ch3.Rmd"):
+        assert _keys(bib.for_report(f"chapters/{name}", "Text.\n")) == {"../references.bib": ["shared"]}
+    assert bib.for_report("chapters/notes.txt", "Text.\n").named == ()  # no document Quarto renders
+
+
+def test_a_folders_metadata_wins_over_the_project_and_the_front_matter_over_both(tmp_path, monkeypatch):
+    book = _quarto_project(tmp_path, monkeypatch, "bibliography:\n  - references.bib\n  - chapters/local.bib\n")
+    assert set(_keys(bib.for_report("chapters/ch1.qmd", ""))) == {"../references.bib", "local.bib"}  # a list
+    (book / "chapters" / "_metadata.yml").write_text("bibliography: local.bib\n", encoding="utf-8")
+    assert _keys(bib.for_report("chapters/ch1.qmd", "")) == {"local.bib": ["local"]}
+    assert _keys(bib.for_report("ch0.qmd", "")) == {"references.bib": ["shared"], "chapters/local.bib": ["local"]}
+    (book / "chapters" / "own.bib").write_text("@article{own, title = {Its own}}\n", encoding="utf-8")
+    own = bib.for_report("chapters/ch1.qmd", "---\nbibliography: own.bib\n---\n")
+    assert _keys(own) == {"own.bib": ["own"]}
+    assert not [s for s in own.stamps if s.split(":")[0].endswith(".yml")]  # not looked at: the front matter's wins
+
+
+def test_a_project_file_is_looked_for_only_where_a_report_may_name_a_bibliography(tmp_path, monkeypatch, caplog):
+    """Never above the working directory's project, nor above the report's folder when it is in none."""
+    (tmp_path / "_quarto.yml").write_text("bibliography: secret.bib\n", encoding="utf-8")  # above the project
+    (tmp_path / "secret.bib").write_text("@article{s, title = {Secret}}\n", encoding="utf-8")
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / ".git").mkdir()
+    monkeypatch.chdir(project)
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        assert bib.for_report("docs/report.qmd", "").named == ()
+        loose = tmp_path / "loose" / "docs"  # the working directory in no project: the report's folder alone
+        loose.mkdir(parents=True)
+        (loose.parent / "_quarto.yml").write_text("bibliography: ../secret.bib\n", encoding="utf-8")
+        monkeypatch.chdir(tmp_path / "loose")
+        assert bib.for_report("docs/report.qmd", "").named == ()
+        (loose / "_quarto.yml").write_text("bibliography: ../../secret.bib\n", encoding="utf-8")
+        (refused,) = bib.for_report("docs/report.qmd", "").named  # its path is confined as a front matter's is
+    assert (refused.name, refused.bibliography) == ("../../secret.bib", None)
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert warning == (
+        "docs/report.qmd: the bibliography ../../secret.bib (named in _quarto.yml) is not read: it lies outside the "
+        "report's folder and this project (name it with --bibliography to use it)"
+    )
+
+
+def test_a_project_file_linking_out_of_the_project_is_not_read(tmp_path, monkeypatch, caplog):
+    book = _quarto_project(tmp_path, monkeypatch)
+    (tmp_path / "elsewhere.yml").write_text("bibliography: references.bib\n", encoding="utf-8")
+    (book / "_quarto.yml").unlink()
+    (book / "_quarto.yml").symlink_to(tmp_path / "elsewhere.yml")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        assert bib.for_report("chapters/ch1.qmd", "").named == ()
+    assert [r.getMessage() for r in caplog.records] == [
+        "_quarto.yml is not read: it links outside the report's folder and this project"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("project: [unclosed\nbibliography: references.bib\n", "not valid YAML (line 2)"),
+        ("- a list\n- of things\n", "not a YAML mapping"),
+        (b"bibliography: r\xe9f.bib\n", "not UTF-8 text"),
+    ],
+)
+def test_a_malformed_project_file_is_one_warning_a_run_and_names_no_bibliography(
+    tmp_path, monkeypatch, caplog, text, said
+):
+    book = _quarto_project(tmp_path, monkeypatch)
+    path = book / "_quarto.yml"
+    path.write_bytes(text) if isinstance(text, bytes) else path.write_text(text, encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        for report in ("chapters/ch1.qmd", "chapters/ch2.qmd", "ch0.qmd"):
+            assert bib.for_report(report, "").named == ()
+    assert [r.getMessage() for r in caplog.records] == [f"_quarto.yml is not read: {said}"]
+
+
+def test_a_project_files_tags_are_never_constructed(tmp_path, monkeypatch):
+    """Composed, not loaded: a tag that would run a command under an unsafe loader is a path like any other."""
+    book = _quarto_project(tmp_path, monkeypatch, "")
+    (book / "_quarto.yml").write_text(
+        "bibliography: !!python/object/apply:os.system ['touch pwned.bib']\n", encoding="utf-8"
+    )
+    (unread,) = bib.for_report("chapters/ch1.qmd", "").named
+    assert unread.bibliography is None and not (book / "pwned.bib").exists()
+
+
+def test_a_project_files_content_names_the_kept_reading(tmp_path, monkeypatch):
+    book = _quarto_project(tmp_path, monkeypatch, "bibliography: missing.bib\n")
+    before = bib.for_report("chapters/ch1.qmd", "").stamps
+    assert bib.for_report("chapters/ch1.qmd", "").stamps == before
+    (book / "_quarto.yml").write_text("bibliography: gone.bib\n", encoding="utf-8")  # no bibliography read either way
+    assert bib.for_report("chapters/ch1.qmd", "").stamps != before

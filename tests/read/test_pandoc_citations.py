@@ -118,8 +118,8 @@ Write to team@clinic.org; `@smith2020` in code is code.
 """
 
 
-def _read(tmp_path, report=REPORT, name="report.qmd", given=()):
-    (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
+def _read(tmp_path, report=REPORT, name="report.qmd", given=(), refs=BIB):
+    (tmp_path / "refs.bib").write_text(refs, encoding="utf-8")
     path = tmp_path / name
     path.write_text(report, encoding="utf-8")
     cited = bib.for_report(str(path), report, given)
@@ -201,6 +201,47 @@ def test_front_matter_references_are_entries_at_their_lines_in_the_report(tmp_pa
     (mention,) = document.mentions
     assert (mention.id, mention.span.line, mention.span.column) == ("pmid:22663011", 8, 31)
     assert not document.findings
+
+
+BROKEN = "@article{broken2020,\n  title = {Unclosed {brace},\n  year = {2020}\n\n"
+
+
+def test_an_entry_of_the_reports_bibliography_that_cannot_be_read_is_the_reports_finding(tmp_path):
+    """It stands where the front matter names the bibliography, its file and line in the message: high, as Pandoc
+    stops the report's build on it."""
+    refs = BIB.replace("@article{pmid12345,", BROKEN + "@article{pmid12345,")
+    document = _read(tmp_path, refs=refs)
+    (found,) = [f for f in document.findings if f.rule == "unreadable-entry"]
+    line = refs.splitlines().index("@article{broken2020,") + 1
+    assert (found.severity.value, found.span.line, found.span.column) == ("high", 3, 15)
+    assert found.message == (
+        f"refs.bib:{line}: @broken2020 cannot be read (a value's {{ is never closed): it is skipped, and Pandoc stops "
+        "the build on it"
+    )
+    assert "@pmid12345" in {e.label for e in document.entries}  # the entries after it are read
+
+
+def test_an_unreadable_entry_of_a_bibliography_the_user_names_stands_at_the_reports_start(tmp_path):
+    library = tmp_path / "library.bib"
+    library.write_text("@article{a, title = {A}}\n" + BROKEN, encoding="utf-8")
+    document = _read(tmp_path, "Metformin lowers HbA1c [@a].\n", "notes.md", given=[str(library)])
+    (found,) = [f for f in document.findings if f.rule == "unreadable-entry"]
+    assert (found.span.line, found.span.column) == (1, 1)
+    assert found.message.startswith(f"{library}:2: @broken2020 cannot be read")
+
+
+def test_front_matter_references_that_cannot_be_read_are_findings_at_their_lines(tmp_path, caplog):
+    report = "---\nreferences:\n- id: a\n  title: A\n- title: no id\n- just text\n---\n\nMetformin works [@a].\n"
+    document = _read(tmp_path, report, "inline.md")
+    found = [(f.rule, f.severity.value, f.span.line, f.span.column, f.message) for f in document.findings]
+    assert found == [
+        ("unreadable-entry", "high", 5, 3, "references: an item with no id cannot be cited: it is skipped"),
+        (
+            "unreadable-entry", "high", 6, 3,
+            "references: an item that is no object (a mapping of fields) cannot be read: it is skipped",
+        ),
+    ]  # fmt: skip
+    assert not caplog.records  # the finding says it: no warning line besides
 
 
 def test_the_patterns_that_read_citations_and_bibliographies_stay_linear():
