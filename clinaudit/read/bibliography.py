@@ -497,6 +497,18 @@ def _skip_space(text: str, at: int) -> int:
     return at
 
 
+def _composed(text: str) -> Any:
+    """The root node of a one-document YAML text, or None: composed by PyYAML's safe loader, never constructed,
+    so no tag, date or alias in it can run or fail here. Raises yaml.YAMLError (or RecursionError) as PyYAML does."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
 def parse_csl_yaml(text: str, name: str, first_line: int = 0) -> Bibliography:
     """A CSL-YAML bibliography: a list of items, or `references:` holding one (Pandoc's own form).
 
@@ -505,11 +517,7 @@ def parse_csl_yaml(text: str, name: str, first_line: int = 0) -> Bibliography:
     import yaml
 
     try:
-        loader = yaml.SafeLoader(text)
-        try:
-            root = loader.get_single_node()
-        finally:
-            loader.dispose()
+        root = _composed(text)
     except (yaml.YAMLError, RecursionError):
         raise NotABibliography("not valid YAML") from None
     items = root
@@ -784,11 +792,7 @@ def _top_keys(
     import yaml
 
     try:
-        loader = yaml.SafeLoader(text)
-        try:
-            root = loader.get_single_node()
-        finally:
-            loader.dispose()
+        root = _composed(text)
     except (yaml.YAMLError, RecursionError) as exc:
         mark = getattr(exc, "problem_mark", None)
         if problems is not None:
