@@ -74,6 +74,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from _common import data_dir, wilson
 
@@ -188,17 +189,26 @@ def in_answers(rows: list[dict], text_key: str) -> list[bool]:
         groups.setdefault((r["question"], r["system"]), []).append(i)
     flags = [False] * len(rows)
     for members in groups.values():
-        parts, starts, line = [], [], 1
-        for i in members:
-            text = strip_markers(rows[i][text_key]).strip() or "-"
-            starts.append(line)
-            parts.append(text)
-            line += text.count("\n") + 2
-        document = read_document("answer.md", [("\n\n".join(parts), 0)], True)
-        for claim in document.claims:
-            k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
-            flags[members[k]] = True
+        for i, _ in claims_of_record(rows, members, text_key):
+            flags[i] = True
     return flags
+
+
+def claims_of_record(rows: list[dict], members: list[int], text_key: str) -> list[tuple[int, Any]]:
+    """The claims the pipeline finds when a record's sentences (`members`, in order) are read as one report, one
+    paragraph each: (the row each claim's sentence is on, the claim)."""
+    parts, starts, line = [], [], 1
+    for i in members:
+        text = strip_markers(rows[i][text_key]).strip() or "-"
+        starts.append(line)
+        parts.append(text)
+        line += text.count("\n") + 2
+    document = read_document("answer.md", [("\n\n".join(parts), 0)], True)
+    found = []
+    for claim in document.claims:
+        k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
+        found.append((members[k], claim))
+    return found
 
 
 # ---------------------------------------------------------------- claims read in their answers, as a user runs them
@@ -283,16 +293,8 @@ def nonmedical_reasons(half: int = 0) -> list[tuple[str, str, str, str]]:
             groups.setdefault((r["question"], r["system"]), []).append(i)
     in_answer: dict[int, str] = {}
     for members in groups.values():
-        parts, starts, line = [], [], 1
-        for i in members:
-            text = strip_markers(rows[i]["claim"]).strip() or "-"
-            starts.append(line)
-            parts.append(text)
-            line += text.count("\n") + 2
-        document = read_document("answer.md", [("\n\n".join(parts), 0)], True)
-        for claim in document.claims:
-            k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
-            in_answer.setdefault(members[k], f"{claim.claim_type}: {claim.why}")
+        for i, claim in claims_of_record(rows, members, "claim"):
+            in_answer.setdefault(i, f"{claim.claim_type}: {claim.why}")
     out = []
     for members in groups.values():
         for i in members:
