@@ -107,8 +107,14 @@ INPUTS: dict[str, tuple[Callable[[], str], str]] = {
     "links-120k": (lambda: links(120_000), "json"),
     "claims-10-json": (lambda: claims(10), "json"),
     "claims-10-table": (lambda: claims(10), "table"),
+    "claims-10-html": (lambda: claims(10), "html"),
     "claims-20-json": (lambda: claims(20), "json"),
     "claims-30-json": (lambda: claims(30), "json"),
+}
+
+GUARDS: dict[str, list[str]] = {  # `clinaudit guard` on 1.2 MB of distinct PMIDs: its text, or its JSON Lines events
+    "guard-pmids-1.2": [],
+    "guard-pmids-1.2-events": ["--events"],
 }
 
 
@@ -124,8 +130,10 @@ def command(checkout: Path | None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", nargs="*", choices=sorted(INPUTS), help="run only these inputs")
-    parser.add_argument("--no-guard", action="store_true", help="leave out the guard's run")
+    parser.add_argument(
+        "--only", nargs="*", choices=sorted([*INPUTS, *GUARDS]), help="run only these inputs (and guard runs)"
+    )
+    parser.add_argument("--no-guard", action="store_true", help="leave out the guard's runs")
     parser.add_argument(
         "--against", type=Path, help="another checkout (a git worktree with its own .venv), run input by input "
         "alternately with this one: the machine's load changes by more than the code does"
@@ -134,7 +142,8 @@ def main() -> int:
     sides = {"this": command(None)}
     if args.against is not None:
         sides["against"] = command(args.against.resolve())
-    names = args.only or list(INPUTS)
+    names = [name for name in args.only or INPUTS if name in INPUTS]
+    guards = [name for name in args.only or GUARDS if name in GUARDS] if not args.no_guard else []
     print(f"{'input':18} {'side':8} {'size MB':>8} {'exit':>4} {'peak MB':>8} {'seconds':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for k, name in enumerate(names):
@@ -160,13 +169,15 @@ def main() -> int:
                 wall, peak, code = measure(argv, None, env)
                 print(f"{name:18} {side:8} {size:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
             report.unlink()
-        if not args.no_guard:
-            stream = Path(tmp) / "guard.txt"
+        stream = Path(tmp) / "guard.txt"
+        for k, name in enumerate(guards):
             stream.write_text(pmids(1.2), encoding="utf-8")
-            for side, exe in sides.items():
-                env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / f"cache-{side}-guard"))
-                wall, peak, code = measure([*exe, "guard", "--offline", *_limit(exe, "guard")], stream, env)
-                print(f"{'guard pmids-1.2':18} {side:8} {1.2:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
+            for side in list(sides) if k % 2 == 0 else list(reversed(sides)):
+                exe = sides[side]
+                env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / f"cache-{side}-{name}"))
+                argv = [*exe, "guard", "--offline", *GUARDS[name], *_limit(exe, "guard")]
+                wall, peak, code = measure(argv, stream, env)
+                print(f"{name:18} {side:8} {1.2:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
     return 0
 
 
