@@ -40,7 +40,7 @@ from typing import Any
 from clinaudit.core import catalogue
 from clinaudit.core.models import Finding, Options
 from clinaudit.guard import background, boundaries, holdback
-from clinaudit.guard.events import Event, GuardResult, Stop
+from clinaudit.guard.events import End, Event, GuardResult, Stop
 from clinaudit.options import Secrets
 from clinaudit.read import citations, claims
 
@@ -102,7 +102,7 @@ class StreamGuard:
 
     def __init__(
         self,
-        on_event: Callable[[Event], None] | None = None,
+        on_event: Callable[[Event | End], None] | None = None,
         *,
         options: Options | None = None,
         stop_on: Iterable[str] | None = None,
@@ -249,7 +249,7 @@ class StreamGuard:
         if result.timed_out:
             self._emit("status", state="verification_timed_out", seconds=self.verify_timeout)
         self._result = result
-        self._emit("end", **background.end_data(result, self.path))
+        self._send(End(result, self.path))
         return result
 
     def abort(self, error: str) -> GuardResult:
@@ -271,7 +271,7 @@ class StreamGuard:
         self._closed = True
         self.hold_reason = ""
         self._result = background.ended_early(self.released, self._stopped, self._withdrawn, verdict, error)
-        self._emit("end", **background.end_data(self._result, self.path))
+        self._send(End(self._result, self.path))
         return self._result
 
     # ------------------------------------------------------------ the text as written and as read
@@ -425,5 +425,8 @@ class StreamGuard:
             self._emit("sources", citations=self._sources.listing())
 
     def _emit(self, kind: str, **data: Any) -> None:
+        self._send(Event(kind, data))
+
+    def _send(self, event: Event | End) -> None:
         if self._on_event is not None:
-            self._on_event(Event(kind, data))
+            self._on_event(event)
