@@ -13,6 +13,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_html_format import HOSTILE
+from test_streamed_formats import PIECE, Recorder
 
 from clinaudit.core.models import AuditResult, Options
 from clinaudit.report.formats import render
@@ -20,9 +22,6 @@ from clinaudit.run.pipeline import audit_text
 
 from helpers import FIXTURES, samples_repo
 from helpers.cli import peak_mb, run_cli
-
-from test_html_format import HOSTILE
-from test_streamed_formats import PIECE, Recorder
 
 EXPECTED = FIXTURES / "html" / "samples.html"
 PLANS = ("icu_septic_shock_plan.md", "migraine_plan.txt", "rsi_induction_plan.md", "stroke_plan.md")
