@@ -19,6 +19,7 @@ from clinaudit.core.text import json_text
 from clinaudit.guard import stdio
 from clinaudit.guard.events import End, Event, GuardResult
 from clinaudit.guard.stream import StreamGuard
+from clinaudit.read import citations
 from clinaudit.report.formats.json_format import citation_dict, finding_dict
 
 from helpers import SAMPLES
@@ -49,6 +50,31 @@ def old_line(event: Event | End) -> bytes:
     """An event's JSON line as the code before wrote it: `Event(kind, data).to_json()`, the dict made whole."""
     data = old_end_data(event.result, event.path) if isinstance(event, End) else event.data
     return (json_text(json.dumps({"event": event.kind, **data}, ensure_ascii=False)) + "\n").encode("utf-8")
+
+
+class OldSources:
+    """The citations of the released text as the code before kept them: a dict each, in order of first appearance."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[int, dict[str, Any]]] = {}
+
+    def add(self, text: str, offset: int) -> None:
+        for f in citations.find_ids(text):
+            info = {"id": f.id, "kind": f.kind.value, "value": f.value, "status": "unchecked" if f.valid else "invalid"}
+            self.items.setdefault(f.id, (offset + f.start, info))
+        for labels, start, _ in citations.find_markers(text):
+            for label in labels:
+                info = {"id": f"ref:{label}", "kind": "reference", "value": label, "status": "unchecked"}
+                self.items.setdefault(info["id"], (offset + start, info))
+        for sid, start, _ in citations.find_source_markers(text):
+            info = {"id": f"source:{sid}", "kind": "source", "value": sid, "status": "unchecked"}
+            self.items.setdefault(info["id"], (offset + start, info))
+
+    def cut(self, offset: int) -> None:
+        self.items = {k: v for k, v in self.items.items() if v[0] < offset}
+
+    def listing(self) -> list[dict[str, Any]]:
+        return [info for _, info in self.items.values()]
 
 
 class Out(io.BytesIO):
@@ -112,6 +138,23 @@ def test_a_dense_end_is_written_in_pieces_and_escaped_piece_by_piece():
     end = written.splitlines()[-1]
     assert len(end) > 10 * PIECE and out.largest <= PIECE, (len(end), out.largest)
     assert len(json.loads(end)["flagged"]) == n and "\u202e".encode() not in written
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_each_sources_listing_is_the_listing_of_before(name):
+    """The sources are kept as tuples now and listed as the dicts they were: each listing as the code before's."""
+    events, _ = guarded(TEXTS[name].replace("\r", ""), Options(offline=True))
+    old = OldSources()
+    listed = 0
+    for event in events:
+        if event.kind == "text":
+            old.add(event.data["delta"], event.data["offset"])
+        elif event.kind == "reset":
+            old.cut(event.data["from_offset"])
+        elif event.kind == "sources":
+            assert event.data["citations"] == old.listing()
+            listed += 1
+    assert listed or not old.items
 
 
 @pytest.mark.parametrize("events", [False, True])
