@@ -10,7 +10,9 @@ its peak resident set comes from os.wait4's rusage of that one child, so runs do
 `--max-citations` is raised past each input's count, so that the run measures the work and not the limit.
 
 Measured on the shared 2-core machine (other jobs running; times are loose), peak MB / seconds. "before" is
-2c59e65, "after" this checkout, run input by input alternately (`--against`); the guard's run raises the limit too:
+2c59e65, "after" this checkout, run input by input alternately (`--against`); the guard's run raises the limit too.
+The HTML and guard rows' "before" is fe2e9ec, measured in a later session, where the same runs took several times
+as long (fe2e9ec's guard took 154 to 205 s where the row below it says 9.4):
 
 | input | before | after |
 |---|---|---|
@@ -19,7 +21,7 @@ Measured on the shared 2-core machine (other jobs running; times are loose), pea
 | 3.6 MB distinct PMIDs, JSON | 3,806 / 1,276 (an earlier session) | 335 / 63.4 |
 | 1.2 MB distinct PMIDs, SARIF | 886 / 78.1 | 131 / 16.7 |
 | 1.2 MB distinct PMIDs, table | 459 / 57.0 | 158 / 11.9 |
-| 1.2 MB distinct PMIDs, HTML | 951 (this checkout before its HTML was streamed) | 335 / 9.1 |
+| 1.2 MB distinct PMIDs, HTML | 336 / 81.4 (951 before its HTML was streamed) | 175 / 80.0 |
 | 1.3 MB distinct DOIs, JSON | 987 / 35.1 | 111 / 5.9 |
 | 2.6 / 3.9 MB distinct DOIs, JSON | | 186 / 24.3, 270 / 36.6 |
 | 40,000 links (1.25 MB), JSON | 372 / 8.0 | 101 / 6.2 |
@@ -27,12 +29,17 @@ Measured on the shared 2-core machine (other jobs running; times are loose), pea
 | 10 MB uncited claims, JSON | 1,132 / 12.2 | 319 / 10.9 |
 | 20 / 30 MB uncited claims, JSON | | 617 / 26.7, 857 / 32.1 |
 | 10 MB uncited claims, table | 1,332 / 28.9 | 298 / 27.1 |
-| guard, 1.2 MB distinct PMIDs | 330 / 181.3 | 332 / 9.4 |
+| 10 MB uncited claims, HTML | 586 / 10.3 | 271 / 9.7 |
+| guard, 1.2 MB distinct PMIDs | 329 / 204.7 | 270 / 245.0 |
+| guard --events, 1.2 MB distinct PMIDs | 813 / 157.1 | 259 / 178.6 |
 
-Each MB past the first costs 85 MB for PMIDs, 61 for DOIs, 48 for links and 27 for claims. What is left: the
-guard builds its end event (every citation and finding as a dict) whole; the HTML page makes every finding's badge
-and citation's card before it writes the text (10 MB of claims: 594 MB); a citation costs about 1 KB while the
-checks run, its mention, answer, result and finding all alive at once.
+Each MB past the first costs 85 MB for PMIDs, 61 for DOIs, 48 for links and 27 for claims. The HTML page and the
+guard's end event are made a record at a time as they are written (the page's badges and cards, its findings'
+rows; the end's citations and findings, and none of it without --events). What is left: a citation costs about
+1 KB while the checks run, its mention, answer, result and finding all alive at once; the HTML page, where the
+text is shown, holds the marks of each line; the guard peaks about 140 MB over `check`'s JSON for 1.2 MB of PMIDs,
+of which its list of the stream's citations (for its `sources` events) and the claim detector's memo of the words
+it judged are about 35 MB (tracemalloc, 20,000 PMIDs times four): the rest is not yet accounted for.
 """
 
 from __future__ import annotations
