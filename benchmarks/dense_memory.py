@@ -10,7 +10,9 @@ its peak resident set comes from os.wait4's rusage of that one child, so runs do
 `--max-citations` is raised past each input's count, so that the run measures the work and not the limit.
 
 Measured on the shared 2-core machine (other jobs running; times are loose), peak MB / seconds. "before" is
-2c59e65, "after" this checkout, run input by input alternately (`--against`); the guard's run raises the limit too:
+2c59e65, "after" this checkout, run input by input alternately (`--against`); the guard's run raises the limit too.
+The HTML and guard rows' "before" is fe2e9ec, measured in a later session, where the same runs took several times
+as long (fe2e9ec's guard took 154 to 205 s where the row below it says 9.4):
 
 | input | before | after |
 |---|---|---|
@@ -19,7 +21,7 @@ Measured on the shared 2-core machine (other jobs running; times are loose), pea
 | 3.6 MB distinct PMIDs, JSON | 3,806 / 1,276 (an earlier session) | 335 / 63.4 |
 | 1.2 MB distinct PMIDs, SARIF | 886 / 78.1 | 131 / 16.7 |
 | 1.2 MB distinct PMIDs, table | 459 / 57.0 | 158 / 11.9 |
-| 1.2 MB distinct PMIDs, HTML | 951 (this checkout before its HTML was streamed) | 335 / 9.1 |
+| 1.2 MB distinct PMIDs, HTML | 336 / 81.4 (951 before its HTML was streamed) | 175 / 80.0 |
 | 1.3 MB distinct DOIs, JSON | 987 / 35.1 | 111 / 5.9 |
 | 2.6 / 3.9 MB distinct DOIs, JSON | | 186 / 24.3, 270 / 36.6 |
 | 40,000 links (1.25 MB), JSON | 372 / 8.0 | 101 / 6.2 |
@@ -27,12 +29,17 @@ Measured on the shared 2-core machine (other jobs running; times are loose), pea
 | 10 MB uncited claims, JSON | 1,132 / 12.2 | 319 / 10.9 |
 | 20 / 30 MB uncited claims, JSON | | 617 / 26.7, 857 / 32.1 |
 | 10 MB uncited claims, table | 1,332 / 28.9 | 298 / 27.1 |
-| guard, 1.2 MB distinct PMIDs | 330 / 181.3 | 332 / 9.4 |
+| 10 MB uncited claims, HTML | 586 / 10.3 | 271 / 9.7 |
+| guard, 1.2 MB distinct PMIDs | 329 / 204.7 | 270 / 245.0 |
+| guard --events, 1.2 MB distinct PMIDs | 813 / 157.1 | 259 / 178.6 |
 
-Each MB past the first costs 85 MB for PMIDs, 61 for DOIs, 48 for links and 27 for claims. What is left: the
-guard builds its end event (every citation and finding as a dict) whole; the HTML page makes every finding's badge
-and citation's card before it writes the text (10 MB of claims: 594 MB); a citation costs about 1 KB while the
-checks run, its mention, answer, result and finding all alive at once.
+Each MB past the first costs 85 MB for PMIDs, 61 for DOIs, 48 for links and 27 for claims. The HTML page and the
+guard's end event are made a record at a time as they are written (the page's badges and cards, its findings'
+rows; the end's citations and findings, and none of it without --events). What is left: a citation costs about
+1 KB while the checks run, its mention, answer, result and finding all alive at once; the HTML page, where the
+text is shown, holds the marks of each line; the guard peaks about 140 MB over `check`'s JSON for 1.2 MB of PMIDs,
+of which its list of the stream's citations (for its `sources` events) and the claim detector's memo of the words
+it judged are about 35 MB (tracemalloc, 20,000 PMIDs times four): the rest is not yet accounted for.
 """
 
 from __future__ import annotations
@@ -107,8 +114,14 @@ INPUTS: dict[str, tuple[Callable[[], str], str]] = {
     "links-120k": (lambda: links(120_000), "json"),
     "claims-10-json": (lambda: claims(10), "json"),
     "claims-10-table": (lambda: claims(10), "table"),
+    "claims-10-html": (lambda: claims(10), "html"),
     "claims-20-json": (lambda: claims(20), "json"),
     "claims-30-json": (lambda: claims(30), "json"),
+}
+
+GUARDS: dict[str, list[str]] = {  # `clinaudit guard` on 1.2 MB of distinct PMIDs: its text, or its JSON Lines events
+    "guard-pmids-1.2": [],
+    "guard-pmids-1.2-events": ["--events"],
 }
 
 
@@ -124,8 +137,10 @@ def command(checkout: Path | None) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--only", nargs="*", choices=sorted(INPUTS), help="run only these inputs")
-    parser.add_argument("--no-guard", action="store_true", help="leave out the guard's run")
+    parser.add_argument(
+        "--only", nargs="*", choices=sorted([*INPUTS, *GUARDS]), help="run only these inputs (and guard runs)"
+    )
+    parser.add_argument("--no-guard", action="store_true", help="leave out the guard's runs")
     parser.add_argument(
         "--against", type=Path, help="another checkout (a git worktree with its own .venv), run input by input "
         "alternately with this one: the machine's load changes by more than the code does"
@@ -134,7 +149,8 @@ def main() -> int:
     sides = {"this": command(None)}
     if args.against is not None:
         sides["against"] = command(args.against.resolve())
-    names = args.only or list(INPUTS)
+    names = [name for name in args.only or INPUTS if name in INPUTS]
+    guards = [name for name in args.only or GUARDS if name in GUARDS] if not args.no_guard else []
     print(f"{'input':18} {'side':8} {'size MB':>8} {'exit':>4} {'peak MB':>8} {'seconds':>8}")
     with tempfile.TemporaryDirectory() as tmp:
         for k, name in enumerate(names):
@@ -160,13 +176,15 @@ def main() -> int:
                 wall, peak, code = measure(argv, None, env)
                 print(f"{name:18} {side:8} {size:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
             report.unlink()
-        if not args.no_guard:
-            stream = Path(tmp) / "guard.txt"
+        stream = Path(tmp) / "guard.txt"
+        for k, name in enumerate(guards):
             stream.write_text(pmids(1.2), encoding="utf-8")
-            for side, exe in sides.items():
-                env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / f"cache-{side}-guard"))
-                wall, peak, code = measure([*exe, "guard", "--offline", *_limit(exe, "guard")], stream, env)
-                print(f"{'guard pmids-1.2':18} {side:8} {1.2:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
+            for side in list(sides) if k % 2 == 0 else list(reversed(sides)):
+                exe = sides[side]
+                env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(Path(tmp) / f"cache-{side}-{name}"))
+                argv = [*exe, "guard", "--offline", *GUARDS[name], *_limit(exe, "guard")]
+                wall, peak, code = measure(argv, stream, env)
+                print(f"{name:18} {side:8} {1.2:8.2f} {code:4} {peak:8.0f} {wall:8.2f}", flush=True)
     return 0
 
 

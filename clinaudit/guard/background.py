@@ -143,25 +143,3 @@ def ended_early(text: str, stop: Stop | None, withdrawn: str, verdict: str, erro
         withdrawn=withdrawn,
         error=error,
     )
-
-
-def end_data(result: GuardResult, path: str) -> dict[str, Any]:
-    """The `end` event: the final text, what passed, what was flagged (kept), findings, verdict.
-
-    `error` is null unless the input broke off; then the verdict is `error`, as in
-    `check`'s JSON, and `verification` is null: nothing was checked.
-    """
-    from clinaudit.report.formats.json_format import citation_dict, finding_dict
-
-    stop = result.stopped
-    return {
-        "text": result.text,
-        "verdict": result.verdict,
-        "citations": [citation_dict(c) for c in result.citations],
-        "flagged": [citation_dict(c) for c in result.flagged],
-        "findings": [finding_dict(f, path) for f in result.findings],
-        "stopped": None if stop is None else {"reason": stop.reason, "from_offset": stop.from_offset},
-        "dropped": result.dropped or None,
-        "verification": None if result.error else {"timed_out": result.timed_out, "seconds": result.verify_seconds},
-        "error": result.error or None,
-    }

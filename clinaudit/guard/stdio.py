@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 
 from clinaudit.core.errors import InputError, Interrupted, OutputError
 from clinaudit.core.models import Options
-from clinaudit.guard.events import Event, GuardResult
+from clinaudit.guard.events import End, Event, GuardResult
 from clinaudit.guard.stream import StreamGuard, warm_up
 from clinaudit.options import Secrets
 from clinaudit.report import verdict
@@ -57,15 +57,30 @@ def read_stream(fd: int, max_bytes: int) -> Iterable[str]:
 
 
 class _Writer:
-    """Plain text or JSON Lines to stdout, flushed at every event."""
+    """Plain text or JSON Lines to stdout, flushed at every event.
+
+    An event's line goes out in pieces of about 64 KB (`Event.json_parts`), flushed once it is
+    whole: the `end` of 80,000 cited ids is a line of about 100 MB, never held whole.
+    """
+
+    PIECE = 1 << 16
 
     def __init__(self, events: bool) -> None:
         self.events = events
         self.out = sys.stdout.buffer
 
-    def __call__(self, event: Event) -> None:
+    def __call__(self, event: Event | End) -> None:
         if self.events:
-            self._write(event.to_json() + "\n")
+            parts: list[str] = []
+            size = 0
+            for part in event.json_parts():
+                parts.append(part)
+                size += len(part)
+                if size >= self.PIECE:
+                    self._write("".join(parts), flush=False)
+                    parts, size = [], 0
+            parts.append("\n")
+            self._write("".join(parts))
         elif event.kind == "text":
             self._write(event.data["delta"])
         elif event.kind == "reset":
@@ -75,10 +90,11 @@ class _Writer:
                 flush=True,
             )
 
-    def _write(self, text: str) -> None:
+    def _write(self, text: str, flush: bool = True) -> None:
         try:
             self.out.write(text.encode("utf-8"))
-            self.out.flush()
+            if flush:
+                self.out.flush()
         except BrokenPipeError:
             raise  # the reader left: a quiet exit, not an error
         except OSError as exc:  # a full disk, an I/O error: the text never reached its reader

@@ -40,7 +40,7 @@ from typing import Any
 from clinaudit.core import catalogue
 from clinaudit.core.models import Finding, Options
 from clinaudit.guard import background, boundaries, holdback
-from clinaudit.guard.events import Event, GuardResult, Stop
+from clinaudit.guard.events import End, Event, GuardResult, Stop
 from clinaudit.options import Secrets
 from clinaudit.read import citations, claims
 
@@ -69,22 +69,25 @@ def default_stop_types() -> frozenset[str]:
 
 @dataclass(slots=True)
 class _Sources:
-    """The citations in the released text, in order of first appearance."""
+    """The citations in the released text, in order of first appearance.
 
-    items: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # id -> (offset, info)
+    Each kept as a tuple, its listing's dict made when it is listed: a dict each held 80,000
+    cited ids' listing as 13 MB more for the whole stream, its check included.
+    """
+
+    items: dict[str, tuple[int, str, str, str]] = field(default_factory=dict)  # id -> (offset, kind, value, status)
 
     def add(self, text: str, offset: int) -> bool:
         before = len(self.items)
         for f in citations.find_ids(text):
-            info = {"id": f.id, "kind": f.kind.value, "value": f.value, "status": "unchecked" if f.valid else "invalid"}
-            self.items.setdefault(f.id, (offset + f.start, info))
+            self.items.setdefault(
+                f.id, (offset + f.start, f.kind.value, f.value, "unchecked" if f.valid else "invalid")
+            )
         for labels, start, _ in citations.find_markers(text):
             for label in labels:
-                info = {"id": f"ref:{label}", "kind": "reference", "value": label, "status": "unchecked"}
-                self.items.setdefault(info["id"], (offset + start, info))
+                self.items.setdefault(f"ref:{label}", (offset + start, "reference", label, "unchecked"))
         for sid, start, _ in citations.find_source_markers(text):
-            info = {"id": f"source:{sid}", "kind": "source", "value": sid, "status": "unchecked"}
-            self.items.setdefault(info["id"], (offset + start, info))
+            self.items.setdefault(f"source:{sid}", (offset + start, "source", sid, "unchecked"))
         return len(self.items) != before
 
     def cut(self, offset: int) -> bool:
@@ -94,7 +97,10 @@ class _Sources:
         return changed
 
     def listing(self) -> list[dict[str, Any]]:
-        return [info for _, info in self.items.values()]
+        return [
+            {"id": cited, "kind": kind, "value": value, "status": status}
+            for cited, (_, kind, value, status) in self.items.items()
+        ]
 
 
 class StreamGuard:
@@ -102,7 +108,7 @@ class StreamGuard:
 
     def __init__(
         self,
-        on_event: Callable[[Event], None] | None = None,
+        on_event: Callable[[Event | End], None] | None = None,
         *,
         options: Options | None = None,
         stop_on: Iterable[str] | None = None,
@@ -249,7 +255,7 @@ class StreamGuard:
         if result.timed_out:
             self._emit("status", state="verification_timed_out", seconds=self.verify_timeout)
         self._result = result
-        self._emit("end", **background.end_data(result, self.path))
+        self._send(End(result, self.path))
         return result
 
     def abort(self, error: str) -> GuardResult:
@@ -271,7 +277,7 @@ class StreamGuard:
         self._closed = True
         self.hold_reason = ""
         self._result = background.ended_early(self.released, self._stopped, self._withdrawn, verdict, error)
-        self._emit("end", **background.end_data(self._result, self.path))
+        self._send(End(self._result, self.path))
         return self._result
 
     # ------------------------------------------------------------ the text as written and as read
@@ -425,5 +431,8 @@ class StreamGuard:
             self._emit("sources", citations=self._sources.listing())
 
     def _emit(self, kind: str, **data: Any) -> None:
+        self._send(Event(kind, data))
+
+    def _send(self, event: Event | End) -> None:
         if self._on_event is not None:
-            self._on_event(Event(kind, data))
+            self._on_event(event)

@@ -236,3 +236,27 @@ class _State:
         logger.handlers[:] = handlers
         logger.propagate = propagate
         logger.setLevel(level)
+
+
+# Run from a small interpreter of its own: a process forked from a large one (a pytest worker of a few hundred
+# MB) carries that process's high-water mark into its rusage, whatever it execs (Linux keeps it across exec).
+_MEASURE = """
+import os, resource, subprocess, sys
+cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a regression fails, never eats the machine
+stdin = open(sys.argv[1], "rb") if sys.argv[1] else subprocess.DEVNULL
+child = subprocess.Popen(sys.argv[2:], stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=cap)
+stderr = child.stderr.read().decode("utf-8", "replace")
+_, status, usage = os.wait4(child.pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+sys.stderr.write(stderr)
+"""
+
+
+def peak_mb(*args: str, cwd: Path, stdin: Path | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    """Peak RSS of one run of the installed `clinaudit ARGS` (stdin from a file, or none), capped at 1 GB, and
+    how it ended. Its cache is `cwd`'s own."""
+    env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(cwd / "cache"))
+    argv = [sys.executable, "-c", _MEASURE, str(stdin or ""), *clinaudit_exe(), *args]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env)
+    peak, code = proc.stdout.split()
+    return int(peak) / 1024, subprocess.CompletedProcess(args, int(code), "", proc.stderr)

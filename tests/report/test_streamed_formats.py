@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -22,7 +19,7 @@ from clinaudit.report.formats.json_format import to_dict
 from clinaudit.report.formats.sarif_format import to_sarif
 from clinaudit.run.pipeline import audit_text
 
-from helpers.cli import clinaudit_exe
+from helpers.cli import peak_mb
 
 N = 4_000  # distinct PMIDs: a JSON document of about 5 MB
 PIECE = 256 * 1024  # no write may be larger than this
@@ -87,34 +84,11 @@ def test_jsonl_and_the_table_are_written_in_pieces(dense, fmt):
     assert len(out.getvalue()) > 4 * PIECE and out.largest <= PIECE, (len(out.getvalue()), out.largest)
 
 
-# Run from a small interpreter of its own: a process forked from a large one (a pytest worker of a few hundred
-# MB) carries that process's high-water mark into its rusage, whatever it execs (Linux keeps it across exec).
-_MEASURE = """
-import os, resource, subprocess, sys
-cap = lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a regression fails, never eats the machine
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=cap)
-stderr = child.stderr.read().decode("utf-8", "replace")
-_, status, usage = os.wait4(child.pid, 0)
-print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
-sys.stderr.write(stderr)
-"""
-
-
-def _peak_mb(*args: str, cwd) -> tuple[float, subprocess.CompletedProcess]:
-    """Peak RSS of one `clinaudit` run, capped at 1 GB, and how it ended."""
-    env = dict(os.environ, CLINAUDIT_CACHE_DIR=str(cwd / "cache"))
-    proc = subprocess.run(
-        [sys.executable, "-c", _MEASURE, *clinaudit_exe(), *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
-    peak, code = proc.stdout.split()
-    return int(peak) / 1024, subprocess.CompletedProcess(args, int(code), "", proc.stderr)
-
-
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_twenty_thousand_distinct_pmids_stay_small(tmp_path, fmt):
     """0.3 MB of distinct PMIDs: 343 MB (JSON) and 253 MB (SARIF) when the document was built whole."""
     (tmp_path / "dense.md").write_text("".join(f"PMID: {10_000_000 + i} " for i in range(20_000)), encoding="utf-8")
-    peak, proc = _peak_mb("check", "dense.md", "--offline", "--isolated", "-f", fmt, "-o", "out", cwd=tmp_path)
+    peak, proc = peak_mb("check", "dense.md", "--offline", "--isolated", "-f", fmt, "-o", "out", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out").stat().st_size > 20 << 20  # the whole document was written
     assert peak < 160, peak
