@@ -11,33 +11,35 @@ its peak resident set comes from os.wait4's rusage of that one child, so runs do
 
 Measured on the shared 2-core machine (other jobs running; times are loose), peak MB / seconds. "before" is
 2c59e65, "after" this checkout, run input by input alternately (`--against`); the guard's run raises the limit too.
-The HTML and guard rows' "before" is fe2e9ec, measured in a later session, where the same runs took several times
-as long (fe2e9ec's guard took 154 to 205 s where the row below it says 9.4):
+The rows with a third column were measured again on 2026-12-06, after the HTML page and the guard's end were
+written as they are made and the PMID/DOI pair check was made linear (it had compared every id of a line with
+every later one: 246 of 260 s on the PMIDs; fe2e9ec's HTML took 81 s and its guard 205 s for it), both sides
+alternately; 2c59e65's HTML was stopped after 447 s at 397 MB:
 
-| input | before | after |
-|---|---|---|
-| 1.2 MB distinct PMIDs, JSON | 1,291 / 70.9 | 131 / 9.3 |
-| 2.4 MB distinct PMIDs, JSON | | 229 / 22.7 |
-| 3.6 MB distinct PMIDs, JSON | 3,806 / 1,276 (an earlier session) | 335 / 63.4 |
-| 1.2 MB distinct PMIDs, SARIF | 886 / 78.1 | 131 / 16.7 |
-| 1.2 MB distinct PMIDs, table | 459 / 57.0 | 158 / 11.9 |
-| 1.2 MB distinct PMIDs, HTML | 336 / 81.4 (951 before its HTML was streamed) | 175 / 80.0 |
-| 1.3 MB distinct DOIs, JSON | 987 / 35.1 | 111 / 5.9 |
-| 2.6 / 3.9 MB distinct DOIs, JSON | | 186 / 24.3, 270 / 36.6 |
-| 40,000 links (1.25 MB), JSON | 372 / 8.0 | 101 / 6.2 |
-| 80,000 / 120,000 links, JSON | | 159 / 15.7, 223 / 29.7 |
-| 10 MB uncited claims, JSON | 1,132 / 12.2 | 319 / 10.9 |
-| 20 / 30 MB uncited claims, JSON | | 617 / 26.7, 857 / 32.1 |
-| 10 MB uncited claims, table | 1,332 / 28.9 | 298 / 27.1 |
-| 10 MB uncited claims, HTML | 586 / 10.3 | 271 / 9.7 |
-| guard, 1.2 MB distinct PMIDs | 329 / 204.7 | 270 / 245.0 |
-| guard --events, 1.2 MB distinct PMIDs | 813 / 157.1 | 259 / 178.6 |
+| input | before | after | 2026-12-06: 2c59e65 / this |
+|---|---|---|---|
+| 1.2 MB distinct PMIDs, JSON | 1,291 / 70.9 | 131 / 9.3 | 1,290 / 49.6 → 133 / 7.2 |
+| 2.4 MB distinct PMIDs, JSON | | 229 / 22.7 | |
+| 3.6 MB distinct PMIDs, JSON | 3,806 / 1,276 (an earlier session) | 335 / 63.4 | |
+| 1.2 MB distinct PMIDs, SARIF | 886 / 78.1 | 131 / 16.7 | 886 / 51.1 → 132 / 11.4 |
+| 1.2 MB distinct PMIDs, table | 459 / 57.0 | 158 / 11.9 | 458 / 49.4 → 159 / 9.4 |
+| 1.2 MB distinct PMIDs, HTML | 951 (before its HTML was streamed) | 335 / 9.1 | > 397 / > 447 (stopped) → 171 / 6.7 |
+| 1.3 MB distinct DOIs, JSON | 987 / 35.1 | 111 / 5.9 | 987 / 27.3 → 112 / 5.1 |
+| 2.6 / 3.9 MB distinct DOIs, JSON | | 186 / 24.3, 270 / 36.6 | |
+| 40,000 links (1.25 MB), JSON | 372 / 8.0 | 101 / 6.2 | 372 / 7.5 → 108 / 6.2 |
+| 80,000 / 120,000 links, JSON | | 159 / 15.7, 223 / 29.7 | |
+| 10 MB uncited claims, JSON | 1,132 / 12.2 | 319 / 10.9 | 1,132 / 11.3 → 323 / 10.2 |
+| 20 / 30 MB uncited claims, JSON | | 617 / 26.7, 857 / 32.1 | |
+| 10 MB uncited claims, table | 1,332 / 28.9 | 298 / 27.1 | |
+| 10 MB uncited claims, HTML | | | 593 / 8.7 → 271 / 8.4 |
+| guard, 1.2 MB distinct PMIDs | 330 / 181.3 | 332 / 9.4 | 330 / 103.1 → 187 / 6.7 |
+| guard --events, 1.2 MB distinct PMIDs | | | 804 / 100.8 → 189 / 10.1 |
 
 Each MB past the first costs 85 MB for PMIDs, 61 for DOIs, 48 for links and 27 for claims. The HTML page and the
 guard's end event are made a record at a time as they are written (the page's badges and cards, its findings'
 rows; the end's citations and findings, and none of it without --events). What is left: a citation costs about
 1 KB while the checks run, its mention, answer, result and finding all alive at once; the HTML page, where the
-text is shown, holds the marks of each line; the guard peaks about 140 MB over `check`'s JSON for 1.2 MB of PMIDs,
+text is shown, holds the marks of each line; the guard peaks about 55 MB over `check`'s JSON for 1.2 MB of PMIDs,
 of which its list of the stream's citations (for its `sources` events) and the claim detector's memo of the words
 it judged are about 35 MB (tracemalloc, 20,000 PMIDs times four): the rest is not yet accounted for.
 """
