@@ -146,7 +146,7 @@ def _on_a_terminal(*args: str, stdout_too: bool) -> tuple[str, str]:
     import os
     import pty
 
-    from helpers.cli import clinaudit_exe
+    from helpers.cli import clinaudit_exe, terminal_output
 
     master, slave = pty.openpty()
     proc = subprocess.Popen(
@@ -157,15 +157,7 @@ def _on_a_terminal(*args: str, stdout_too: bool) -> tuple[str, str]:
         env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"},
     )
     os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: every writer has closed the terminal
-            break
-        if not chunk:
-            break
-        seen += chunk
+    seen = terminal_output(master)
     piped = proc.stdout.read().decode() if proc.stdout else ""
     proc.wait(timeout=60)
     os.close(master)

@@ -51,6 +51,20 @@ def run_exe(*args: str, input: str | bytes | None = None, env: dict | None = Non
     )
 
 
+def terminal_output(leader: int) -> bytes:
+    """Everything written to a pseudo-terminal, read from its leader side until its last writer closes it."""
+    chunks: list[bytes] = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal's last writer has gone
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def stderr_on_terminal(args: list[str], timeout: float = 120) -> tuple[subprocess.CompletedProcess, bytes]:
     """Run `args` with stderr a pseudo-terminal and stdout a pipe: the process and what the terminal was sent.
 
@@ -60,18 +74,7 @@ def stderr_on_terminal(args: list[str], timeout: float = 120) -> tuple[subproces
 
     leader, follower = pty.openpty()
     seen: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the last writer has gone
-                return
-            if not chunk:
-                return
-            seen.append(chunk)
-
-    reader = threading.Thread(target=drain, daemon=True)
+    reader = threading.Thread(target=lambda: seen.append(terminal_output(leader)), daemon=True)
     reader.start()
     try:
         proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=follower, timeout=timeout)

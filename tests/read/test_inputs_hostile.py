@@ -19,7 +19,7 @@ import pytest
 
 from clinaudit.read import inputs
 
-from helpers.cli import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli, terminal_output
 
 FORMATS = ["table", "json", "jsonl", "sarif", "github", "markdown", "html"]
 # Drop the capabilities that let root read anything, so file modes apply as they do for a user.
@@ -307,19 +307,11 @@ def test_a_closed_stderr_on_a_terminal_is_no_internal_error(tmp_path):
                 preexec_fn=lambda: os.close(2),
             )
             os.close(secondary)
-            chunks = []
-            while True:
-                try:
-                    chunk = os.read(primary, 65536)
-                except OSError:  # EIO: the terminal's last writer closed it
-                    break
-                if not chunk:
-                    break
-                chunks.append(chunk)
+            written = terminal_output(primary)
             assert proc.wait(timeout=60) == code
         finally:
             os.close(primary)
-        shown = b"".join(chunks).decode("utf-8", "replace")
+        shown = written.decode("utf-8", "replace")
         assert "internal error" not in shown and ("FAIL" if code else "PASS") in shown, shown
 
 

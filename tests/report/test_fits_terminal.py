@@ -23,7 +23,7 @@ from rich.cells import cell_len
 from clinaudit.report.formats.table_format import GAP, Column, _grid, _shortened, width_for
 
 from helpers import FIXTURES, SAMPLES
-from helpers.cli import clinaudit_exe, run_cli
+from helpers.cli import clinaudit_exe, run_cli, terminal_output
 
 LONG_URL = (
     "https://www.heart.org/en/health-topics/cholesterol/prevention-and-treatment-of-high-cholesterol"
@@ -141,21 +141,13 @@ def test_width_for_a_terminal_is_its_own(tmp_path):
         )
         os.close(secondary)
         secondary = -1
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:  # EIO: the terminal's last writer closed it
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
+        written = terminal_output(primary)
         proc.wait(timeout=120)
     finally:
         os.close(primary)
         if secondary >= 0:
             os.close(secondary)
-    text = re.sub(r"\x1b\[[0-9;]*m", "", b"".join(chunks).decode("utf-8").replace("\r\n", "\n"))  # bold, dim
+    text = re.sub(r"\x1b\[[0-9;]*m", "", written.decode("utf-8").replace("\r\n", "\n"))  # bold, dim
     assert "uncited-claim" in text
     assert _too_wide(text, 72) == [] and _too_wide(text, 60)
 
