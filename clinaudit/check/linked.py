@@ -114,8 +114,8 @@ class Reader:
         tables = topic.settings()
         self._drug_words = frozenset(str(w).lower() for w in data["drugs"])
         self._condition_words = frozenset(str(w).lower() for w in data["conditions"])
-        self._drug_end = _ending(tables.drug_suffixes)
-        self._condition_end = _ending(tables.condition_suffixes)
+        self._drug_end = _ending(tuple(tables.drug_suffixes))
+        self._condition_end = _ending(tuple(tables.condition_suffixes))
         self._broad = tables.broad | tables.heading_words | tables.generic  # no indication alone: "infection"
         self._endings = tuple(str(e).lower() for e in spec["indication_endings"])
         self._seen: dict[str, Named] = {}
@@ -170,7 +170,9 @@ class Reader:
         return frozenset((*term.keys, plain)) if plain else frozenset(term.keys)
 
 
-def _ending(suffixes: Sequence[str]) -> re.Pattern[str]:
+@lru_cache(maxsize=4)
+def _ending(suffixes: tuple[str, ...]) -> re.Pattern[str]:
+    """A word ending in one of `suffixes` (the longest first): compiled once a run per table, not once a report."""
     return re.compile(r"(?:" + "|".join(sorted(map(re.escape, suffixes), key=len, reverse=True)) + r")$")
 
 
