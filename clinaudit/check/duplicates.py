@@ -29,6 +29,9 @@ MIN_TEXT_WORDS = 3  # "Ibid." twice is no repeated entry
 _URL_ONLY = re.compile(r"^<?https?://\S+>?$")
 
 
+_PUNCTUATION = re.compile(r"[^\w\s]")  # what a title fold makes a space
+
+
 class Duplicates:
     name: ClassVar[str] = "duplicates"
 
@@ -99,7 +102,7 @@ def _fold(text: str) -> str:
     """Case, accents, punctuation and spacing left out."""
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
-    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
+    return " ".join(_PUNCTUATION.sub(" ", text).split())
 
 
 def _ids_of(first: ReferenceEntry, later: ReferenceEntry) -> str:

@@ -61,6 +61,13 @@ UNCITED_LISTED = 20  # uncited entries of one bibliography reported one by one; 
 _WHOLE = Span(1, 1, 1, 1)  # where a finding about the report as a whole stands
 
 
+_ESCAPED = LazyRegex(r"\\([_&%#$~])")  # a LaTeX-escaped special: \& is &
+_AND = LazyRegex(r"\s+and\s+")  # BibTeX's separator of names
+_YEAR = LazyRegex(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)")  # a year of print, standing alone
+_COMMAND = LazyRegex(r"\\[A-Za-z]+\*?")  # a LaTeX command left after decoding
+_KEY_UNSAFE = LazyRegex(r"[\s{},=\"#%\\]")  # what a BibTeX key cannot hold
+
+
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
 class BibEntry:
@@ -329,7 +336,7 @@ def _bib_entry(key: str, kind: str, span: Span, fields: dict[str, str]) -> BibEn
 
 def _plain_id(value: str) -> str:
     """An id or a URL as written: braces and spaces out, BibTeX's escapes taken back (`10.1000/a\\_b`)."""
-    return re.sub(r"\\([_&%#$~])", r"\1", value.replace("{", "").replace("}", "")).strip()
+    return _ESCAPED.sub(r"\1", value.replace("{", "").replace("}", "")).strip()
 
 
 def _bib_people(value: str) -> tuple[tuple[str, ...], bool]:
@@ -341,7 +348,7 @@ def _bib_people(value: str) -> tuple[tuple[str, ...], bool]:
     try:
         names = split_multiple_persons_names(value)
     except Exception:  # a name list bibtexparser cannot split: by " and ", as BibTeX would
-        names = re.split(r"\s+and\s+", value)
+        names = _AND.split(value)
     people: list[str] = []
     more = False
     for name in names:
@@ -366,7 +373,7 @@ def _person(family: str, given: str) -> str:
 
 
 def _year(text: str) -> int | None:
-    m = re.search(r"(?<!\d)(1[5-9]\d\d|20\d\d)(?!\d)", text)
+    m = _YEAR.search(text)
     return int(m.group(1)) if m else None
 
 
@@ -455,7 +462,7 @@ def _pylatexenc(value: str) -> str:
 
         return str(LatexNodes2Text(math_mode="text").latex_to_text(value))
     except Exception:  # not LaTeX it can read: the text without its commands
-        return re.sub(r"\\[A-Za-z]+\*?", " ", value)
+        return _COMMAND.sub(" ", value)
 
 
 # ---------------------------------------------------------------- CSL-JSON and CSL-YAML
@@ -665,7 +672,7 @@ def entry_text(entry: BibEntry) -> str:
         ("url", entry.url),
     ]
     body = ", ".join(f"{name} = {{{braced(value)}}}" for name, value in fields if value.strip())
-    key = re.sub(r"[\s{},=\"#%\\]", "_", entry.key)
+    key = _KEY_UNSAFE.sub("_", entry.key)
     return f"@{entry.kind or 'misc'}{{{key}{', ' + body if body else ''}}}"
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from clinaudit.check import metadata
 from clinaudit.core.models import CitationKind, CitationResult, FileReport, Record, Status
 from clinaudit.core.records import compared
-from clinaudit.core.text import shown
+from clinaudit.core.text import LazyRegex, shown
 from clinaudit.read import bibliography
 from clinaudit.read.bibliography import BibEntry, Unreadable
 from clinaudit.read.parse import LineIndex
@@ -41,6 +41,10 @@ _HOLDERS = {
     "doi": ("doi",),
 }
 _COMMENT_SHOWN = 160  # characters of an old value a comment quotes
+
+
+_SPACE = LazyRegex(r"\s+")
+_PAGE_RANGE = LazyRegex(r"([A-Za-z]?)(\d+)\s*-\s*([A-Za-z]?)(\d+)")  # 1865-76, e12-e19
 
 
 @compared
@@ -229,7 +233,7 @@ def _named(result: CitationResult) -> str:
 
 
 def _norm(value: str) -> str:
-    return re.sub(r"\s+", "", value).lower()
+    return _SPACE.sub("", value).lower()
 
 
 def _clip(text: str, limit: int) -> str:
@@ -313,7 +317,7 @@ def _journal(record: Record) -> str:
 
 def _pages(pages: str) -> str:
     """MEDLINE's "107-14" as a bibliography writes it: "107--114"."""
-    m = re.fullmatch(r"([A-Za-z]?)(\d+)\s*-\s*([A-Za-z]?)(\d+)", pages.strip())
+    m = _PAGE_RANGE.fullmatch(pages.strip())
     if not m:
         return _escaped(pages)
     first, last = m.group(2), m.group(4)
