@@ -90,3 +90,18 @@ def test_a_flagged_claims_reason_is_told_by_kind_and_its_terms_are_quoted(bench)
     kind, terms = bench.reason_kind("general: medical terms in a medical document: risk, gene")
     assert kind == "general (in a medical document)"
     assert terms == ["risk", "gene"]
+
+
+@pytest.mark.parametrize(
+    ("alone", "in_answers", "kept"),
+    [
+        ((87, 87), (111, 81), True),  # a rule over the report as a whole: alone as it was, fewer in answers
+        ((87, 80), (111, 100), True),
+        ((87, 90), (111, 81), False),  # fewer in answers bought with more alone
+        ((87, 80), (111, 111), False),  # fewer alone only: the answers are what users run
+    ],
+)
+def test_the_protocol_keeps_a_change_outside_medicine_only_when_answers_flag_fewer_and_alone_no_more(
+    bench, alone, in_answers, kept
+):
+    assert bench.fewer_outside_medicine(alone, in_answers) is kept
