@@ -1,7 +1,11 @@
-"""Build the medical words the claim detector looks for, in two files of clinaudit/data:
+"""Build the medical words the claim detector looks for, in three files of clinaudit/data:
 
 - claim-vocabulary.txt: words that are specifically medical. A sentence with one is medical
   content, alone or anywhere in a report.
+- claim-vocabulary-body.txt: the body's everyday words ("brain", "skin", "movement", "exercise") and
+  food and drink ("coffee", "cheese"). A sentence with one is medical content in a report where such
+  sentences, with the specific ones, are a share of it (a one-line report of one is), not in an essay on
+  painting that speaks twice of a "movement".
 - claim-vocabulary-context.txt: words medicine shares with biology, chemistry, physics and
   everyday English ("gene", "indole", "pressure", "tree"). They are medical content only in a report
   that is medical as a whole (clinaudit/read/claims.py, clinaudit/read/document.py).
@@ -37,8 +41,11 @@ stem of "TENS", is as common as "ten"):
   D27.505.519, such as an enzyme inhibitor) or a class of drugs by their action (D27.505: statins,
   anticoagulants, analgesics), below SPECIFIC_MAX, is specifically medical:
   claim-vocabulary.txt ("stroke", "fever" and "burn" are too common in English to be);
-- so is a term of human anatomy or physiology (A01-A10, A12, A14, A15, A17; G07-G14: "brain",
-  "lungs", "breastfeeding"), below GENERAL_MAX;
+- so is a term of human anatomy or physiology (A01-A10, A12, A14, A15, A17; G07-G14: "duodenum",
+  "breastfeeding") below SPECIFIC_MAX; from there to GENERAL_MAX ("brain", "skin", "movement") it is
+  the body's everyday word: claim-vocabulary-body.txt, as a term of food, drink and diet (G07.203.100,
+  .200, .300: "coffee", "cheese", "vegetables") is at any frequency below GENERAL_MAX (a kitchen's
+  words are no anatomy, yet "coffee is protective" is a health claim);
 - a trade name, an abbreviation or an acronym (MeSH's lexical tags TRD, ABB, ACR and their
   variants) is no term of its tree here: a one-word brand is often an English word or a name
   ("Metric", "Muse", "Tabloid", "Serenade") and a short abbreviation another field's ("SSD", "BUN");
@@ -69,6 +76,7 @@ from clinaudit.core.text import plural_stem as stem  # noqa: E402
 MESH = data_dir() / "mesh"
 OUT = ROOT / "clinaudit" / "data" / "claim-vocabulary.txt"
 CONTEXT_OUT = ROOT / "clinaudit" / "data" / "claim-vocabulary-context.txt"
+BODY_OUT = ROOT / "clinaudit" / "data" / "claim-vocabulary-body.txt"
 WORDFREQ_VERSION = "3.1.1"
 TREES = ("A", "B", "C", "D", "E01", "E02", "E03", "E04", "E05", "E06", "F03", *(f"G{k:02d}" for k in range(1, 17)))
 EXCLUDED = ("G01.060", "G01.311", "G16.500")  # astronomical, geological, ecological and environmental phenomena
@@ -77,6 +85,11 @@ CLINICAL = ("C", "F03", "E01", "E02", "E03", "E04", "E06", "D27.505")
 # human anatomy (less cells, animal, embryonic, plant, fungal, bacterial and viral structures) and physiology
 BODY = ("A01", "A02", "A03", "A04", "A05", "A06", "A07", "A08", "A09", "A10", "A12", "A14", "A15", "A17")
 BODY += ("G07", "G08", "G09", "G10", "G11", "G12", "G13", "G14")
+FOOD = (
+    "G07.203.100",
+    "G07.203.200",
+    "G07.203.300",
+)  # beverages, diet and food ("coffee", "cheese", "vegetables"): no physiology
 DRUG_ACTIONS = ("D27.505.954", "D27.505.696")  # therapeutic uses; physiological effects of drugs, less …
 NO_DRUG_ACTIONS = ("D27.505.696.353", "D27.505.696.377", "D27.505.696.494", "D27.505.696.706")  # … endocrine
 # disruptors, growth substances, micronutrients (trace elements) and protective agents (antioxidants, sunscreens)
@@ -86,7 +99,7 @@ NO_DRUG_ACTIONS = ("D27.505.696.353", "D27.505.696.377", "D27.505.696.494", "D27
 BRANDS_AND_ABBREVIATIONS = ("TRD", "ABB", "ACR", "ABX", "ACX")
 GENERAL_MAX = 5.0  # Zipf: "pressure" 5.0, "heart" 5.3, "time" 6.3 are left out; "brain" 4.9, "gene" 4.4 are kept
 SPECIFIC_MAX = 4.0  # Zipf: "headache" 4.0, "insulin" 3.8 are specific; "stroke" 4.3, "fever" 4.2 need a medical report
-CLINICAL_TERM, BODY_TERM = 2, 1
+CLINICAL_TERM, BODY_TERM, FOOD_TERM = 3, 2, 1
 TERM = re.compile(r"[a-z][a-z'-]{1,28}[a-z]")
 HEADER = (
     "# {what} for the claim detector (clinaudit/read/claims.py), one stemmed word a line.\n"
@@ -144,8 +157,10 @@ def mesh_words() -> dict[str, tuple[set[str], int]]:
                 kind = 0  # a name anyone may give to anything ("Metric", "Muse", "SSD"): medical in a medical report
             elif ui in drugs or any(n.startswith(CLINICAL) for n in trees[ui]):
                 kind = CLINICAL_TERM
-            elif any(n.startswith(BODY) for n in trees[ui]):
+            elif any(n.startswith(BODY) and not n.startswith(FOOD) for n in trees[ui]):
                 kind = BODY_TERM
+            elif any(n.startswith(FOOD) for n in trees[ui]):
+                kind = FOOD_TERM
             else:
                 kind = 0
             # an abbreviation's final S is no plural: "VATS" is not "vat", nor "MODS" "mod"
@@ -156,19 +171,27 @@ def mesh_words() -> dict[str, tuple[set[str], int]]:
     return words
 
 
-def build() -> tuple[str, str]:
-    """The two files' text: the specific words, and the words that need a medical report."""
+def build() -> tuple[str, str, str]:
+    """The three files' text: the specific words, the words that need a medical report, and the body's everyday
+    words (medical in a report they make medical as a whole)."""
     zipf = frequency()
-    specific, context = [], []
-    limit = {CLINICAL_TERM: SPECIFIC_MAX, BODY_TERM: GENERAL_MAX, 0: 0.0}
+    specific, context, body = [], [], []
     for word, (spellings, kind) in mesh_words().items():
         common = max(zipf(w, "en") for w in (word, *spellings))  # type: ignore[operator]
-        if common >= GENERAL_MAX:
+        if common >= GENERAL_MAX or kind == 0:
+            if common < GENERAL_MAX:
+                context.append(word)
             continue
-        (specific if common < limit[kind] else context).append(word)
+        if common < SPECIFIC_MAX and kind != FOOD_TERM:
+            specific.append(word)
+        else:
+            (body if kind in (BODY_TERM, FOOD_TERM) else context).append(word)
     return (
         HEADER.format(what="Specifically medical words") + "\n".join(sorted(specific)) + "\n",
         HEADER.format(what="Words medical only in a medical report") + "\n".join(sorted(context)) + "\n",
+        HEADER.format(what="The body's everyday words, medical in a report they make medical")
+        + "\n".join(sorted(body))
+        + "\n",
     )
 
 
@@ -178,7 +201,7 @@ def main() -> None:
     args = parser.parse_args()
     built = build()
     same = True
-    for path, text in zip((OUT, CONTEXT_OUT), built, strict=True):
+    for path, text in zip((OUT, CONTEXT_OUT, BODY_OUT), built, strict=True):
         if args.check:
             ok = path.exists() and path.read_text(encoding="utf-8") == text
             print(f"{path.relative_to(ROOT)}: {'up to date' if ok else 'DIFFERS from what the inputs build'}")

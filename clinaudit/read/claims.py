@@ -108,10 +108,15 @@ class Match:
     # of a medical document, or words medicine shares with other fields), so a report that is not medical as
     # a whole does not keep it
     in_context: bool = False
+    # its medical words are the body's everyday ones ("brain", "exercise", "skin"): it is `in_context`, yet it
+    # counts towards its report's being medical, so that a report of such sentences ("Exercise improves
+    # mood.") keeps them and an essay with a few among many does not
+    body: bool = False
 
 
 RESEARCH, CARE = 2, 1  # what a sentence says of its report (`ClaimRules.report_mark`)
-_SPECIFIC, _SHARED = 2, 1  # a word's tier: specifically medical, or medical only in a medical report (0: neither)
+# a word's tier: specifically medical; the body's everyday words; medical only in a medical report (0: neither)
+SPECIFIC, BODY, SHARED = 3, 2, 1
 
 
 @compared
@@ -136,10 +141,14 @@ class MedicalContent:
     document_words: frozenset[str] | None = None
     shared: frozenset[str] = frozenset()  # stemmed: medical only in a medical report
     shared_signals: LazyRegex | None = None  # percentages, ambiguous endings, findings as research reports them
+    # stemmed: the body's everyday words (Zipf 4 to 5: "brain", "skin", "exercise"), medical in a report
+    # they make medical as a whole, as a one-line report of one is
+    body: frozenset[str] = frozenset()
     known: dict[str, int] = field(default_factory=dict, compare=False, repr=False)  # word → its tier: words repeat
 
-    def terms(self, text: str, lowered: str, tokens: list[str]) -> tuple[list[str], bool]:
-        """The medical terms of a sentence, and whether they are specific; the specific ones when it has any.
+    def terms(self, text: str, lowered: str, tokens: list[str]) -> tuple[list[str], int]:
+        """The medical terms of a sentence and their tier (SPECIFIC, BODY, SHARED; 0 for none): those of the
+        highest tier it has.
 
         Vocabulary words first; the regex signals only when there are none of their tier.
         """
@@ -147,34 +156,41 @@ class MedicalContent:
         if len(known) > _WORDS_KEPT:
             known.clear()
         found: list[str] = []
+        body: list[str] = []
         shared: list[str] = []
         for w in tokens:
             tier = known.get(w)
             if tier is None:
                 tier = known[w] = self.tier(w)
-            if tier == _SPECIFIC:
+            if tier == SPECIFIC:
                 found.append(w)
+            elif tier == BODY:
+                body.append(w)
             elif tier:
                 shared.append(w)
         if found:
-            return found, True
+            return found + body, SPECIFIC  # the body's words quoted after the specific ones
         found = [m.group(0) for m in self.signals.finditer(lowered)]
         if found:
-            return found, True
+            return found + body, SPECIFIC
+        if body:
+            return body, BODY
         if shared:
-            return shared, False
+            return shared, SHARED
         if self.shared_signals is not None:
             shared = [m.group(0) for m in self.shared_signals.finditer(lowered)]
         if not shared and self.entity is not None:
             shared = self.entity.findall(text)
-        return shared, False
+        return shared, SHARED if shared else 0
 
     def tier(self, word: str) -> int:
-        """A lower-cased word's tier, as written or without its plural ending: specific, shared, or 0 (neither)."""
+        """A lower-cased word's tier, as written or without its plural ending: SPECIFIC, BODY, SHARED or 0."""
         stem = plural_stem(word) if word[-1] == "s" else word
         if word in self.words or stem in self.words:
-            return _SPECIFIC
-        return _SHARED if word in self.shared or stem in self.shared else 0
+            return SPECIFIC
+        if word in self.body or stem in self.body:
+            return BODY
+        return SHARED if word in self.shared or stem in self.shared else 0
 
 
 @compared
@@ -255,9 +271,12 @@ class ClaimRules:
                 why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”"
                 if not claim_type.needs_medical_words or self.medical is None:
                     return Match(claim_type, why)
-                found, specific = self.medical.terms(text, lowered, tokens)
-                if specific:
+                found, tier = self.medical.terms(text, lowered, tokens)
+                if tier == SPECIFIC or (tier == BODY and not in_report):
                     return Match(claim_type, f"{why}; medical terms: {_shown(found)}", tuple(dict.fromkeys(found)))
+                if tier == BODY:
+                    terms = tuple(dict.fromkeys(found))
+                    return Match(claim_type, f"{why}; medical terms: {_shown(terms)}", terms, True, True)
                 if medical_document or in_report:
                     return Match(claim_type, f"{why}, in a medical document", (), True)
                 return None
@@ -265,29 +284,34 @@ class ClaimRules:
             return None
         if self._shape(text, unblanked, len(tokens), live) is not None:  # the ignored phrases count here
             return None
-        found, specific = self.medical.terms(text, lowered, tokens)
+        found, tier = self.medical.terms(text, lowered, tokens)
         terms = tuple(dict.fromkeys(found))
-        if specific:
+        if tier >= BODY:
+            body = tier == BODY and in_report  # read alone, a sentence is its own report, medical by this word
             shown = "medical terms: " + _shown(terms)
             for claim_type in self.medical_types:
                 m = self._first(claim_type.parts, lowered, live)
                 if m is not None:
                     why = f"{_label(claim_type)} pattern: “{_quote(_as_written(text, lowered, m))}”; {shown}"
-                    return Match(claim_type, why, terms)
-            return Match(self.general, shown, terms)
+                    return Match(claim_type, why, terms, body, body)
+            return Match(self.general, shown, terms, body, body)
         if terms and (medical_document or in_report):
             return Match(self.general, f"medical terms in a medical document: {_shown(terms)}", terms, True)
         if medical_document and self._statement(tokens):
             return Match(self.general, "a statement in a medical document", (), True)
         return None
 
-    def medical_report(self, medical: int, sentences: int, research: int = 0) -> bool:
+    def medical_report(self, medical: int, sentences: int, research: int = 0, body: int = 0) -> bool:
         """Is a report medical as a whole: `medical` of its `sentences` of prose with specific medical content,
         or `research` of them reporting research as its authors do (a research report: its findings are
-        claims whatever its field, as an abstract's are)?"""
-        return research > 0 or (
-            medical > 0 and (medical >= self.report_sentences or medical >= self.report_share * sentences)
-        )
+        claims whatever its field, as an abstract's are)? The `body` sentences, whose medical words are the
+        body's everyday ones, count towards the share only: a few among many make no essay medical."""
+        if research > 0:
+            return True
+        share = self.report_share * sentences
+        if medical > 0 and (medical >= self.report_sentences or medical >= share):
+            return True
+        return body > 0 and medical + body >= share
 
     def report_mark(self, sentence: str) -> int:
         """What a sentence says of its report: RESEARCH when it reports research as its authors do ("Here we
@@ -588,6 +612,7 @@ def compile_rules(
     known: dict[str, frozenset[str] | None] | None = None,
     needs: dict[str, str] | None = None,
     shared: frozenset[str] = frozenset(),
+    body: frozenset[str] = frozenset(),
 ) -> ClaimRules:
     """The claim rules (rules/claims.yaml) compiled: every pattern a part in one table, filed by its anchors.
 
@@ -622,7 +647,7 @@ def compile_rules(
         disclaimers=disclaimers,
         shapes=shapes,
         openers=_lower_regex(shapes_spec, "openers"),
-        medical=_medical_content(data.get("medical"), vocabulary, shared),
+        medical=_medical_content(data.get("medical"), vocabulary, shared, body),
         general=next((t for t in typed if t.name == "general"), None),
         min_words=int(shapes_spec.get("min_words", 3)),
         partial=frozenset(shapes_spec.get("partial") or ()),
@@ -652,13 +677,19 @@ def _shapes(spec: dict, parts: _Parts) -> tuple[Shape, ...]:
 
 
 def _medical_content(
-    spec: dict | None, vocabulary: frozenset[str], shared: frozenset[str] = frozenset()
+    spec: dict | None,
+    vocabulary: frozenset[str],
+    shared: frozenset[str] = frozenset(),
+    body: frozenset[str] = frozenset(),
 ) -> MedicalContent | None:
     """What makes a sentence medical, when the rules say: the vocabularies with their words, and their shapes."""
     if spec is None:
         return None
     own_shared = {plural_stem(w.lower()) for w in spec.get("shared_words") or []}  # these win over the vocabulary
     words = (vocabulary - own_shared) | {plural_stem(w.lower()) for w in spec.get("words") or []}
+    own_body = {plural_stem(w.lower()) for w in spec.get("body_words") or []}
+    words -= own_body
+    body = (body | own_body) - words - own_shared  # the YAML's own tiers win
     signals = [_lower_pattern(p) for p in spec.get("signals") or []]
     shared_signals = [_lower_pattern(p) for p in spec.get("shared_signals") or []]
     entity = spec.get("entity")
@@ -668,8 +699,9 @@ def _medical_content(
         LazyRegex(_alternation(signals) or r"(?!)"),
         LazyRegex(entity) if entity else None,
         None if in_document in (None, "any") else frozenset(plural_stem(w.lower()) for w in in_document),
-        (shared | own_shared) - words,
+        (shared | own_shared) - words - body,
         LazyRegex(_alternation(shared_signals)) if shared_signals else None,
+        body=body,
     )
 
 
@@ -714,7 +746,8 @@ def rules() -> ClaimRules:
     data = _rules_data()
     vocabulary = load_vocabulary((PACKAGE / "data" / "claim-vocabulary.txt").read_text(encoding="utf-8"))
     shared = load_vocabulary((PACKAGE / "data" / "claim-vocabulary-context.txt").read_text(encoding="utf-8"))
-    return compile_rules(data, vocabulary, known_anchors(), known_needs(), shared)
+    body = load_vocabulary((PACKAGE / "data" / "claim-vocabulary-body.txt").read_text(encoding="utf-8"))
+    return compile_rules(data, vocabulary, known_anchors(), known_needs(), shared, body)
 
 
 def known_anchors() -> dict[str, frozenset[str] | None]:

@@ -123,6 +123,7 @@ class Decision:
     in_context: bool
     weak: tuple[tuple[str, int, int], ...]
     mark: int = 0
+    body: bool = False
 
 
 DECISIONS = "decided"  # the kept part's name …
@@ -163,6 +164,7 @@ class _Reading:
     # on the document is medical, and a statement needs no medical word of its own to be a claim.
     medical: int = 0
     specific: int = 0  # those with specifically medical content (or a typed claim): a report medical as a whole
+    body: int = 0  # those whose medical words are only the body's everyday ones: they count towards the share
     research: int = 0  # those that report research as its authors do: a research report
     care: int = 0  # those that name the setting of care and have no specific medical content: as if they had
     decided_in_medical: dict[str, _Decided] = field(default_factory=dict)  # `decided`, once it is
@@ -277,7 +279,7 @@ def _outside_medicine(reading: _Reading) -> None:
     Its lines that only they made claims are counted in the summary (`not_claims`), not dropped silently.
     """
     if not any(reading.resting) or claims.rules().medical_report(
-        reading.specific + reading.care, reading.sentences, reading.research
+        reading.specific + reading.care, reading.sentences, reading.research, reading.body
     ):
         return
     lines: set[int] = set()
@@ -751,7 +753,7 @@ def _read_prose(
         display, disclaimer, found, weak_mentions, known, mark = decided
         if mark:
             reading.research += mark == claims.RESEARCH
-            reading.care += mark == claims.CARE and (found is None or found.in_context)
+            reading.care += mark == claims.CARE and (found is None or (found.in_context and not found.body))
         if row:  # a row as a reader sees it: its cells apart, not run together ("IV | Acute"), the reading unchanged
             display = _shown_row(unit, a, b)
             decided = decided._replace(display=display)
@@ -761,6 +763,8 @@ def _read_prose(
                 reading.medical += 1
             if not found.in_context and (found.terms or found.type.name in HIGH_RISK_TYPES):
                 reading.specific += 1  # not a typed figure alone: "sales cut by 15%" is no medical report's
+            elif found.body:
+                reading.body += 1
             name = found.type.name
             claim_at[k] = _add_claim(unit, index, (a, b), display, found, per_sentence[k], row, cites, reading)
             if strongest is None or found.type.severity.rank > strongest.severity.rank:
@@ -993,7 +997,11 @@ def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool
     if stored is not None:
         claim_type = rules.named(stored.claim) if stored.claim else None
         if claim_type is not None or not stored.claim:
-            match = claims.Match(claim_type, stored.why, stored.terms, stored.in_context) if claim_type else None
+            match = (
+                claims.Match(claim_type, stored.why, stored.terms, stored.in_context, stored.body)
+                if claim_type
+                else None
+            )
             return _Decided(stored.display, stored.disclaimer, match, list(stored.weak), known, stored.mark)
     decided = _Decided(
         _display(raw),
@@ -1014,6 +1022,7 @@ def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool
             found.in_context if found else False,
             tuple(decided.weak),
             decided.mark,
+            found.body if found else False,
         )
     return decided
 

@@ -169,7 +169,9 @@ def test_stem_takes_plural_endings_off():
 def test_the_packaged_vocabulary_is_loaded_and_stemmed():
     medical = rules().medical
     words = medical.words
-    assert {"paracetamol", "liver", "hypertension", "metformin"} <= words
+    assert {"paracetamol", "hypertension", "metformin", "duodenum"} <= words
+    # the body's everyday words (Zipf 4 to 5) and food and drink are a tier of their own
+    assert {"liver", "brain", "exercise", "coffee"} <= medical.body and not {"liver", "brain"} & words
     assert "time" not in words and "weather" not in words  # everyday words are left out
     # words medicine shares with other fields are the second tier: medical in a medical report only
     assert {"cat", "gene", "indole", "electron"} <= medical.shared and not {"cat", "gene"} & words
@@ -389,3 +391,38 @@ def test_a_brand_name_or_abbreviation_is_medical_only_in_a_medical_report(senten
     assert claimed(sentence) == []
     report = "Metronidazole treats bacterial vaginosis. Silver sulfadiazine cream is applied to burns."
     assert claimed(f"{report} {sentence}")[-1:] == [sentence]
+
+
+BODY_ESSAY = (
+    "The humanist movement reshaped painting in Florence. Artists studied the human figure from life. "
+    "Workshops trained apprentices for years before they painted alone. Patrons paid for altarpieces and "
+    "portraits. Perspective gave paintings a new spatial depth. Guilds set the rules of the trade. "
+    "The movement spread north within a century."
+)
+
+
+def test_the_body_s_everyday_words_are_a_claim_in_a_report_they_make_medical():
+    """ "Brain", "movement", "exercise", "coffee" are words of medicine and of everyday English: a sentence
+    with one is a claim in a report where such sentences are a third or more (a one-line report is), not in
+    an essay that has a few among many."""
+    medical = rules().medical
+    assert medical.tier("movement") == medical.tier("brain") == claims.BODY
+    one_line = "Regular exercise strengthens the muscles of the back."
+    assert claimed(one_line) == [one_line]
+    assert rules().explain(one_line) is not None  # read alone, a sentence is its own report
+    found = rules().explain(one_line, in_report=True)
+    assert found.in_context and found.body
+    assert claimed(BODY_ESSAY) == []  # two sentences of seven with "movement": no medical essay
+    medical_report = "Metformin lowers hepatic glucose output. Insulin resistance precedes type 2 diabetes."
+    assert claimed(f"{medical_report} {one_line}")[-1:] == [one_line]
+
+
+def test_a_body_word_claim_counts_towards_its_report_but_alone_does_not_make_an_essay_medical():
+    """Body sentences count towards the share, not towards the two specific sentences that make any report
+    medical: a shared-word sentence stays out of an essay with two body sentences, and is in one where they
+    are most of it."""
+    shared_line = "The gene is expressed in early development."
+    essay = f"{BODY_ESSAY} {shared_line}"
+    assert shared_line not in claimed(essay)
+    short = f"Regular exercise strengthens the muscles. Coffee raises alertness. {shared_line}"
+    assert shared_line in claimed(short)
