@@ -72,6 +72,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,41 @@ def claims_of_record(rows: list[dict], members: list[int], text_key: str) -> lis
         k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
         found.append((members[k], claim))
     return found
+
+
+def at_the_gate(rows: list[dict], text_key: str) -> list[tuple[str, int, int, int]]:
+    """Each record (its sentences one paragraph each, markers stripped) audited whole, offline, with the default
+    gate, as `clinaudit check` runs it: (verdict, high, medium, low findings) per record. What fails, and how many
+    findings a reader gets, not only which sentences are flagged."""
+    from clinaudit.options import Options
+    from clinaudit.run.pipeline import audit_text
+
+    options = Options.from_environment(offline=True)
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r["question"], r["system"]), []).append(i)
+    out = []
+    for members in groups.values():
+        text = "\n\n".join(strip_markers(rows[i][text_key]).strip() or "-" for i in members) + "\n"
+        report = audit_text(text, "answer.md", options=options)
+        count = Counter(f.severity.value for f in report.findings)
+        out.append((report.verdict, count["high"], count["medium"], count["low"]))
+    return out
+
+
+def print_gate() -> None:
+    """The non-medical answers at the default gate: how many fail, and the findings each gets."""
+    rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
+    judged = at_the_gate(rows, "claim")
+    failing = sum(v == "fail" for v, *_ in judged)
+    findings = [h + m + lo for _, h, m, lo in judged]
+    with_any = sum(1 for n in findings if n)
+    print(f"ExpertQA non-medical answers, audited whole (default gate, offline): failing {rate(failing, len(judged))}")
+    print(
+        f"  with any finding {rate(with_any, len(judged))}; findings per answer: mean {statistics.mean(findings):.2f}, "
+        f"max {max(findings)}; by severity high {sum(j[1] for j in judged)}, medium {sum(j[2] for j in judged)}, "
+        f"low {sum(j[3] for j in judged)}"
+    )
 
 
 # ---------------------------------------------------------------- claims read in their answers, as a user runs them
@@ -911,6 +947,9 @@ def main() -> None:
         choices=HALVES,
         help="list the flagged non-medical claims of a half (the first, designed on, unless named) and why",
     )
+    parser.add_argument(
+        "--gate", action="store_true", help="also audit the non-medical answers whole: how many fail the default gate"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds of --speed --against")
     parser.add_argument("--emit", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--speed-only", action="store_true", help=argparse.SUPPRESS)
@@ -940,6 +979,8 @@ def main() -> None:
             if tmp is not None:
                 tmp.cleanup()
     ok = print_figures(Figures(measure_flags()), args.held_out)
+    if args.gate:
+        print_gate()
     if args.compare:
         compare()
     if args.speed:

@@ -105,3 +105,17 @@ def test_the_protocol_keeps_a_change_outside_medicine_only_when_answers_flag_few
     bench, alone, in_answers, kept
 ):
     assert bench.fewer_outside_medicine(alone, in_answers) is kept
+
+
+def test_at_the_gate_audits_each_answer_whole_and_says_what_fails(bench):
+    """The gate figure runs the whole audit on each answer, offline, as `clinaudit check` does: a dose with no
+    source fails it, an essay on painting gets no finding at all."""
+    rows = [
+        {"question": "q1", "system": "s", "claim": "The Medici paid for altarpieces and portraits in Florence [1]."},
+        {"question": "q1", "system": "s", "claim": "Perspective gave paintings a new spatial depth."},
+        {"question": "q2", "system": "s", "claim": "The recommended dose of warfarin is 5 mg daily."},
+    ]
+    judged = bench.at_the_gate(rows, "claim")
+    assert judged[0] == ("pass", 0, 0, 0)
+    verdict, high, _, _ = judged[1]
+    assert verdict == "fail" and high >= 1
