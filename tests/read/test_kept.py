@@ -333,3 +333,24 @@ def test_kept_citing_readings_round_trip_and_anything_else_is_nothing():
     ):
         with pytest.raises((TypeError, ValueError)):
             decode(bad)
+
+
+def test_a_kept_decision_keeps_what_a_body_word_claim_counts_for(tmp_path):
+    """A sentence whose medical words are the body's everyday ones counts towards its report's being medical:
+    decided in the last run, it still does, so an edited report keeps the claims that share made."""
+    text = (
+        "Regular exercise strengthens the muscles of the back.\n\n"
+        "Coffee raises alertness in the morning.\n\n"
+        "The gene is expressed in early development.\n"
+    )
+    report = write(tmp_path, text)
+    first = read(report)
+    assert len(first.claims) == 3
+    edited_text = text.replace("early development", "late development")
+    report.write_text(edited_text, encoding="utf-8")
+    fresh = read_document(
+        str(report), [(edited_text, 0)], True, stages.check.Hooks(stages.options()).for_report(str(report))
+    )
+    edited = read(report)
+    assert len(fresh.claims) == 3
+    assert replace(edited, digest="", text=None) == fresh
