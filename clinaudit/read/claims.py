@@ -12,7 +12,10 @@ Every prose sentence is decided in three steps, all data in rules/claims.yaml:
    by benchmarks/build_claim_vocabulary.py, plus the YAML's own words), a medical word
    ending, a gene- or protein-like name, a clinical quantity or a reported finding. A
    sentence with any is a claim: of a low type (efficacy, risk, diagnostic, epidemiology)
-   when one of their patterns matches, else `general`.
+   when one of their patterns matches, else `general`. The words come in three tiers
+   (`MedicalContent`): specific words make a claim anywhere; the body's everyday words
+   ("brain", "exercise", "coffee") in a report where such sentences are a share of it; shared
+   words ("gene", "risk") only in a report medical as a whole.
 
 Rules over a vocabulary won over a learned scorer by measurement (benchmarks/claims.py
 --compare): a bag-of-words model trained on the permissively licensed sentences learns
@@ -253,7 +256,9 @@ class ClaimRules:
         A sentence whose medical content is only shared with other fields ("the gene", "in
         conclusion", a pattern that needs medical words with none) is a claim in a medical document,
         and, `in_report`, one for its report to keep or drop once it is read whole (`in_context`);
-        read alone, it is none.
+        read alone, it is none. One whose medical words are the body's everyday ones is a claim read
+        alone (its own report); `in_report`, it is `in_context` and `body`: it counts towards its
+        report's share of medical sentences, which decides whether the report keeps it.
         """
         text = rendered(sentence).rstrip()  # as it renders: `contra*indicated*`, `&#97;`, a Cyrillic а
         if not text or text.endswith("?"):
