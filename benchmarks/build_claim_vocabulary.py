@@ -85,11 +85,8 @@ CLINICAL = ("C", "F03", "E01", "E02", "E03", "E04", "E06", "D27.505")
 # human anatomy (less cells, animal, embryonic, plant, fungal, bacterial and viral structures) and physiology
 BODY = ("A01", "A02", "A03", "A04", "A05", "A06", "A07", "A08", "A09", "A10", "A12", "A14", "A15", "A17")
 BODY += ("G07", "G08", "G09", "G10", "G11", "G12", "G13", "G14")
-FOOD = (
-    "G07.203.100",
-    "G07.203.200",
-    "G07.203.300",
-)  # beverages, diet and food ("coffee", "cheese", "vegetables"): no physiology
+# beverages, diet and food ("coffee", "cheese", "vegetables"): no physiology, the body's tier at any frequency
+FOOD = ("G07.203.100", "G07.203.200", "G07.203.300")
 DRUG_ACTIONS = ("D27.505.954", "D27.505.696")  # therapeutic uses; physiological effects of drugs, less …
 NO_DRUG_ACTIONS = ("D27.505.696.353", "D27.505.696.377", "D27.505.696.494", "D27.505.696.706")  # … endocrine
 # disruptors, growth substances, micronutrients (trace elements) and protective agents (antioxidants, sunscreens)
@@ -141,8 +138,8 @@ def descriptors() -> tuple[dict[str, set[str]], set[str]]:
 
 
 def mesh_words() -> dict[str, tuple[set[str], int]]:
-    """Each stemmed single-word term → (its spellings, its kind: CLINICAL_TERM, BODY_TERM or 0, the first that a
-    descriptor it names is)."""
+    """Each stemmed single-word term → (its spellings, its kind: CLINICAL_TERM, BODY_TERM, FOOD_TERM or 0, the
+    first that a descriptor it names is)."""
     trees, drugs = descriptors()
     words: dict[str, tuple[set[str], int]] = {}
     with gzip.open(MESH / "mesh2024_descriptor_terms.tsv.gz", "rt", encoding="utf-8") as f:
@@ -178,14 +175,16 @@ def build() -> tuple[str, str, str]:
     specific, context, body = [], [], []
     for word, (spellings, kind) in mesh_words().items():
         common = max(zipf(w, "en") for w in (word, *spellings))  # type: ignore[operator]
-        if common >= GENERAL_MAX or kind == 0:
-            if common < GENERAL_MAX:
-                context.append(word)
-            continue
-        if common < SPECIFIC_MAX and kind != FOOD_TERM:
-            specific.append(word)
+        if common >= GENERAL_MAX:
+            continue  # everyday English: "time", "water", "heart"
+        if kind == CLINICAL_TERM:
+            (specific if common < SPECIFIC_MAX else context).append(word)
+        elif kind == BODY_TERM:
+            (specific if common < SPECIFIC_MAX else body).append(word)
+        elif kind == FOOD_TERM:
+            body.append(word)
         else:
-            (body if kind in (BODY_TERM, FOOD_TERM) else context).append(word)
+            context.append(word)
     return (
         HEADER.format(what="Specifically medical words") + "\n".join(sorted(specific)) + "\n",
         HEADER.format(what="Words medical only in a medical report") + "\n".join(sorted(context)) + "\n",
