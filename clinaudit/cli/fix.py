@@ -32,8 +32,8 @@ def fix(
     """Write a corrected copy of each bibliography beside it (refs.corrected.bib): every field its entry's record
     contradicts taken from the record, with a comment saying what changed. The original is never written.
 
-    Exit 0 when nothing is left to the writer, 1 when an entry is (an entry that cannot be read, kept as it is;
-    another paper's id, an id no database holds, a retracted work, authors to correct by hand: as `ruff check --fix`
+    Exit 0 when nothing is left to the writer, 1 when an entry is (an entry that cannot be read, kept as it is; a key
+    used again for another work; another paper's id, an id no database holds, a retracted work, authors to correct by hand: as `ruff check --fix`
     exits 1 on what it cannot fix), 2 on an error."""
     from pathlib import Path
 
@@ -75,7 +75,7 @@ def _said(copy) -> None:
     """What changed, entry by entry in the file's order, and what is left to the writer."""
     from clinaudit.core.text import counted, shown
 
-    changed, left = copy.changed, len(copy.left) + len(copy.unreadable)
+    changed, left = copy.changed, len(copy.left) + len(copy.unreadable) + len(copy.duplicates)
     print(
         f"{shown(copy.original)} → {shown(copy.path)}: {counted(len(changed), 'entry', 'entries')} corrected"
         + (f", {counted(left, 'entry', 'entries')} left to check" if left else "")
@@ -84,6 +84,13 @@ def _said(copy) -> None:
     for broken in copy.unreadable:  # in the copy as it was: no record can say what it meant
         lines.append(
             (broken.span.line, f"  line {broken.span.line}: {shown(broken.why)}: kept as it is, to mend by hand")
+        )
+    for again in copy.duplicates:
+        lines.append(
+            (
+                again.span.line,
+                f"  line {again.span.line}: {shown(again.said())}: kept as it is, to give a key of its own",
+            )
         )
     for fix in copy.fixes:
         where = f"@{shown(fix.entry.key)} (line {fix.entry.span.line})"

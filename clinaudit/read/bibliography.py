@@ -44,7 +44,7 @@ from typing import Any, Literal
 
 from clinaudit.core import catalogue
 from clinaudit.core.errors import InputError
-from clinaudit.core.models import CitationKind, CitationMention, Document, Finding, ReferenceEntry, Span
+from clinaudit.core.models import CitationKind, CitationMention, Document, Finding, ReferenceEntry, Severity, Span
 from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex, shown
 from clinaudit.read import citations
@@ -111,14 +111,35 @@ class Unreadable:
 
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
+class Duplicate:
+    """A second entry with a key its file already used: skipped, for the first is the one a citation reaches.
+
+    A finding (`duplicate-key`), not a warning: tools disagree on which entry a citation of the key means
+    (Biber keeps the first, citeproc-lua stops, Pandoc's versions differ), so when the two name different
+    works the report's source is in doubt.
+    """
+
+    key: str
+    span: Span  # the second entry, in its file (a front matter's `references:` item: in the report)
+    first: int  # the first entry's line
+    same: bool  # both name one work: the same DOI or PMID, or the same title
+
+    def said(self) -> str:
+        what = "the same work" if self.same else "another work"
+        return f"@{self.key} is used again, for {what}: the entry on line {self.first} is the one cited"
+
+
+@compared
+@dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Bibliography:
     """A bibliography file read: its entries in order, the entries that cannot be read, and what else to say."""
 
     name: str  # as shown in findings and warnings
     format: BibFormat
     entries: tuple[BibEntry, ...]
-    problems: tuple[str, ...] = ()  # warnings, one line each: "refs.bib:12: a second entry @key: …"
+    problems: tuple[str, ...] = ()  # warnings, one line each
     unreadable: tuple[Unreadable, ...] = ()
+    duplicates: tuple[Duplicate, ...] = ()
 
 
 class NotABibliography(ValueError):
@@ -201,16 +222,17 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
     for macro in library.strings:  # in order: a macro may use one defined above it
         strings[macro.key.lower()] = _value(macro.value, strings)
     entries: list[BibEntry] = []
-    problems: list[str] = []
     unreadable: list[Unreadable] = []
-    first_line: dict[str, int] = {}
+    duplicates: list[Duplicate] = []
+    first: dict[str, BibEntry] = {}
     for block in library.blocks:
-        line = (block.start_line or 0) + 1
         if isinstance(block, model.DuplicateBlockKeyBlock):
-            key = block.key
-            problems.append(
-                f"{name}:{line}: a second entry @{key}: the first one (line {first_line.get(key, '?')}) is used"
-            )
+            again = block.ignore_error_block
+            if isinstance(again, model.Entry) and block.key in first:
+                span = _block_span(text, index, block.start_line or 0, again.raw or "")
+                fields = {f.key.lower(): _value(f.value, strings) for f in again.fields}
+                second = _bib_entry(again.key, again.entry_type.lower(), span, fields)
+                duplicates.append(_duplicate(first[block.key], second))
             continue
         if isinstance(block, model.ParsingFailedBlock):
             span = _block_span(text, index, block.start_line or 0, (block.raw or "").rstrip())
@@ -218,11 +240,40 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
             continue
         if not isinstance(block, model.Entry):
             continue
-        first_line.setdefault(block.key, line)
         span = _block_span(text, index, block.start_line or 0, block.raw or "")
         fields = {f.key.lower(): _value(f.value, strings) for f in block.fields}
         entries.append(_bib_entry(block.key, block.entry_type.lower(), span, fields))
-    return Bibliography(name, "bibtex", tuple(entries), tuple(problems), tuple(unreadable))
+        first.setdefault(block.key, entries[-1])
+    return Bibliography(name, "bibtex", tuple(entries), (), tuple(unreadable), tuple(duplicates))
+
+
+def _duplicate(first: BibEntry, second: BibEntry) -> Duplicate:
+    """A second entry of a key: do the two name one work (a shared DOI or PMID, else the same title)?"""
+    if first.doi and second.doi:
+        same = first.doi.lower() == second.doi.lower()
+    elif first.pmid and second.pmid:
+        same = first.pmid == second.pmid
+    else:
+        same = bool(first.title) and _folded(first.title) == _folded(second.title)
+    return Duplicate(second.key, second.span, first.span.line, same)
+
+
+def _folded(title: str) -> str:
+    """A title compared as a reader would: case, punctuation and spacing aside."""
+    return " ".join("".join(c if c.isalnum() else " " for c in title.casefold()).split())
+
+
+def _first_of_each_key(entries: Sequence[BibEntry]) -> tuple[tuple[BibEntry, ...], tuple[Duplicate, ...]]:
+    """A CSL bibliography's entries, the first of each id kept and each later one a Duplicate (as BibTeX's)."""
+    kept: dict[str, BibEntry] = {}
+    duplicates: list[Duplicate] = []
+    for entry in entries:
+        was = kept.get(entry.key)
+        if was is None:
+            kept[entry.key] = entry
+        else:
+            duplicates.append(_duplicate(was, entry))
+    return tuple(kept.values()), tuple(duplicates)
 
 
 _BROKEN_KEY = LazyRegex(r"^@\s*[A-Za-z]+\s*[{(]\s*([^\s,{}()=\"#%'~\\]{1,200})\s*,")
@@ -495,7 +546,8 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
             at = _skip_space(text, at + 1)
     if items and not entries:
         raise NotABibliography("not a CSL-JSON bibliography (no item has an id)")
-    return Bibliography(name, "csl-json", tuple(entries), unreadable=tuple(unreadable))
+    kept, duplicates = _first_of_each_key(entries)
+    return Bibliography(name, "csl-json", kept, unreadable=tuple(unreadable), duplicates=duplicates)
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -533,7 +585,8 @@ def parse_csl_yaml(text: str, name: str, first_line: int = 0) -> Bibliography:
     if not isinstance(items, yaml.SequenceNode):
         raise NotABibliography("not a CSL-YAML bibliography (a list of items, or references: holding one)")
     entries, unreadable = _csl_nodes(items.value, first_line)
-    return Bibliography(name, "csl-yaml", entries, unreadable=unreadable)
+    kept, duplicates = _first_of_each_key(entries)
+    return Bibliography(name, "csl-yaml", kept, unreadable=unreadable, duplicates=duplicates)
 
 
 def _csl_nodes(nodes: Sequence[Any], first_line: int) -> tuple[tuple[BibEntry, ...], tuple[Unreadable, ...]]:
@@ -719,6 +772,10 @@ def bibliography_document(bib: Bibliography, text: str | None = None) -> Documen
     unreadable = tuple(
         catalogue.finding(catalogue.UNREADABLE_ENTRY, u.span, u.said(bib.format)) for u in bib.unreadable
     )
+    duplicates = tuple(
+        catalogue.finding(catalogue.DUPLICATE_KEY, d.span, d.said(), severity=_duplicate_severity(d))
+        for d in bib.duplicates
+    )
     return Document(
         path=bib.name,
         sentences=0,
@@ -726,7 +783,7 @@ def bibliography_document(bib: Bibliography, text: str | None = None) -> Documen
         mentions=tuple(mentions),
         markers=(),
         entries=entries,
-        findings=unreadable,
+        findings=unreadable + duplicates,
         has_disclaimer=False,
         prose=True,  # a bibliography says nothing to claim, and is no empty report
         text=text,
@@ -776,7 +833,8 @@ def front_matter(text: str) -> FrontMatter | None:
     references = None
     if "references" in found and isinstance(found["references"][1], yaml.SequenceNode):
         entries, unreadable = _csl_nodes(found["references"][1].value, 1)
-        references = Bibliography("references", "csl-yaml", entries, unreadable=unreadable)
+        kept, duplicates = _first_of_each_key(entries)
+        references = Bibliography("references", "csl-yaml", kept, unreadable=unreadable, duplicates=duplicates)
     nocite: tuple[str, ...] = ()
     if "nocite" in found:
         node = found["nocite"][1]
@@ -987,9 +1045,10 @@ def _read_named(
 
 @lru_cache(maxsize=4)
 def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
-    """A bibliography's content parsed once a run, its warnings (a key used twice) said once (`digest` keys it).
+    """A bibliography's content parsed once a run, its warnings said once (`digest` keys it).
 
-    Its unreadable entries are no warning: each report it is read for has them as findings (unreadable_findings).
+    Its unreadable entries and keys used twice are no warning: each report it is read for has them as findings
+    (unreadable_findings, duplicate_findings).
     """
     bib = parse(text, name, fmt)
     for line in bib.problems:
@@ -1206,4 +1265,26 @@ def unreadable_findings(cited: Cited) -> list[Finding]:
                     f"(clinaudit check {bib.name} lists them at their lines)",
                 )
             )
+    return out
+
+
+def _duplicate_severity(duplicate: Duplicate) -> Severity:
+    """Medium when the two entries name different works (which one a citation means is in doubt), low when one."""
+    return Severity.LOW if duplicate.same else Severity.MEDIUM
+
+
+def duplicate_findings(cited: Cited, places: dict[str, Span]) -> list[Finding]:
+    """Each key the report cites (`places`: key → where it is first cited) that one of its bibliographies uses for
+    two entries: the report's own finding, at the citation, naming the file and line of the entry skipped. A key
+    used twice that the report does not cite is the bibliography's affair (`clinaudit check refs.bib`)."""
+    out: list[Finding] = []
+    sources = [(n.bibliography, f"{n.bibliography.name}:") for n in cited.named if n.bibliography is not None]
+    if cited.references is not None:
+        sources.append((cited.references, "references, line"))
+    for bib, prefix in sources:
+        for d in bib.duplicates:
+            place = places.get(d.key)
+            if place is not None:
+                said = f"{prefix}{' ' if prefix.endswith('line') else ''}{d.span.line}: {d.said()}"
+                out.append(catalogue.finding(catalogue.DUPLICATE_KEY, place, said, severity=_duplicate_severity(d)))
     return out

@@ -626,7 +626,7 @@ def _add_bibliographies(reading: _Reading, cited: Cited) -> None:
 def _cite_bibliographies(reading: _Reading, used: set[int], first_use: dict[int, Span]) -> None:
     """A bibliography's entries: each cited one stands where it is first cited (its findings point there);
     `nocite:` cites the ones it names; the rest are reported cited nowhere (info), their ids not looked up."""
-    from clinaudit.read.bibliography import uncited_findings
+    from clinaudit.read.bibliography import duplicate_findings, uncited_findings
 
     cited = reading.cited
     assert cited is not None
@@ -643,6 +643,8 @@ def _cite_bibliographies(reading: _Reading, used: set[int], first_use: dict[int,
                 )
     keys = {reading.entries[k].label[1:] for k in used if k in reading.bib_entries}
     reading.findings += uncited_findings(cited, keys)
+    places = {reading.entries[k].label[1:]: reading.entries[k].span for k in used if k in reading.bib_entries}
+    reading.findings += duplicate_findings(cited, places)
 
 
 def _dangling_key(reading: _Reading, label: str, first: MarkerUse, uses: str) -> Finding:

@@ -24,7 +24,7 @@ from clinaudit.core.models import CitationKind, CitationResult, FileReport, Reco
 from clinaudit.core.records import compared
 from clinaudit.core.text import LazyRegex, shown
 from clinaudit.read import bibliography
-from clinaudit.read.bibliography import BibEntry, Unreadable
+from clinaudit.read.bibliography import BibEntry, Duplicate, Unreadable
 from clinaudit.read.parse import LineIndex
 
 FOUND = (Status.VERIFIED, Status.MISMATCHED, Status.OFF_TOPIC, Status.UNGROUNDED, Status.RETRACTED, Status.CONCERN)
@@ -74,6 +74,8 @@ class Corrected:
     text: str
     fixes: list[EntryFix]
     unreadable: tuple[Unreadable, ...] = ()  # entries that cannot be read: kept in the copy as they are, yours to mend
+    # keys used again for another work: kept as they are, for the writer to give each its own key
+    duplicates: tuple[Duplicate, ...] = ()
 
     @property
     def changed(self) -> list[EntryFix]:
@@ -85,8 +87,9 @@ class Corrected:
 
     @property
     def settled(self) -> bool:
-        """Nothing is left to the writer: no entry the records could not settle, none that cannot be read."""
-        return not self.left and not self.unreadable
+        """Nothing is left to the writer: no entry the records could not settle, none that cannot be read, no key
+        used again for another work."""
+        return not self.left and not self.unreadable and not self.duplicates
 
 
 def copy_path(path: str) -> Path:
@@ -113,7 +116,8 @@ def correct(path: str, report: FileReport, max_bytes: int) -> Corrected:
     out = _rewrite(text, fixes)
     if crlf:
         out = out.replace("\n", "\r\n")
-    return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes, bib.unreadable)
+    others = tuple(d for d in bib.duplicates if not d.same)  # the same work twice: harmless, the first is cited
+    return Corrected(path, copy_path(path), ("\ufeff" if bom else "") + out, fixes, bib.unreadable, others)
 
 
 def refused(path: Path, original: str) -> str:

@@ -126,20 +126,24 @@ BROKEN = "@article{broken2020,\n  title = {An unclosed {brace},\n  year = {2020}
 
 def test_an_entry_that_cannot_be_read_fails_the_bibliography_at_its_line(tmp_path, services):
     text = bib_text({"hogan2023": ENTRIES["hogan2023"]}) + BROKEN + bib_text({"cdx": ENTRIES["hogan2023"]})[38:]
-    text = text.replace("@article{cdx,", "@article{hogan2023,")  # a key used twice: still a warning
+    text = text.replace("@article{cdx,", "@article{hogan2023,")  # a key used twice, for the same work
     (tmp_path / "refs.bib").write_text(text, encoding="utf-8")
     proc = run_exe("check", "refs.bib", "--format", "json", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr  # it passed with one warning line, as a syntax error should not
     data = json.loads(proc.stdout)
-    (found,) = findings(data)
+    found, again = findings(data)
+    first, second = [k for k, row in enumerate(text.splitlines(), 1) if row == "@article{hogan2023,"]
+    assert (again["rule"], again["severity"], again["line"]) == ("duplicate-key", "low", second)
+    assert (
+        again["message"] == f"@hogan2023 is used again, for the same work: the entry on line {first} is the one cited"
+    )
     line = text.splitlines().index("@article{broken2020,") + 1
     assert (found["rule"], found["severity"], found["line"], found["column"]) == ("unreadable-entry", "high", line, 1)
     assert found["message"] == (
         "@broken2020 cannot be read (a value's { is never closed): it is skipped, and Pandoc stops the build on it"
     )
     assert (data["verdict"], data["summary"]["findings_by_severity"]["high"]) == ("fail", 1)
-    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
-    assert len(warnings) == 1 and "a second entry @hogan2023" in warnings[0]  # not the unreadable entry's
+    assert "warning" not in proc.stderr  # neither the unreadable entry nor the key used twice is a warning
 
 
 @pytest.mark.parametrize("form", ["table", "markdown", "html", "github", "sarif", "json"])
@@ -419,6 +423,26 @@ def test_fix_keeps_an_entry_that_cannot_be_read_as_it_is_and_exits_1(tmp_path, s
     copy = (tmp_path / "refs.corrected.bib").read_text(encoding="utf-8")
     assert BROKEN in copy and "year = {2018}" in copy  # the broken block untouched, the entry before it corrected
     assert copy.index(BROKEN) > copy.index("@article{obyrne2018") and copy.count("@article{hogan,") == 1
+
+
+def test_fix_leaves_a_key_used_again_for_another_work_to_the_writer_and_not_one_used_for_the_same(tmp_path, services):
+    """A key used for two works: which one a citation means is the writer's to say (exit 1); the same work twice is
+    harmless, the first is the one cited (exit 0)."""
+    one = bib_text({"obyrne2018": ENTRIES["obyrne2018"]})
+    again = one.replace("@article{obyrne2018,", "@article{obyrne2018,", 1)
+    (tmp_path / "same.bib").write_text(one + again, encoding="utf-8")
+    proc = run_exe("fix", "same.bib", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    other = bib_text({"obyrne2018": ENTRIES["hogan2023"]})
+    (tmp_path / "refs.bib").write_text(one + other, encoding="utf-8")
+    proc = run_exe("fix", "refs.bib", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    first, second = [k for k, row in enumerate((one + other).splitlines(), 1) if row == "@article{obyrne2018,"]
+    assert "1 entry left to check" in proc.stdout.splitlines()[0]
+    assert (
+        f"  line {second}: @obyrne2018 is used again, for another work: the entry on line {first} is the one cited: "
+        "kept as it is, to give a key of its own"
+    ) in proc.stdout.splitlines()
 
 
 @pytest.mark.parametrize(

@@ -71,8 +71,9 @@ def test_better_bibtex_entries_read_with_their_lines_and_decoded_fields():
     (broken,) = read.unreadable  # an entry that cannot be read is a finding's, not a warning's
     assert (broken.span.line, broken.span.column) == (22, 1)
     assert broken.why == "@broken cannot be read (a value's { is never closed)"
-    (problem,) = read.problems  # a key used twice stays a warning: the first entry is read
-    assert problem == "refs.bib:31: a second entry @flahertyImprovedSurvivalMEK2012: the first one (line 5) is used"
+    assert read.problems == ()  # a key used twice is a finding's too, not a warning's: the first entry is read
+    (again,) = read.duplicates
+    assert (again.key, again.span.line, again.first) == ("flahertyImprovedSurvivalMEK2012", 31, 5)
 
 
 @pytest.mark.parametrize(

@@ -259,3 +259,52 @@ def test_the_patterns_that_read_citations_and_bibliographies_stay_linear():
     patterns += [v for m in (bib, corrected) for v in vars(m).values() if isinstance(v, (re.Pattern, LazyRegex))]
     verdicts = regex_guard.check_many([(p.pattern, p.flags & ~re.UNICODE) for p in patterns])
     assert [v for v in verdicts if not v.ok] == []
+
+
+# ---------------------------------------------------------------- a key used twice
+
+TWICE = (
+    "@article{hogan2023, title = {Remdesivir for Covid-19}, doi = {10.1056/NEJMoa2007764}}\n"
+    "@article{same2020, title = {One Work}, year = {2020}}\n"
+    "@article{hogan2023, title = {A different paper}, doi = {10.1016/S0140-6736(20)31022-9}}\n"
+    "@article{same2020, title = {One work.}, year = {2020}}\n"
+)
+
+
+def test_a_key_used_twice_keeps_the_first_entry_and_says_whether_the_two_name_one_work():
+    read = bib.parse(TWICE, "refs.bib", "bibtex")
+    assert [e.key for e in read.entries] == ["hogan2023", "same2020"]
+    assert read.entries[0].doi == "10.1056/NEJMoa2007764"  # the first is the one cited
+    assert [(d.key, d.span.line, d.first, d.same) for d in read.duplicates] == [
+        ("hogan2023", 3, 1, False),  # two DOIs: two works
+        ("same2020", 4, 2, True),  # one title, case and punctuation aside
+    ]
+    csl = '[{"id": "a", "DOI": "10.1/x"}, {"id": "b"}, {"id": "a", "DOI": "10.1/X"}]'
+    read = bib.parse(csl, "refs.json", "csl-json")
+    assert [e.key for e in read.entries] == ["a", "b"]
+    assert [(d.key, d.first, d.same) for d in read.duplicates] == [("a", 1, True)]  # a DOI's case is no difference
+
+
+def test_a_cited_key_used_twice_is_the_reports_finding_at_the_citation_and_an_uncited_one_is_not(tmp_path):
+    report = "---\nbibliography: refs.bib\n---\n\nRemdesivir shortened recovery [@hogan2023].\n"
+    document = _read(tmp_path, report, "r.md", refs=TWICE)
+    found = [(f.severity.value, f.span.line, f.span.column, f.message) for f in document.findings
+             if f.rule == "duplicate-key"]  # fmt: skip
+    assert found == [
+        (
+            "medium",
+            5,
+            32,
+            "refs.bib:3: @hogan2023 is used again, for another work: the entry on line 1 is the one cited",
+        )
+    ]  # same2020, used twice too, is not cited here: `clinaudit check refs.bib` reports it
+
+
+def test_front_matter_references_with_a_key_used_twice(tmp_path):
+    report = "---\nreferences:\n- id: a\n  title: One\n- id: a\n  title: Two\n---\n\nMetformin works [@a].\n"
+    document = _read(tmp_path, report, "inline.md")
+    found = [(f.rule, f.severity.value, f.span.line, f.message) for f in document.findings if f.rule == "duplicate-key"]
+    assert found == [
+        ("duplicate-key", "medium", 9, "references, line 5: @a is used again, for another work: the entry on line 3 is "
+         "the one cited"),
+    ]  # fmt: skip
