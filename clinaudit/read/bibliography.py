@@ -132,12 +132,12 @@ class Duplicate:
 @compared
 @dataclass(frozen=True, slots=True, repr=False, eq=False)
 class Bibliography:
-    """A bibliography file read: its entries in order, the entries that cannot be read, and what else to say."""
+    """A bibliography file read: its entries in order (the first of each key), the entries that cannot be read, and
+    the later entries of a key used twice."""
 
     name: str  # as shown in findings and warnings
     format: BibFormat
     entries: tuple[BibEntry, ...]
-    problems: tuple[str, ...] = ()  # warnings, one line each
     unreadable: tuple[Unreadable, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
 
@@ -223,28 +223,20 @@ def parse_bibtex(text: str, name: str) -> Bibliography:
         strings[macro.key.lower()] = _value(macro.value, strings)
     entries: list[BibEntry] = []
     unreadable: list[Unreadable] = []
-    duplicates: list[Duplicate] = []
-    first: dict[str, BibEntry] = {}
     for block in library.blocks:
+        entry: model.Block | None = block
         if isinstance(block, model.DuplicateBlockKeyBlock):
-            again = block.ignore_error_block
-            if isinstance(again, model.Entry) and block.key in first:
-                span = _block_span(text, index, block.start_line or 0, again.raw or "")
-                fields = {f.key.lower(): _value(f.value, strings) for f in again.fields}
-                second = _bib_entry(again.key, again.entry_type.lower(), span, fields)
-                duplicates.append(_duplicate(first[block.key], second))
-            continue
-        if isinstance(block, model.ParsingFailedBlock):
+            entry = block.ignore_error_block  # the later entry of a key: read, and set apart below as a CSL item's is
+        elif isinstance(block, model.ParsingFailedBlock):
             span = _block_span(text, index, block.start_line or 0, (block.raw or "").rstrip())
             unreadable.append(Unreadable(span, _broken(block.raw or "", block.error)))
             continue
-        if not isinstance(block, model.Entry):
+        if not isinstance(entry, model.Entry):
             continue
-        span = _block_span(text, index, block.start_line or 0, block.raw or "")
-        fields = {f.key.lower(): _value(f.value, strings) for f in block.fields}
-        entries.append(_bib_entry(block.key, block.entry_type.lower(), span, fields))
-        first.setdefault(block.key, entries[-1])
-    return Bibliography(name, "bibtex", tuple(entries), (), tuple(unreadable), tuple(duplicates))
+        span = _block_span(text, index, entry.start_line or 0, entry.raw or "")
+        fields = {f.key.lower(): _value(f.value, strings) for f in entry.fields}
+        entries.append(_bib_entry(entry.key, entry.entry_type.lower(), span, fields))
+    return _keyed(name, "bibtex", entries, tuple(unreadable))
 
 
 def _duplicate(first: BibEntry, second: BibEntry) -> Duplicate:
@@ -263,8 +255,8 @@ def _folded(title: str) -> str:
     return " ".join("".join(c if c.isalnum() else " " for c in title.casefold()).split())
 
 
-def _first_of_each_key(entries: Sequence[BibEntry]) -> tuple[tuple[BibEntry, ...], tuple[Duplicate, ...]]:
-    """A CSL bibliography's entries, the first of each id kept and each later one a Duplicate (as BibTeX's)."""
+def _keyed(name: str, fmt: BibFormat, entries: Sequence[BibEntry], unreadable: tuple[Unreadable, ...]) -> Bibliography:
+    """A bibliography of its entries in file order: the first of each key kept, each later one a Duplicate."""
     kept: dict[str, BibEntry] = {}
     duplicates: list[Duplicate] = []
     for entry in entries:
@@ -273,7 +265,7 @@ def _first_of_each_key(entries: Sequence[BibEntry]) -> tuple[tuple[BibEntry, ...
             kept[entry.key] = entry
         else:
             duplicates.append(_duplicate(was, entry))
-    return tuple(kept.values()), tuple(duplicates)
+    return Bibliography(name, fmt, tuple(kept.values()), unreadable=unreadable, duplicates=tuple(duplicates))
 
 
 _BROKEN_KEY = LazyRegex(r"^@\s*[A-Za-z]+\s*[{(]\s*([^\s,{}()=\"#%'~\\]{1,200})\s*,")
@@ -546,8 +538,7 @@ def parse_csl_json(text: str, name: str) -> Bibliography:
             at = _skip_space(text, at + 1)
     if items and not entries:
         raise NotABibliography("not a CSL-JSON bibliography (no item has an id)")
-    kept, duplicates = _first_of_each_key(entries)
-    return Bibliography(name, "csl-json", kept, unreadable=tuple(unreadable), duplicates=duplicates)
+    return _keyed(name, "csl-json", entries, tuple(unreadable))
 
 
 def _skip_space(text: str, at: int) -> int:
@@ -585,8 +576,7 @@ def parse_csl_yaml(text: str, name: str, first_line: int = 0) -> Bibliography:
     if not isinstance(items, yaml.SequenceNode):
         raise NotABibliography("not a CSL-YAML bibliography (a list of items, or references: holding one)")
     entries, unreadable = _csl_nodes(items.value, first_line)
-    kept, duplicates = _first_of_each_key(entries)
-    return Bibliography(name, "csl-yaml", kept, unreadable=unreadable, duplicates=duplicates)
+    return _keyed(name, "csl-yaml", entries, unreadable)
 
 
 def _csl_nodes(nodes: Sequence[Any], first_line: int) -> tuple[tuple[BibEntry, ...], tuple[Unreadable, ...]]:
@@ -833,8 +823,7 @@ def front_matter(text: str) -> FrontMatter | None:
     references = None
     if "references" in found and isinstance(found["references"][1], yaml.SequenceNode):
         entries, unreadable = _csl_nodes(found["references"][1].value, 1)
-        kept, duplicates = _first_of_each_key(entries)
-        references = Bibliography("references", "csl-yaml", kept, unreadable=unreadable, duplicates=duplicates)
+        references = _keyed("references", "csl-yaml", entries, unreadable)
     nocite: tuple[str, ...] = ()
     if "nocite" in found:
         node = found["nocite"][1]
@@ -928,6 +917,13 @@ class Cited:
     def bibliographies(self) -> list[Bibliography]:
         out = [n.bibliography for n in self.named if n.bibliography is not None]
         return out + ([self.references] if self.references is not None else [])
+
+    @property
+    def read(self) -> list[tuple[Span, Bibliography, bool]]:
+        """Each bibliography read, where the report names it, and whether it is a file of its own (not the front
+        matter's `references:`, whose entries stand in the report): where the findings on it stand."""
+        out = [(n.where, n.bibliography, True) for n in self.named if n.bibliography is not None]
+        return out + ([(self.where, self.references, False)] if self.references is not None else [])
 
     def parsed(self) -> Cited:
         """The same, each bibliography read parsed (once a run for each content: a library many reports share)."""
@@ -1045,15 +1041,12 @@ def _read_named(
 
 @lru_cache(maxsize=4)
 def _parsed(digest: str, name: str, fmt: BibFormat, text: str) -> Bibliography:
-    """A bibliography's content parsed once a run, its warnings said once (`digest` keys it).
+    """A bibliography's content parsed once a run (`digest` keys it): a library many reports share.
 
-    Its unreadable entries and keys used twice are no warning: each report it is read for has them as findings
-    (unreadable_findings, duplicate_findings).
+    What is wrong in it is no warning: each report it is read for has its unreadable entries and the keys it
+    uses twice as findings (unreadable_findings, duplicate_findings).
     """
-    bib = parse(text, name, fmt)
-    for line in bib.problems:
-        log.warning("%s", shown(line))
-    return bib
+    return parse(text, name, fmt)
 
 
 def _refused(path: Path, base: Path) -> str:
@@ -1204,10 +1197,7 @@ def uncited_findings(cited: Cited, used: set[str]) -> list[Finding]:
     if "*" in cited.nocite:
         return []
     out: list[Finding] = []
-    sources = [(n.where, n.bibliography) for n in cited.named if n.bibliography is not None]
-    if cited.references is not None:
-        sources.append((cited.where, cited.references))
-    for where, bib in sources:
+    for where, bib, _ in cited.read:
         left = [e for e in bib.entries if e.key not in used]
         for entry in left[:UNCITED_LISTED]:
             out.append(
@@ -1240,10 +1230,7 @@ def unreadable_findings(cited: Cited) -> list[Finding]:
     at its own line, which is the report's.
     """
     out: list[Finding] = []
-    sources = [(n.where, n.bibliography, True) for n in cited.named if n.bibliography is not None]
-    if cited.references is not None:
-        sources.append((cited.where, cited.references, False))
-    for where, bib, elsewhere in sources:
+    for where, bib, elsewhere in cited.read:
         for broken in bib.unreadable[:UNCITED_LISTED]:
             if elsewhere:
                 out.append(
@@ -1278,13 +1265,11 @@ def duplicate_findings(cited: Cited, places: dict[str, Span]) -> list[Finding]:
     two entries: the report's own finding, at the citation, naming the file and line of the entry skipped. A key
     used twice that the report does not cite is the bibliography's affair (`clinaudit check refs.bib`)."""
     out: list[Finding] = []
-    sources = [(n.bibliography, f"{n.bibliography.name}:") for n in cited.named if n.bibliography is not None]
-    if cited.references is not None:
-        sources.append((cited.references, "references, line"))
-    for bib, prefix in sources:
+    for _, bib, in_a_file in cited.read:
         for d in bib.duplicates:
             place = places.get(d.key)
             if place is not None:
-                said = f"{prefix}{' ' if prefix.endswith('line') else ''}{d.span.line}: {d.said()}"
+                at = f"{bib.name}:{d.span.line}" if in_a_file else f"references, line {d.span.line}"
+                said = f"{at}: {d.said()}"
                 out.append(catalogue.finding(catalogue.DUPLICATE_KEY, place, said, severity=_duplicate_severity(d)))
     return out

@@ -133,10 +133,6 @@ def _bibliography(source: inputs.Source, settings: ReadSettings) -> Document | N
         bib = bibliography.parse(text, source.name, fmt)
     except bibliography.NotABibliography:
         return None
-    import logging
-
-    for problem in bib.problems:
-        logging.getLogger("clinaudit").warning("%s", problem)
     return bibliography.bibliography_document(bib, inputs.lines_ended(text.removeprefix("\ufeff")))
 
 

@@ -71,8 +71,7 @@ def test_better_bibtex_entries_read_with_their_lines_and_decoded_fields():
     (broken,) = read.unreadable  # an entry that cannot be read is a finding's, not a warning's
     assert (broken.span.line, broken.span.column) == (22, 1)
     assert broken.why == "@broken cannot be read (a value's { is never closed)"
-    assert read.problems == ()  # a key used twice is a finding's too, not a warning's: the first entry is read
-    (again,) = read.duplicates
+    (again,) = read.duplicates  # a key used twice is a finding's too, not a warning's: the first entry is read
     assert (again.key, again.span.line, again.first) == ("flahertyImprovedSurvivalMEK2012", 31, 5)
 
 
@@ -89,7 +88,7 @@ def test_what_is_wrong_with_an_entry_that_cannot_be_read_is_said(text, why):
     (broken,) = read.unreadable
     assert why in broken.why and " cannot be read (" in broken.why
     assert broken.said("bibtex").endswith(": it is skipped, and Pandoc stops the build on it")
-    assert not read.problems
+    assert not read.duplicates
 
 
 def test_an_entry_reads_as_reference_text_with_its_ids_validated_as_a_list_entry_would_be():
@@ -153,7 +152,7 @@ def test_csl_json_items_read_at_their_opening_brace():
     assert second.span.line == first.span.end_line + 1
     (broken,) = read.unreadable
     assert (broken.span.line, broken.why) == (second.span.end_line + 1, "an item with no id cannot be cited")
-    assert broken.said("csl-json") == "an item with no id cannot be cited: it is skipped" and not read.problems
+    assert broken.said("csl-json") == "an item with no id cannot be cited: it is skipped" and not read.duplicates
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,7 @@ def test_a_records_doi_that_would_close_the_value_is_not_written(tmp_path):
     hostile = "10.1093/cid/ciac769}, note = {x}}\n\n@misc{planted, title = {Planted by the record}, note = {"
     copy = corrected_copy(tmp_path, ENTRY, record(doi=hostile))
     read = bibliography.parse_bibtex(copy.text, "refs.corrected.bib")
-    assert [e.key for e in read.entries] == ["hogan2023"] and not read.problems
+    assert [e.key for e in read.entries] == ["hogan2023"] and not read.duplicates
     assert "planted" not in copy.text.lower()
     (fix,) = copy.fixes
     assert [c.field for c in fix.changes] == []
@@ -69,6 +69,6 @@ def test_a_records_backslash_is_written_as_text_not_as_a_command(tmp_path):
     text = ENTRY.replace("volume = {76}", "volume = {77}")
     copy = corrected_copy(tmp_path, text, record(volume="76\\input /etc/passwd\\"))
     read = bibliography.parse_bibtex(copy.text, "refs.corrected.bib")
-    assert [e.key for e in read.entries] == ["hogan2023"] and not read.problems  # `{…\}` is no value's end
+    assert [e.key for e in read.entries] == ["hogan2023"] and not read.duplicates  # `{…\}` is no value's end
     assert read.entries[0].volume == "76\\input /etc/passwd\\"  # as the record says it, read back
     assert "\\input" not in copy.text  # no command of the record's for LaTeX to run
