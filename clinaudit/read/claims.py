@@ -277,11 +277,10 @@ class ClaimRules:
                 if not claim_type.needs_medical_words or self.medical is None:
                     return Match(claim_type, why)
                 found, tier = self.medical.terms(text, lowered, tokens)
-                if tier == SPECIFIC or (tier == BODY and not in_report):
-                    return Match(claim_type, f"{why}; medical terms: {_shown(found)}", tuple(dict.fromkeys(found)))
-                if tier == BODY:
+                if tier >= BODY:
+                    body = tier == BODY and in_report  # read alone, a sentence is its own report
                     terms = tuple(dict.fromkeys(found))
-                    return Match(claim_type, f"{why}; medical terms: {_shown(terms)}", terms, True, True)
+                    return Match(claim_type, f"{why}; medical terms: {_shown(terms)}", terms, body, body)
                 if medical_document or in_report:
                     return Match(claim_type, f"{why}, in a medical document", (), True)
                 return None
