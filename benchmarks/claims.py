@@ -177,6 +177,27 @@ def interval(flags: Sequence[bool], labels: Sequence[bool], label: bool) -> str:
     return f"[{low:.3f}, {high:.3f}]"
 
 
+def records(rows: list[dict], half: int | None = None) -> dict[tuple[str, str], list[int]]:
+    """The rows of each answer (one question, one system), in order; of one non-medical half only, when named."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        if half is None or nonmedical_half(r["question"]) == half:
+            groups.setdefault((r["question"], r["system"]), []).append(i)
+    return groups
+
+
+def record_text(rows: list[dict], members: list[int], text_key: str) -> tuple[str, list[int]]:
+    """A record's sentences (`members`, in order) as one report, one paragraph each, markers stripped; and the
+    line each starts on."""
+    parts, starts, line = [], [], 1
+    for i in members:
+        text = strip_markers(rows[i][text_key]).strip() or "-"
+        starts.append(line)
+        parts.append(text)
+        line += text.count("\n") + 2
+    return "\n\n".join(parts), starts
+
+
 def in_answers(rows: list[dict], text_key: str) -> list[bool]:
     """Each sentence read with the others of its record, in order, one paragraph each.
 
@@ -185,11 +206,8 @@ def in_answers(rows: list[dict], text_key: str) -> list[bool]:
     rest of its record makes medical (or not), as a report is. A sentence counts as flagged
     when the pipeline finds a claim on its lines.
     """
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        groups.setdefault((r["question"], r["system"]), []).append(i)
     flags = [False] * len(rows)
-    for members in groups.values():
+    for members in records(rows).values():
         for i, _ in claims_of_record(rows, members, text_key):
             flags[i] = True
     return flags
@@ -198,13 +216,8 @@ def in_answers(rows: list[dict], text_key: str) -> list[bool]:
 def claims_of_record(rows: list[dict], members: list[int], text_key: str) -> list[tuple[int, Any]]:
     """The claims the pipeline finds when a record's sentences (`members`, in order) are read as one report, one
     paragraph each: (the row each claim's sentence is on, the claim)."""
-    parts, starts, line = [], [], 1
-    for i in members:
-        text = strip_markers(rows[i][text_key]).strip() or "-"
-        starts.append(line)
-        parts.append(text)
-        line += text.count("\n") + 2
-    document = read_document("answer.md", [("\n\n".join(parts), 0)], True)
+    text, starts = record_text(rows, members, text_key)
+    document = read_document("answer.md", [(text, 0)], True)
     found = []
     for claim in document.claims:
         k = max(j for j, start in enumerate(starts) if start <= claim.sentence.span.line)
@@ -220,13 +233,9 @@ def at_the_gate(rows: list[dict], text_key: str) -> list[tuple[str, int, int, in
     from clinaudit.run.pipeline import audit_text
 
     options = Options.from_environment(offline=True)
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        groups.setdefault((r["question"], r["system"]), []).append(i)
     out = []
-    for members in groups.values():
-        text = "\n\n".join(strip_markers(rows[i][text_key]).strip() or "-" for i in members) + "\n"
-        report = audit_text(text, "answer.md", options=options)
+    for members in records(rows).values():
+        report = audit_text(record_text(rows, members, text_key)[0] + "\n", "answer.md", options=options)
         count = Counter(f.severity.value for f in report.findings)
         out.append((report.verdict, count["high"], count["medium"], count["low"]))
     return out
@@ -301,11 +310,8 @@ def in_their_answers() -> list[bool]:
     """Each labelled claim read in its answer's own text (the markers as written), as a user runs it."""
     rows = jsonl(CLAIMS / "expertqa_medical_dev_claims.jsonl")
     answers = {r["question"]: r["answers"] for r in jsonl(CLAIMS / "expertqa_medical_dev_answers.jsonl")}
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        groups.setdefault((r["question"], r["system"]), []).append(i)
     flags = [False] * len(rows)
-    for (question, system), members in groups.items():
+    for (question, system), members in records(rows).items():
         answer = answers[question][system]
         found = flags_in_answer(
             answer["answer_string"], [rows[i]["claim_string"] for i in members], answer.get("attribution") or ()
@@ -323,10 +329,7 @@ def nonmedical_reasons(half: int = 0) -> list[tuple[str, str, str, str]]:
     first half (`nonmedical_half` 0): the second is held out, and listed only when asked for by name.
     """
     rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, r in enumerate(rows):
-        if nonmedical_half(r["question"]) == half:
-            groups.setdefault((r["question"], r["system"]), []).append(i)
+    groups = records(rows, half)
     in_answer: dict[int, str] = {}
     for members in groups.values():
         for i, claim in claims_of_record(rows, members, "claim"):
