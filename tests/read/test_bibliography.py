@@ -288,16 +288,21 @@ def test_a_bibliography_name_no_system_can_open_is_a_warning_not_a_crash(tmp_pat
     assert warning.endswith("is not read: not a path this system can open")
 
 
+def _named(tmp_path, caplog, written: str):
+    """A report r.qmd whose front matter names `written`, read for its bibliographies: the report, its text,
+    what it cites through, and the warnings said."""
+    report = tmp_path / "r.qmd"
+    text = f"---\nbibliography: {written}\n---\n\nMetformin lowers HbA1c [@smith2020].\n"
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        cited = bib.for_report(str(report), text)
+    return report, text, cited, [r.getMessage() for r in caplog.records]
+
+
 def test_a_missing_bibliography_is_one_warning_and_its_keys_are_unverifiable(tmp_path, caplog):
     from clinaudit.read.document import read_document
 
-    report = tmp_path / "r.qmd"
-    text = "---\nbibliography: gone.bib\n---\n\nMetformin lowers HbA1c [@smith2020].\n"
-    with caplog.at_level(logging.WARNING, logger="clinaudit"):
-        cited = bib.for_report(str(report), text)
-    assert [r.getMessage() for r in caplog.records] == [
-        f"{report}: the bibliography gone.bib is not read: no such file"
-    ]
+    report, text, cited, warnings = _named(tmp_path, caplog, "gone.bib")
+    assert warnings == [f"{report}: the bibliography gone.bib is not read: no such file"]
     document = read_document(str(report), [(text, 0)], True, cited=cited)
     (finding,) = document.findings
     assert finding.rule == "unverifiable-citation"
@@ -311,13 +316,8 @@ def test_a_bibliography_that_is_a_fifo_is_refused_not_waited_on(tmp_path, caplog
     from clinaudit.core.errors import InputError
 
     os.mkfifo(tmp_path / "refs.bib")
-    report = tmp_path / "r.qmd"
-    text = "---\nbibliography: refs.bib\n---\n\nMetformin lowers HbA1c [@smith2020].\n"
-    with caplog.at_level(logging.WARNING, logger="clinaudit"):
-        cited = bib.for_report(str(report), text)
-    assert [r.getMessage() for r in caplog.records] == [
-        f"{report}: the bibliography refs.bib is not read: not a regular file"
-    ]
+    report, _, cited, warnings = _named(tmp_path, caplog, "refs.bib")
+    assert warnings == [f"{report}: the bibliography refs.bib is not read: not a regular file"]
     assert cited.unread and cited.unread[0].problem == "not a regular file"
     with pytest.raises(InputError, match=r"refs\.bib: not a regular file"):
         bib.check_given([str(tmp_path / "refs.bib")], 1 << 20)
