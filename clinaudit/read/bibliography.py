@@ -983,16 +983,14 @@ def for_report(
             path = start / Path(written).expanduser() if not os.path.isabs(written) else Path(written)
             key = os.path.realpath(path)
         except (ValueError, RuntimeError):  # a NUL byte in it; `~user` for a user there is none of
-            log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(label), by, _NO_PATH)
-            named.append(Named(label, where, None, _NO_PATH))
+            named.append(_unread(report, label, where, _NO_PATH, by))
             continue
         if key in seen:
             continue
         seen.add(key)
         problem = _refused(path, base)  # the report's folder and the project bound a project file's paths too
         if problem:
-            log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(label), by, problem)
-            named.append(Named(label, where, None, problem))
+            named.append(_unread(report, label, where, problem, by))
             continue
         named.append(_read_named(report, label, path, where, max_bytes, False, stamps, by))
     for given_path in given:
@@ -1035,7 +1033,12 @@ def _read_named(
             problem = str(exc).removeprefix(f"{shown_name}: ")
         except UnicodeDecodeError:
             problem = "not UTF-8 text"
-    log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown_name, by, problem)
+    return _unread(report, written, where, problem, by, by_user)
+
+
+def _unread(report: str, written: str, where: Span, problem: str, by: str = "", by_user: bool = False) -> Named:
+    """A bibliography that is not read, and the one warning line that says why: its keys are unverifiable."""
+    log.warning("%s: the bibliography %s%s is not read: %s", shown(report), shown(written), by, problem)
     return Named(written, where, None, problem, by_user)
 
 
