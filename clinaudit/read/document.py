@@ -36,6 +36,7 @@ from clinaudit.core.models import (
     MarkerUse,
     ReferenceEntry,
     Sentence,
+    Severity,
     Span,
     Unit,
 )
@@ -578,9 +579,14 @@ def _report_dangling(
     reading: _Reading, dangling: dict[str, tuple[MarkerUse, list[int]]], counts: dict[str, int]
 ) -> None:
     """One finding per label no list has, at its first use, with how often and where it was used."""
+    broken: set[str] = set()
     for label, (first, lines) in dangling.items():
         if label[:1] == "@":
             reading.findings.append(_dangling_key(reading, label, first, _uses(counts[label], lines)))
+            continue
+        if not citations.is_marker_label(label):
+            broken.add(label)
+            reading.findings.append(_broken_link(label, first, _uses(counts[label], lines)))
             continue
         reading.findings.append(
             catalogue.finding(
@@ -592,6 +598,56 @@ def _report_dangling(
                 suggestion="Add the entry under References, or correct the marker's number.",
             )
         )
+    if broken:
+        _unlink(reading, broken)
+
+
+def _broken_link(label: str, first: MarkerUse, uses: str) -> Finding:
+    """A reference link `[text][label]` whose label nothing defines: low, for what it is, a link that is not one.
+
+    CommonMark renders it as the text written, brackets and all, so a reader sees no link and
+    takes it for no source: the claim it stood for is uncited (`_unlink`), at the claim's own
+    severity. Not a numbered `[4]`, which a reader takes for a source (high); and often no link
+    was meant at all, as in a chemical name ("[EMIM][TfO]").
+    """
+    return catalogue.finding(
+        catalogue.DANGLING_REFERENCE,
+        first.span,
+        f"[{label}] is defined nowhere: the link renders as its bracketed text and cites nothing" + uses,
+        severity=Severity.LOW,
+        sentence=first.sentence,
+        claim_type=first.claim_type,
+        suggestion=f"Add the definition `[{label}]: <url>`, or write the brackets as text (`\\[`).",
+    )
+
+
+def _unlink(reading: _Reading, broken: set[str]) -> None:
+    """A claim whose own sentence cites only through reference links that nothing defines is uncited.
+
+    Each is text as a reader sees it (`_broken_link`). Any other citation in the sentence (an id, a
+    numbered marker, found or not, a Pandoc key) still cites it, as it did.
+    """
+    real: list[tuple[int, int]] = [(m.span.line, m.span.column) for m in reading.mentions]
+    links: list[tuple[int, int]] = []
+    for use in reading.markers:
+        at = (use.span.line, use.span.column)
+        # a numbered marker with no entry is dangling, and still the claim's citation
+        (links if all(label in broken for label in use.labels) else real).append(at)
+    real.sort()
+    links.sort()
+    for k, claim in enumerate(reading.claims):
+        if not claim.cited or claim.scope != "sentence":
+            continue
+        span = claim.sentence.span
+        start, end = (span.line, span.column), (span.end_line, span.end_column)
+        if _within(links, start, end) and not _within(real, start, end):
+            reading.claims[k] = replace(claim, cited=False, scope="")
+
+
+def _within(places: list[tuple[int, int]], start: tuple[int, int], end: tuple[int, int]) -> bool:
+    """Is any of `places` (sorted) from `start` up to `end`?"""
+    k = bisect_left(places, start)
+    return k < len(places) and places[k] < end
 
 
 def _mention_uncited(reading: _Reading, used: set[int]) -> None:

@@ -112,9 +112,37 @@ def test_a_lone_bracket_without_a_definition_is_text():
     assert report.citations == ()
 
 
-def test_a_reference_link_without_a_definition_is_reported():
+def test_a_reference_link_without_a_definition_is_reported_and_cites_nothing():
+    # CommonMark renders it as its text: the claim has no source, at the claim's own severity
     report = audit("Warfarin is contraindicated in pregnancy [the label][nope].\n")
-    assert rules(report) == [("dangling-reference", 1, 42)]
+    found = {(f.rule, f.span.line, f.span.column): f for f in report.findings}
+    assert sorted(found) == [("dangling-reference", 1, 42), ("uncited-claim", 1, 1)]
+    assert found["dangling-reference", 1, 42].severity.value == "low"
+    assert "[nope] is defined nowhere" in found["dangling-reference", 1, 42].message
+    assert found["uncited-claim", 1, 1].severity.value == "high"  # a contraindication
+    assert report.verdict == "fail" and report.uncited_claims == 1
+
+
+def test_a_bracketed_chemical_name_fails_no_gate():
+    text = (
+        "Exposure to [EMIM][TfO] has been shown to reduce fertility and survival in Drosophila.\n\n"
+        "Ionic liquids like [EMIM][TfO] may be toxic to other organisms too.\n"
+    )
+    report = audit(text)
+    assert report.verdict == "pass"
+    severities = sorted((f.rule, f.severity.value) for f in report.findings)
+    assert ("dangling-reference", "low") in severities and ("dangling-reference", "high") not in severities
+    assert [f.message for f in report.findings if f.rule == "dangling-reference"] == [
+        "[TfO] is defined nowhere: the link renders as its bracketed text and cites nothing (used 2 times, on lines 1, 3)"
+    ]
+    assert report.uncited_claims == report.claims >= 1
+
+
+def test_a_claim_with_a_source_beside_a_broken_link_stays_cited():
+    for cited in ("PMID 10000007", "[4]"):  # an id, or a numbered marker (itself dangling: still its source)
+        report = audit(f"Warfarin is contraindicated in pregnancy [the label][nope] ({cited}).\n")
+        assert report.uncited_claims == 0 and report.claims == 1
+        assert "uncited-claim" not in [f.rule for f in report.findings]
 
 
 def test_an_escaped_reference_link_is_text():
