@@ -263,12 +263,38 @@ def warnings_to_stderr() -> None:
     import logging
 
     logger = logging.getLogger("clinaudit")
-    if not any(getattr(h, "_clinaudit", False) for h in logger.handlers):
-        handler = _stderr_handler()
-        handler.setFormatter(_one_line("clinaudit: warning: %(message)s"))
-        handler._clinaudit = True  # type: ignore[attr-defined]  # our mark: no attribute logging declares
-        logger.addHandler(handler)
-        logger.propagate = False
+    for handler in logger.handlers:
+        if getattr(handler, "_clinaudit", False):
+            for said in handler.filters:
+                if isinstance(said, _Once):
+                    said.lines.clear()  # a new run: what the last one said once is said again
+            return
+    handler = _stderr_handler()
+    handler.setFormatter(_one_line("clinaudit: warning: %(message)s"))
+    handler.addFilter(_Once())
+    handler._clinaudit = True  # type: ignore[attr-defined]  # our mark: no attribute logging declares
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+class _Once:
+    """Drops a line marked `once` (read/bibliography.py's ONCE) already said this run.
+
+    A bibliography many reports share is said to be unreadable once a run; each `--jobs` worker
+    remembers only what it said itself, so the line would come once per worker.
+    """
+
+    def __init__(self) -> None:
+        self.lines: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not getattr(record, "once", False):
+            return True
+        line = record.getMessage()
+        if line in self.lines:
+            return False
+        self.lines.add(line)
+        return True
 
 
 def stop_on_signals() -> None:

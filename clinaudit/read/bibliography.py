@@ -937,7 +937,8 @@ class Cited:
             try:
                 bib = _parsed(n.digest, shown(n.name), n.format, n.text)
             except NotABibliography as exc:
-                log.warning("the bibliography %s is not read: %s", shown(n.name), exc)
+                line = f"the bibliography {shown(n.name)} is not read: {exc}"
+                _warn_once(line, line)  # a library many reports share: said once, each report's finding says it
                 named.append(Named(n.name, n.where, None, str(exc), n.by_user))
                 continue
             named.append(Named(n.name, n.where, bib, "", n.by_user))
@@ -1138,7 +1139,7 @@ def _metadata_paths(name: str, digest: str, text: str) -> tuple[tuple[str, Span]
     problems: list[str] = []
     found = _top_keys(lines_ended(text.removeprefix("\ufeff")), ("bibliography",), problems)
     if found is None:
-        log.warning("%s is not read: %s", name, problems[0])
+        log.warning("%s is not read: %s", name, problems[0], extra=ONCE)
         return ()
     return _paths(found["bibliography"][1], 0) if "bibliography" in found else ()
 
@@ -1151,9 +1152,14 @@ def _here(path: Path) -> str:
         return shown(str(path))
 
 
+# A warning line said once a run, however many reports come to it: the mark that lets the command's stderr say
+# it once when `--jobs` workers (each with its own memory of what it said) each say it.
+ONCE = {"once": True}
+
+
 @lru_cache(maxsize=16)
 def _warn_once(key: str, line: str) -> None:
-    log.warning("%s", line)
+    log.warning("%s", line, extra=ONCE)
 
 
 def _as_named_from(base: Path, folder: Path, written: str) -> str:

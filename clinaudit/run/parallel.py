@@ -19,6 +19,7 @@ parent hands in (`Known`: the check stage's, through the pipeline).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -41,6 +42,8 @@ START_METHOD = "fork"
 _options: Options | None = None  # each worker's copy, set once by _init
 _known: Known | None = None  # the same
 _corpus: JsonlCorpus | None = None  # the same, for a corpus range
+_said: list[tuple[int, str, bool]] = []  # a worker's warnings for the task in hand: (level, line, once)
+log = logging.getLogger("clinaudit")
 
 
 def workers(options: Options) -> int:
@@ -64,9 +67,12 @@ def read_sources(
                 for s in sources]  # fmt: skip
 
 
-def _next(done: Iterator[Document | FileReport], source: Source, advance: Advance | None) -> Document | FileReport:
-    """A worker's next Document, counted as read (its file's size) when a meter is shown."""
-    read = next(done)
+def _next(
+    done: Iterator[tuple[Document | FileReport, list[tuple[int, str, bool]]]], source: Source, advance: Advance | None
+) -> Document | FileReport:
+    """A worker's next Document, its warnings said here, counted as read (its file's size) when a meter is shown."""
+    read, said = next(done)
+    _say(said)
     if advance is not None and source.path is not None:
         with suppress(OSError):  # gone since it was read: its share of the bar is left out
             advance(source.path.stat().st_size)
@@ -101,7 +107,8 @@ def read_corpus(
     documents: list[Document | FileReport] = []
     kept: list[tuple[str, int, str | None]] = []
     with _pool(options, known, corpus) as pool, collector.paused():
-        for read, names in pool.imap(_read_task, tasks):
+        for read, names, said in pool.imap(_read_task, tasks):
+            _say(said)
             documents += read
             kept += names
     return documents, kept
@@ -157,14 +164,44 @@ def _init(options: Options, known: Known, corpus: JsonlCorpus | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _options, _known, _corpus = options, known, corpus
+    log.handlers = [_Kept()]  # not the parent's stderr: its warnings go back with what it read
+    log.propagate = False
 
 
-def _read_source(source: Source) -> Document | FileReport:
+class _Kept(logging.Handler):
+    """A worker's warnings, kept to go back to the parent with the task's result.
+
+    The parent says them, in input order, as `--jobs 1` would: written by the workers
+    themselves they came in the order the workers finished, and a line a run says once came
+    once per worker.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _said.append((record.levelno, record.getMessage(), bool(getattr(record, "once", False))))
+
+
+def _taken() -> list[tuple[int, str, bool]]:
+    """The warnings of the task just done, and none kept for the next."""
+    said = _said[:]
+    _said.clear()
+    return said
+
+
+def _say(said: list[tuple[int, str, bool]]) -> None:
+    """A worker's warnings, said in the parent as if it had read the report itself."""
+    for level, line, once in said:
+        log.log(level, "%s", line, extra={"once": once})
+
+
+def _read_source(source: Source) -> tuple[Document | FileReport, list[tuple[int, str, bool]]]:
     assert _options is not None and _known is not None
-    return read_source(source, _options, _known, _options.cache_dir)
+    read = read_source(source, _options, _known, _options.cache_dir)
+    return read, _taken()
 
 
-def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]]]:
+def _read_task(
+    task: tuple,
+) -> tuple[list[Document | FileReport], list[tuple[str, int, str | None]], list[tuple[int, str, bool]]]:
     from clinaudit.read.inputs import read_range
 
     assert _options is not None and _known is not None
@@ -174,4 +211,5 @@ def _read_task(task: tuple) -> tuple[list[Document | FileReport], list[tuple[str
         _, path, name, start, end, first_line = task
         assert _corpus is not None
         records = read_range(path, name, start, end, first_line, _corpus, _options.max_bytes)
-    return [read_record(r, _options, _known) for r in records], [(r.name, r.line, r.record) for r in records]
+    read = [read_record(r, _options, _known) for r in records]
+    return read, [(r.name, r.line, r.record) for r in records], _taken()

@@ -264,3 +264,24 @@ def test_a_sarif_corpus_is_written_before_its_input_ends(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_jobs_says_a_worker_warning_once_and_in_input_order(tmp_path):
+    # six reports share one bibliography that is no bibliography; two name one each of their own
+    (tmp_path / "shared.json").write_text('{"not": "a list"}\n', encoding="utf-8")
+    reports = [("shared.json", k) for k in range(6)] + [(f"own{k}.json", k) for k in (6, 7)]
+    for name, k in reports:
+        if name != "shared.json":
+            (tmp_path / name).write_text('{"not": "a list"}\n', encoding="utf-8")
+        text = f"---\nbibliography: {name}\n---\n\nAspirin lowers stroke risk {k} [@smith2020].\n"
+        (tmp_path / f"r{k}.md").write_text(text, encoding="utf-8")
+    said = []
+    for jobs in ("1", "2"):
+        cache = {"CLINAUDIT_CACHE_DIR": str(tmp_path / f"cache{jobs}")}  # each run reads the files afresh
+        proc = run_exe("check", ".", "--offline", "-f", "json", "--jobs", jobs, cwd=tmp_path, env=cache)
+        assert proc.returncode == 0, proc.stderr
+        said.append([line for line in proc.stderr.splitlines() if "warning:" in line])
+    assert said[0] == said[1] == [
+        f"clinaudit: warning: the bibliography {name} is not read: not a CSL-JSON bibliography (a JSON list of items)"
+        for name in ("shared.json", "own6.json", "own7.json")
+    ]
