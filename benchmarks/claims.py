@@ -573,6 +573,50 @@ def spread(values: Sequence[float], digits: int = 3) -> str:
     )
 
 
+HEALTH = Path(__file__).parent / "data" / "nonmedical_health.jsonl"
+
+
+def health_labels(rows: list[dict], path: Path = HEALTH) -> dict[int, str]:
+    """The non-medical claims labelled by hand as health statements or not: row → kind ("" for none), each
+    checked against its text's hash (benchmarks/data/README.md says how they were labelled, and which)."""
+    out = {}
+    for label in jsonl(path):
+        text = strip_markers(rows[label["row"]]["claim"]).strip()
+        if hashlib.sha256(text.encode()).hexdigest()[:16] != label["sha256"]:
+            raise ValueError(f"{path.name}: row {label['row']} is not the claim it was labelled on")
+        out[label["row"]] = label["kind"]
+    return out
+
+
+def health_apart(flagged: Sequence[int], labels: dict[int, str]) -> tuple[Counter, int, int]:
+    """Of the flagged rows: the health statements by kind, how many others, and how many of those carry no label.
+
+    A flagged claim not labelled (a rule changed since the labels were made) counts with the others."""
+    kinds = Counter(labels[i] for i in flagged if labels.get(i))
+    others = [i for i in flagged if not labels.get(i)]
+    return kinds, len(others), sum(1 for i in others if i not in labels)
+
+
+def print_health(flags: Sequence[bool]) -> None:
+    """The non-medical claims flagged in their answers, the health statements among them apart.
+
+    A sentence of a psychology, education or biology answer that says what a therapy, a drug or an
+    exposure does to health is a medical claim whatever field its question came from: the floor counts
+    it a false alarm; a reader of a medical gate would not."""
+    rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
+    labels = health_labels(rows)
+    for half in (0, 1, None):
+        picked = [i for i, r in enumerate(rows) if half is None or nonmedical_half(r["question"]) == half]
+        kinds, others, unlabelled = health_apart([i for i in picked if flags[i]], labels)
+        name = "both halves" if half is None else f"{HALVES[half]} half"
+        shown = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+        print(
+            f"  {name}, in answers: {sum(kinds.values())} of {sum(kinds.values()) + others} flagged are health "
+            f"statements ({shown}); the others {rate(others, len(picked))}"
+            + (f", {unlabelled} of them not labelled" if unlabelled else "")
+        )
+
+
 def print_figures(fig: Figures, held_out: bool = False) -> bool:
     """The overall figures with their intervals, and the per-fold figures; whether the floors are met."""
     ok = True
@@ -597,6 +641,8 @@ def print_figures(fig: Figures, held_out: bool = False) -> bool:
             continue
         halves = ", ".join(f"{HALVES[h]} half {rate(*fig.nonmedical(key, h))}" for h in (0, 1))
         print(f"ExpertQA non-medical claims (law, business, history, …), {label}: flagged {rate(k, n)}; {halves}")
+    if held_out:
+        print_health(fig.flags["nonmedical_in_answers"])
     fields = sorted(set(fig.nonmedical_fields), key=lambda f: -fig.nonmedical("nonmedical_alone", 0, f)[1])
     by_field = []
     for name in fields:

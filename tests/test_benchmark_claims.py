@@ -119,3 +119,23 @@ def test_at_the_gate_audits_each_answer_whole_and_says_what_fails(bench):
     assert judged[0] == ("pass", 0, 0, 0)
     verdict, high, _, _ = judged[1]
     assert verdict == "fail" and high >= 1
+
+
+def test_health_labels_are_checked_against_their_claims_and_counted_apart(bench, tmp_path):
+    """The hand labels name rows by number: a row whose claim changed is refused, not silently miscounted; a
+    flagged claim with no label counts as a false alarm."""
+    import hashlib
+    import json
+
+    rows = [{"claim": "CBT eases anxiety [1]."}, {"claim": "Run-flat tyres resist a puncture."}, {"claim": "Other."}]
+    digest = [hashlib.sha256(bench.strip_markers(r["claim"]).strip().encode()).hexdigest()[:16] for r in rows]
+    path = tmp_path / "labels.jsonl"
+    labels = [{"row": 0, "sha256": digest[0], "kind": "therapy"}, {"row": 1, "sha256": digest[1], "kind": ""}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in labels), encoding="utf-8")
+    read = bench.health_labels(rows, path)
+    assert read == {0: "therapy", 1: ""}
+    kinds, others, unlabelled = bench.health_apart([0, 1, 2], read)
+    assert dict(kinds) == {"therapy": 1} and others == 2 and unlabelled == 1
+    rows[1] = {"claim": "Something else now."}
+    with pytest.raises(ValueError, match="row 1 is not the claim"):
+        bench.health_labels(rows, path)

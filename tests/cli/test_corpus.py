@@ -281,7 +281,11 @@ def test_jobs_says_a_worker_warning_once_and_in_input_order(tmp_path):
         proc = run_exe("check", ".", "--offline", "-f", "json", "--jobs", jobs, cwd=tmp_path, env=cache)
         assert proc.returncode == 0, proc.stderr
         said.append([line for line in proc.stderr.splitlines() if "warning:" in line])
-    assert said[0] == said[1] == [
-        f"clinaudit: warning: the bibliography {name} is not read: not a CSL-JSON bibliography (a JSON list of items)"
-        for name in ("shared.json", "own6.json", "own7.json")
-    ]
+    assert (
+        said[0]
+        == said[1]
+        == [
+            f"clinaudit: warning: the bibliography {name} is not read: not a CSL-JSON bibliography (a JSON list of items)"
+            for name in ("shared.json", "own6.json", "own7.json")
+        ]
+    )
