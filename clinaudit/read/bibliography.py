@@ -37,7 +37,7 @@ import re
 import stat
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -912,6 +912,9 @@ class Cited:
     bare: bool = False
     where: Span = _WHOLE
     stamps: tuple[str, ...] = field(default=())  # what names the bibliographies read, for a kept reading's name
+    # a corpus's --bibliography, shared by its records: an entry a record does not cite, or cannot reach because
+    # it is unreadable, is no finding of a record that cites no key through it
+    shared: bool = False
 
     @property
     def bibliographies(self) -> list[Bibliography]:
@@ -942,7 +945,7 @@ class Cited:
                 named.append(Named(n.name, n.where, None, str(exc), n.by_user))
                 continue
             named.append(Named(n.name, n.where, bib, "", n.by_user))
-        return Cited(tuple(named), self.references, self.nocite, self.bare, self.where, self.stamps)
+        return replace(self, named=tuple(named))
 
     @property
     def unread(self) -> list[Named]:
@@ -1203,7 +1206,7 @@ def check_given(paths: Iterable[str], max_bytes: int) -> None:
 
 def uncited_findings(cited: Cited, used: set[str]) -> list[Finding]:
     """An entry of a bibliography that nothing cites: info, each, up to UNCITED_LISTED a bibliography."""
-    if "*" in cited.nocite:
+    if "*" in cited.nocite or cited.shared:
         return []
     out: list[Finding] = []
     for where, bib, _ in cited.read:

@@ -665,14 +665,20 @@ def _mention_uncited(reading: _Reading, used: set[int]) -> None:
 
 def _add_bibliographies(reading: _Reading, cited: Cited) -> None:
     """A report's bibliographies as entries every part of it may cite, labelled `@key`, the first of a key kept;
-    an entry of theirs that cannot be read is the report's own finding (high)."""
+    an entry of theirs that cannot be read is the report's own finding (high).
+
+    A corpus's shared library (`cited.shared`) gives a record only the entries it cites: a thousand-entry
+    library held in each of ten thousand records would be ten million entries, none of them the record's.
+    """
     from clinaudit.read.bibliography import reference_entry, unreadable_findings
 
-    reading.findings += unreadable_findings(cited)
+    keys = {label[1:] for use in reading.markers for label in use.labels if label[:1] == "@"}
+    if not cited.shared or keys:
+        reading.findings += unreadable_findings(cited)
     seen: set[str] = set()
     for bib in cited.bibliographies:
         for entry in bib.entries:
-            if entry.key in seen:
+            if entry.key in seen or (cited.shared and entry.key not in keys):
                 continue
             seen.add(entry.key)
             reading.bib_entries.add(len(reading.entries))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -104,7 +105,26 @@ def read_record(record: CorpusRecord, settings: ReadSettings, known: Known) -> D
     from clinaudit.read.document import read_document
 
     corrections = known.for_report(record.key)  # the corrections.yaml nearest the corpus file
-    return read_document(record.key, [(record.text, 0)], not settings.plain, corrections, record.sources)
+    cited = _record_cited(record, settings)
+    return read_document(record.key, [(record.text, 0)], not settings.plain, corrections, record.sources, cited=cited)
+
+
+def _record_cited(record: CorpusRecord, settings: ReadSettings) -> bibliography.Cited | None:
+    """What a record's Pandoc citations resolve through: the --bibliography files, shared by every record, and the
+    record's own front matter's (its paths from the corpus file's folder, as a report's from its own).
+
+    The shared files are read once a run (a corpus has thousands of records), and an entry a record does not
+    cite is no finding of that record's: it is the run's library, not the record's list."""
+    if record.text.startswith("---"):
+        return bibliography.for_report(record.key, record.text, settings.bibliography, settings.max_bytes)
+    if not settings.bibliography:
+        return None
+    return _shared(tuple(settings.bibliography), settings.max_bytes)
+
+
+@lru_cache(maxsize=4)
+def _shared(paths: tuple[str, ...], max_bytes: int) -> bibliography.Cited:
+    return replace(bibliography.for_report("", "", paths, max_bytes), shared=True)
 
 
 def _counted(chunks: Sequence[tuple[str, int]], sizes: Sequence[int], advance: Advance) -> Iterator[tuple[str, int]]:

@@ -289,3 +289,58 @@ def test_jobs_says_a_worker_warning_once_and_in_input_order(tmp_path):
             for name in ("shared.json", "own6.json", "own7.json")
         ]
     )
+
+
+BIB = """@article{smith2020,
+  title = {Aspirin for the prevention of stroke},
+  author = {Smith, John},
+  journal = {Lancet},
+  year = {2020},
+  pmid = {12345678}
+}
+
+@article{unused2021,
+  title = {A paper no record cites},
+  author = {Doe, Jane},
+  year = {2021}
+}
+"""
+
+
+def test_corpus_records_cite_through_the_bibliography_given(tmp_path):
+    """--bibliography serves every record, as it serves every report; the run's library is no record's list, so
+    an entry a record does not cite is no finding of it."""
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB, encoding="utf-8")
+    rows = [
+        {"id": "a", "answer": "Aspirin reduces the risk of stroke [@smith2020]."},
+        {"id": "b", "answer": "Warfarin is contraindicated in pregnancy [@jones2019]."},
+        {"id": "c", "answer": "Blanching is a cooking technique."},
+    ]
+    corpus = write_corpus(tmp_path / "answers.jsonl", rows)
+    args = ("check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "json")
+    one = run_cli(*args, "--bibliography", str(bib), "--jobs", "1")
+    two = run_exe(*args, "--bibliography", str(bib), "--jobs", "2")  # a subprocess: --jobs forks
+    assert one.stdout == two.stdout and one.returncode == two.returncode == 1, one.stderr
+    files = {f["path"].rpartition("#")[2]: f for f in json.loads(one.stdout)["files"]}
+    assert [c["id"] for c in files["a"]["citations"]] == ["pmid:12345678"]
+    assert files["a"]["verdict"] == "pass"
+    assert [(f["rule"], f["severity"]) for f in files["b"]["findings"]] == [("dangling-reference", "high")]
+    assert f"@jones2019 has no entry in {bib}" in files["b"]["findings"][0]["message"]
+    assert files["c"]["findings"] == []
+    every = [f["rule"] for f in files.values() for f in f["findings"]]
+    assert "uncited-entry" not in every
+
+
+def test_a_broken_entry_of_the_given_bibliography_fails_only_the_records_that_cite_through_it(tmp_path):
+    bib = tmp_path / "refs.bib"
+    bib.write_text(BIB + "\n@article{broken2022,\n  title = {An unclosed brace,\n  year = 2022\n", encoding="utf-8")
+    rows = [{"id": "a", "answer": "Aspirin reduces the risk of stroke [@smith2020]."}, {"id": "c", "answer": "Hi."}]
+    corpus = write_corpus(tmp_path / "answers.jsonl", rows)
+    proc = run_cli(
+        "check", str(corpus), "--jsonl-text", "answer", "--jsonl-id", "id", "--offline", "-f", "json",
+        "--bibliography", str(bib),
+    )  # fmt: skip
+    files = {f["path"].rpartition("#")[2]: f for f in json.loads(proc.stdout)["files"]}
+    assert "unreadable-entry" in [f["rule"] for f in files["a"]["findings"]]
+    assert files["c"]["findings"] == [] and files["c"]["verdict"] == "pass"

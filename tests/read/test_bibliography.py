@@ -467,3 +467,33 @@ def test_a_project_files_content_names_the_kept_reading(tmp_path, monkeypatch):
     assert bib.for_report("chapters/ch1.qmd", "").stamps == before
     (book / "_quarto.yml").write_text("bibliography: gone.bib\n", encoding="utf-8")  # no bibliography read either way
     assert bib.for_report("chapters/ch1.qmd", "").stamps != before
+
+
+def test_a_corpus_record_holds_only_the_entries_it_cites_of_the_shared_library(tmp_path):
+    """A record of a corpus reads the run's --bibliography: it keeps the entries it cites, not the library."""
+    from clinaudit.core.models import CorpusRecord, Options
+    from clinaudit.read.document import read_document
+    from clinaudit.read.sources import read_record
+
+    library = tmp_path / "library.bib"
+    library.write_text(
+        "".join(
+            f"@article{{key{k},\n  title = {{Paper {k}}},\n  year = {{2020}},\n  pmid = {{{1000 + k}}}\n}}\n"
+            for k in range(50)
+        ),
+        encoding="utf-8",
+    )
+
+    class NoCorrections:
+        def for_report(self, name):
+            return None
+
+    options = Options(bibliography=(str(library),), offline=True)
+    record = CorpusRecord("answers.jsonl#1", 1, "Aspirin lowers the risk of stroke [@key7; @key9].", source="x")
+    document = read_record(record, options, NoCorrections())
+    assert [e.label for e in document.entries] == ["@key7", "@key9"]
+    assert sorted(m.id for m in document.mentions) == ["pmid:1007", "pmid:1009"]
+    assert not [f for f in document.findings if f.rule == "uncited-entry"]
+    # a report file given the same library keeps every entry, and says which it does not cite
+    report = read_document("r.md", [(record.text, 0)], True, cited=bib.for_report("r.md", "", [str(library)]))
+    assert len(report.entries) == 50 and [f.rule for f in report.findings].count("uncited-entry") == 21
