@@ -119,11 +119,21 @@ def _record_cited(record: CorpusRecord, settings: ReadSettings) -> bibliography.
         return bibliography.for_report(record.key, record.text, settings.bibliography, settings.max_bytes)
     if not settings.bibliography:
         return None
-    return _shared(tuple(settings.bibliography), settings.max_bytes)
+    paths = tuple(settings.bibliography)
+    return _shared(paths, tuple(map(_stamp, paths)), settings.max_bytes)
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """A file's size and time: a library edited between two runs in one process is read again."""
+    try:
+        info = Path(path).stat()
+    except (OSError, ValueError):
+        return (-1, -1)
+    return (info.st_size, info.st_mtime_ns)
 
 
 @lru_cache(maxsize=4)
-def _shared(paths: tuple[str, ...], max_bytes: int) -> bibliography.Cited:
+def _shared(paths: tuple[str, ...], stamps: tuple[tuple[int, int], ...], max_bytes: int) -> bibliography.Cited:
     return replace(bibliography.for_report("", "", paths, max_bytes), shared=True)
 
 
