@@ -176,6 +176,11 @@ class _Reading:
     # A cited lead-in ("Doses, per the guideline [3]:") or table caption cites the list or table below it:
     # "lead-in" or "caption" while that list or table is read, else "".
     above: CitationScope = ""  # "lead-in" or "caption": what above the list or table cites it
+    above_links: tuple[str, ...] = ()  # the labels it cites by, when it cites only by named reference links
+    # A claim cited from outside its sentence (its row, its paragraph's closing group, a source line, a lead-in)
+    # only by named reference links: claim index → their labels. A label nothing defines cites nothing (_unlink).
+    linked_by: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    item_links: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the same for a list item's citations
     table: structure.Table | None = None  # what the header of the table being read says its rows are
     not_claims: dict[str, int] = field(default_factory=dict)  # kind → lines its structure says are no claims
     # Pandoc citations: the bibliographies they resolve through, whether `@key` alone cites, and the keys held
@@ -307,7 +312,7 @@ def _read_log(text: str, line_base: int, reading: _Reading) -> None:
     if not count:
         return
     _end_list(reading)
-    reading.last_sentence, reading.above = None, ""  # nothing above the log cites across it
+    reading.last_sentence, reading.above, reading.above_links = None, "", ()  # nothing above the log cites across it
     reading.sentences += count
     reading.prose = True
     index = LineIndex(text, line_base)
@@ -349,7 +354,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
     for at, unit in enumerate(parsed.units):
         previous, reading.last_sentence = reading.last_sentence, None
         if reading.above and not (unit.kind in _UNDER_LEAD_IN or (unit.item and reading.above == "lead-in")):
-            reading.above = ""  # the list or table the lead-in (or caption) opened has ended
+            reading.above, reading.above_links = "", ()  # the list or table the lead-in (or caption) opened has ended
         if unit.kind not in _UNDER_LEAD_IN:
             reading.table = None
         if unit.kind == "heading":
@@ -622,10 +627,12 @@ def _broken_link(label: str, first: MarkerUse, uses: str) -> Finding:
 
 
 def _unlink(reading: _Reading, broken: set[str]) -> None:
-    """A claim whose own sentence cites only through reference links that nothing defines is uncited.
+    """A claim cited only through reference links that nothing defines is uncited: in its own sentence, or from
+    outside it (its row, its paragraph's closing group, a source line, a lead-in: `linked_by`); and a list
+    item's claim is no longer grounded by its item's (`item_links`).
 
-    Each is text as a reader sees it (`_broken_link`). Any other citation in the sentence (an id, a
-    numbered marker, found or not, a Pandoc key) still cites it, as it did.
+    Each such link is text as a reader sees it (`_broken_link`). Any other citation beside it (an id, a
+    numbered marker, found or not, a Pandoc key) still cites the claim, as it did.
     """
     real: list[tuple[int, int]] = [(m.span.line, m.span.column) for m in reading.mentions]
     links: list[tuple[int, int]] = []
@@ -636,6 +643,13 @@ def _unlink(reading: _Reading, broken: set[str]) -> None:
     real.sort()
     links.sort()
     for k, claim in enumerate(reading.claims):
+        item = reading.item_links.get(k)
+        if claim.in_cited_item and item and all(label in broken for label in item):
+            claim = reading.claims[k] = replace(claim, in_cited_item=False)
+        by = reading.linked_by.get(k)
+        if claim.cited and by and all(label in broken for label in by):
+            reading.claims[k] = replace(claim, cited=False, scope="")
+            continue
         if not claim.cited or claim.scope != "sentence":
             continue
         span = claim.sentence.span
@@ -912,6 +926,9 @@ def _read_citations_alone(
         display, name, claimed, said = previous
         if claimed is not None:
             reading.claims[claimed] = replace(reading.claims[claimed], cited=True, scope="source-line")
+            by = _named_links(cites)
+            if by:
+                reading.linked_by[claimed] = by
         context = _context(unit, said, display, reading)
         for cite in cites:
             _record(cite, unit, index, display, name, reading, context)
@@ -937,6 +954,13 @@ def _add_claim(
     sentence = Sentence(display, unit_span(unit, index, *bound), 0, unit.kind)
     cited = bool(own or (row and cites))
     scope: CitationScope = ("row" if row and not own else "sentence") if cited else reading.above
+    by = _named_links(cites) if scope == "row" else reading.above_links if scope == reading.above and scope else ()
+    if by:
+        reading.linked_by[len(reading.claims)] = by
+    if unit.item and cites:
+        item = _named_links(cites)
+        if item:
+            reading.item_links[len(reading.claims)] = item
     reading.resting.append(found.in_context)
     reading.claims.append(
         Claim(
@@ -1034,6 +1058,9 @@ def _closing_group(
         at = claim_at[k]
         if at is not None and not reading.claims[at].cited:
             reading.claims[at] = replace(reading.claims[at], cited=True, scope="paragraph")
+            by = _named_links(group)
+            if by:
+                reading.linked_by[at] = by
 
 
 def _lead_in(unit: Unit, bounds: list[tuple[int, int]], per_sentence: list[list[_Cite]], reading: _Reading) -> None:
@@ -1047,10 +1074,24 @@ def _lead_in(unit: Unit, bounds: list[tuple[int, int]], per_sentence: list[list[
         for cite in own:  # "Doses, per the guideline [3]:" and "Doses: [3]" both lead in
             chars[cite.start - a : cite.end - a] = " " * (cite.end - cite.start)
         if "".join(chars).rstrip(" *_").endswith(":"):
-            reading.above = "lead-in"
+            reading.above, reading.above_links = "lead-in", _named_links(own)
             return
     if _CAPTION.match(unit.text[bounds[0][0] :]):
-        reading.above = "caption"
+        reading.above, reading.above_links = "caption", _named_links([c for cs in per_sentence for c in cs])
+
+
+def _named_links(cites: Sequence[_Cite]) -> tuple[str, ...]:
+    """The labels of `cites` when each is a named reference link (`[text][label]`), else (): only such a citation
+    may turn out to cite nothing, once the whole report is read (_unlink)."""
+    labels = []
+    for cite in cites:
+        if not cite.labels or cite.found is not None or cite.source:
+            return ()
+        for label in cite.labels:
+            if label[:1] == "@" or citations.is_marker_label(label):
+                return ()
+            labels.append(label)
+    return tuple(labels)
 
 
 def _decide(raw: str, rules: claims.ClaimRules, reading: _Reading, medical: bool = False) -> _Decided:

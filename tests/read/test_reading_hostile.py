@@ -138,6 +138,41 @@ def test_a_bracketed_chemical_name_fails_no_gate():
     assert report.uncited_claims == report.claims >= 1
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a paragraph's closing group
+        "Warfarin is contraindicated in pregnancy. Heparin is preferred. [the label][nope] [the leaflet][nope2]\n",
+        # a source line under the sentence
+        "Warfarin is contraindicated in pregnancy.\n\nSource: [the label][nope]\n",
+        # a lead-in over its list
+        "Per the label [the label][nope]:\n\n- Warfarin is contraindicated in pregnancy.\n",
+        # a table row, cited in another cell
+        "| Drug | Note | Source |\n|---|---|---|\n| Warfarin | contraindicated in pregnancy | [label][nope] |\n",
+    ],
+)
+def test_a_claim_cited_from_outside_its_sentence_by_a_broken_link_is_uncited(text):
+    report = audit(text)
+    uncited = [f for f in report.findings if f.rule == "uncited-claim" and "contraindication" in f.message]
+    assert len(uncited) == 1 and uncited[0].severity.value == "high"
+    assert report.verdict == "fail"
+    assert {f.severity.value for f in report.findings if f.rule == "dangling-reference"} == {"low"}
+
+
+def test_a_list_item_cited_only_by_a_broken_link_counts_as_uncited():
+    report = audit("Notes:\n\n- Warfarin is contraindicated in pregnancy. See the [label][nope].\n")
+    assert report.grounded_claims == 0 and report.uncited_claims == 1
+
+
+def test_a_broken_link_beside_a_real_source_outside_the_sentence_leaves_it_cited():
+    text = (
+        "Warfarin is contraindicated in pregnancy. Heparin is preferred. [the label][nope] [1]\n\n"
+        "[1]: https://pubmed.ncbi.nlm.nih.gov/10000007/\n"
+    )
+    report = audit(text)
+    assert not [f for f in report.findings if f.rule == "uncited-claim"]
+
+
 def test_a_claim_with_a_source_beside_a_broken_link_stays_cited():
     for cited in ("PMID 10000007", "[4]"):  # an id, or a numbered marker (itself dangling: still its source)
         report = audit(f"Warfarin is contraindicated in pregnancy [the label][nope] ({cited}).\n")
