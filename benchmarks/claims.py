@@ -73,7 +73,7 @@ import tarfile
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -229,26 +229,46 @@ def at_the_gate(rows: list[dict], text_key: str) -> list[tuple[str, int, int, in
     """Each record (its sentences one paragraph each, markers stripped) audited whole, offline, with the default
     gate, as `clinaudit check` runs it: (verdict, high, medium, low findings) per record. What fails, and how many
     findings a reader gets, not only which sentences are flagged."""
+    return gated(record_text(rows, members, text_key)[0] + "\n" for members in records(rows).values())
+
+
+def gated(texts: Iterable[str]) -> list[tuple[str, int, int, int]]:
+    """Each text audited whole, offline, with the default gate: (verdict, high, medium, low findings)."""
     from clinaudit.options import Options
     from clinaudit.run.pipeline import audit_text
 
     options = Options.from_environment(offline=True)
     out = []
-    for members in records(rows).values():
-        report = audit_text(record_text(rows, members, text_key)[0] + "\n", "answer.md", options=options)
+    for text in texts:
+        report = audit_text(text, "answer.md", options=options)
         count = Counter(f.severity.value for f in report.findings)
         out.append((report.verdict, count["high"], count["medium"], count["low"]))
     return out
 
 
+def with_sources(answer: dict) -> str:
+    """An ExpertQA answer as its user would audit it: its text, then its sources (`[1] https://…`) as References."""
+    sources = [str(s).strip() for s in answer.get("attribution") or [] if str(s).strip()]
+    listed = [s if re.match(r"\[\d+\]", s) else f"[{k}] {s}" for k, s in enumerate(sources, 1)]
+    text = answer["answer_string"].rstrip()
+    return text + ("\n\n## References\n\n" + "\n".join(listed) if listed else "") + "\n"
+
+
 def print_gate() -> None:
-    """The non-medical answers at the default gate: how many fail, and the findings each gets."""
+    """The answers at the default gate, the non-medical and the medical dev ones: how many fail, and the findings
+    each gets."""
     rows = jsonl(CLAIMS / "expertqa_nonmedical_claims.jsonl")
-    judged = at_the_gate(rows, "claim")
+    print_gated("ExpertQA non-medical answers, audited whole", at_the_gate(rows, "claim"))
+    answers = jsonl(CLAIMS / "expertqa_medical_dev_answers.jsonl")
+    texts = [with_sources(a) for row in answers for a in row["answers"].values()]
+    print_gated("ExpertQA medical dev answers, audited whole with their sources as References", gated(texts))
+
+
+def print_gated(name: str, judged: list[tuple[str, int, int, int]]) -> None:
     failing = sum(v == "fail" for v, *_ in judged)
     findings = [h + m + lo for _, h, m, lo in judged]
     with_any = sum(1 for n in findings if n)
-    print(f"ExpertQA non-medical answers, audited whole (default gate, offline): failing {rate(failing, len(judged))}")
+    print(f"{name} (default gate, offline): failing {rate(failing, len(judged))}")
     print(
         f"  with any finding {rate(with_any, len(judged))}; findings per answer: mean {statistics.mean(findings):.2f}, "
         f"max {max(findings)}; by severity high {sum(j[1] for j in judged)}, medium {sum(j[2] for j in judged)}, "

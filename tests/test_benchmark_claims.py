@@ -139,3 +139,19 @@ def test_health_labels_are_checked_against_their_claims_and_counted_apart(bench,
     rows[1] = {"claim": "Something else now."}
     with pytest.raises(ValueError, match="row 1 is not the claim"):
         bench.health_labels(rows, path)
+
+
+def test_an_answer_is_audited_with_its_sources_as_its_references(bench):
+    """The medical answers' gate figure audits each as a user would write it: its sources, numbered as the
+    answer's markers number them, under References; an uncited dose fails, a cited one does not dangle."""
+    answer = {
+        "answer_string": "The usual dose of warfarin is 5 mg daily [1].\n\nIt is contraindicated in pregnancy.",
+        "attribution": ["[1] https://pubmed.ncbi.nlm.nih.gov/10000007/", "https://example.org/leaflet"],
+    }
+    text = bench.with_sources(answer)
+    assert text.endswith(
+        "## References\n\n[1] https://pubmed.ncbi.nlm.nih.gov/10000007/\n[2] https://example.org/leaflet\n"
+    )
+    (verdict, high, _, _), (bare, _, _, _) = bench.gated([text, bench.with_sources({"answer_string": "Hi."})])
+    assert verdict == "fail" and high == 1  # the uncited contraindication; the dose's [1] has its entry
+    assert bare == "pass"
