@@ -912,8 +912,8 @@ class Cited:
     bare: bool = False
     where: Span = _WHOLE
     stamps: tuple[str, ...] = field(default=())  # what names the bibliographies read, for a kept reading's name
-    # a corpus's --bibliography, shared by its records: an entry a record does not cite, or cannot reach because
-    # it is unreadable, is no finding of a record that cites no key through it
+    # a corpus's --bibliography, shared by its records: a record is told of no entry it does not cite, and of the
+    # library's unreadable entries only when it cites a key through it
     shared: bool = False
 
     @property

@@ -686,7 +686,7 @@ def _add_bibliographies(reading: _Reading, cited: Cited) -> None:
     """
     from clinaudit.read.bibliography import reference_entry, unreadable_findings
 
-    keys = {label[1:] for use in reading.markers for label in use.labels if label[:1] == "@"}
+    keys = {label[1:] for use in reading.markers for label in use.labels if label[:1] == "@"} if cited.shared else set()
     if not cited.shared or keys:
         reading.findings += unreadable_findings(cited)
     seen: set[str] = set()
@@ -954,7 +954,12 @@ def _add_claim(
     sentence = Sentence(display, unit_span(unit, index, *bound), 0, unit.kind)
     cited = bool(own or (row and cites))
     scope: CitationScope = ("row" if row and not own else "sentence") if cited else reading.above
-    by = _named_links(cites) if scope == "row" else reading.above_links if scope == reading.above and scope else ()
+    if scope == "row":
+        by = _named_links(cites)  # another cell's citations
+    elif not cited and scope:
+        by = reading.above_links  # the lead-in's or the caption's
+    else:
+        by = ()
     if by:
         reading.linked_by[len(reading.claims)] = by
     if unit.item and cites:
