@@ -278,7 +278,7 @@ def warnings_to_stderr() -> None:
 
 
 class _Once:
-    """Drops a line marked `once` (read/bibliography.py's ONCE) already said this run.
+    """Drops a line marked to be said once a run (clinaudit/core/said.py) and already said in this one.
 
     A bibliography many reports share is said to be unreadable once a run; each `--jobs` worker
     remembers only what it said itself, so the line would come once per worker.
@@ -288,7 +288,9 @@ class _Once:
         self.lines: set[str] = set()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not getattr(record, "once", False):
+        from clinaudit.core.said import is_once
+
+        if not is_once(record):
             return True
         line = record.getMessage()
         if line in self.lines:

@@ -46,6 +46,7 @@ from clinaudit.core import catalogue
 from clinaudit.core.errors import InputError
 from clinaudit.core.models import CitationKind, CitationMention, Document, Finding, ReferenceEntry, Severity, Span
 from clinaudit.core.records import compared
+from clinaudit.core.said import ONCE
 from clinaudit.core.text import LazyRegex, shown
 from clinaudit.read import citations
 from clinaudit.read.inputs import BIBTEX_SUFFIXES, lines_ended, unreadable
@@ -1153,11 +1154,6 @@ def _here(path: Path) -> str:
         return shown(os.path.relpath(path))
     except ValueError:  # another drive
         return shown(str(path))
-
-
-# A warning line said once a run, however many reports come to it: the mark that lets the command's stderr say
-# it once when `--jobs` workers (each with its own memory of what it said) each say it.
-ONCE = {"once": True}
 
 
 @lru_cache(maxsize=16)

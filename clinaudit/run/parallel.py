@@ -29,6 +29,7 @@ from multiprocessing.pool import Pool
 
 from clinaudit.core import collector
 from clinaudit.core.models import CorpusRecord, Document, FileReport, Options
+from clinaudit.core.said import ONCE, is_once
 from clinaudit.read.inputs import JsonlCorpus, Source
 from clinaudit.read.sources import Advance, Known, read_record, read_source
 
@@ -177,7 +178,7 @@ class _Kept(logging.Handler):
     """
 
     def emit(self, record: logging.LogRecord) -> None:
-        _said.append((record.levelno, record.getMessage(), bool(getattr(record, "once", False))))
+        _said.append((record.levelno, record.getMessage(), is_once(record)))
 
 
 def _taken() -> list[tuple[int, str, bool]]:
@@ -190,7 +191,7 @@ def _taken() -> list[tuple[int, str, bool]]:
 def _say(said: list[tuple[int, str, bool]]) -> None:
     """A worker's warnings, said in the parent as if it had read the report itself."""
     for level, line, once in said:
-        log.log(level, "%s", line, extra={"once": once})
+        log.log(level, "%s", line, extra=ONCE if once else None)
 
 
 def _read_source(source: Source) -> tuple[Document | FileReport, list[tuple[int, str, bool]]]:
