@@ -806,6 +806,11 @@ def _bracket_keys(text: str, start: int, end: int, known: frozenset[str]) -> tup
     return tuple(keys)
 
 
+def pandoc_keys(text: str) -> set[str]:
+    """Every key an `@key` of the text may name, bracketed or not: all a citation of it could ask a bibliography for."""
+    return {_key(m) for m in _PANDOC_KEY.finditer(text)} if "@" in text else set()
+
+
 def nocite_keys(text: str) -> list[str]:
     """The keys a front matter's `nocite:` lists ("@a, @b", "[@a; @b]"); "*" for every entry (`@*`)."""
     return [m.group(1)[1:-1] if m.group(1).startswith("{") else m.group(1) for m in _NOCITE_KEY.finditer(text)]

@@ -681,18 +681,17 @@ def _add_bibliographies(reading: _Reading, cited: Cited) -> None:
     """A report's bibliographies as entries every part of it may cite, labelled `@key`, the first of a key kept;
     an entry of theirs that cannot be read is the report's own finding (high).
 
-    A corpus's shared library (`cited.shared`) gives a record only the entries it cites: a thousand-entry
-    library held in each of ten thousand records would be ten million entries, none of them the record's.
+    A corpus's shared library (`cited.shared`, handed to a record cut to the entries it cites) is the report's
+    only when it cites a key: a record that cites none is not failed by the library's unreadable entry.
     """
     from clinaudit.read.bibliography import reference_entry, unreadable_findings
 
-    keys = {label[1:] for use in reading.markers for label in use.labels if label[:1] == "@"} if cited.shared else set()
-    if not cited.shared or keys:
+    if not cited.shared or any(label[:1] == "@" for use in reading.markers for label in use.labels):
         reading.findings += unreadable_findings(cited)
     seen: set[str] = set()
     for bib in cited.bibliographies:
         for entry in bib.entries:
-            if entry.key in seen or (cited.shared and entry.key not in keys):
+            if entry.key in seen:
                 continue
             seen.add(entry.key)
             reading.bib_entries.add(len(reading.entries))

@@ -113,14 +113,14 @@ def _record_cited(record: CorpusRecord, settings: ReadSettings) -> bibliography.
     """What a record's Pandoc citations resolve through: the --bibliography files, shared by every record, and the
     record's own front matter's (its paths from the corpus file's folder, as a report's from its own).
 
-    The shared files are read once a run (a corpus has thousands of records), and an entry a record does not
-    cite is no finding of that record's: it is the run's library, not the record's list."""
+    The shared files are read once a run (a corpus has thousands of records) and handed to each record cut to
+    the entries it cites (bibliography.Library): the run's library, not the record's list."""
     if record.text.startswith("---"):
         return bibliography.for_report(record.key, record.text, settings.bibliography, settings.max_bytes)
     if not settings.bibliography:
         return None
     paths = tuple(settings.bibliography)
-    return _shared(paths, tuple(map(_stamp, paths)), settings.max_bytes)
+    return _library(paths, tuple(map(_stamp, paths)), settings.max_bytes).for_text(record.text)
 
 
 def _stamp(path: str) -> tuple[int, int]:
@@ -133,8 +133,8 @@ def _stamp(path: str) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=4)
-def _shared(paths: tuple[str, ...], stamps: tuple[tuple[int, int], ...], max_bytes: int) -> bibliography.Cited:
-    return replace(bibliography.for_report("", "", paths, max_bytes), shared=True)
+def _library(paths: tuple[str, ...], stamps: tuple[tuple[int, int], ...], max_bytes: int) -> bibliography.Library:
+    return bibliography.Library(paths, max_bytes)
 
 
 def _counted(chunks: Sequence[tuple[str, int]], sizes: Sequence[int], advance: Advance) -> Iterator[tuple[str, int]]:
