@@ -497,3 +497,19 @@ def test_a_corpus_record_holds_only_the_entries_it_cites_of_the_shared_library(t
     # a report file given the same library keeps every entry, and says which it does not cite
     report = read_document("r.md", [(record.text, 0)], True, cited=bib.for_report("r.md", "", [str(library)]))
     assert len(report.entries) == 50 and [f.rule for f in report.findings].count("uncited-entry") == 21
+
+
+def test_a_corpus_record_cut_to_its_keys_still_hears_of_a_key_in_another_case(tmp_path):
+    library = tmp_path / "library.bib"
+    library.write_text("@article{smith2020,\n  title = {Aspirin},\n  year = {2020}\n}\n", encoding="utf-8")
+    cited = bib.Library([str(library)], 1 << 20).for_text("Aspirin lowers the risk of stroke [@Smith2020].")
+    assert [e.key for b in cited.bibliographies for e in b.entries] == ["smith2020"] and cited.shared
+    from clinaudit.read.document import read_document
+
+    document = read_document(
+        "answers.jsonl#1", [("Aspirin lowers the risk of stroke [@Smith2020].", 0)], True, cited=cited
+    )
+    [dangling] = [f for f in document.findings if f.rule == "dangling-reference"]
+    assert "@smith2020 differs in case" in dangling.message
+    none = bib.Library([str(library)], 1 << 20).for_text("No citation here.")
+    assert [e for b in none.bibliographies for e in b.entries] == []
