@@ -40,7 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from clinaudit.core import catalogue
 from clinaudit.core.errors import InputError
@@ -796,7 +796,8 @@ class FrontMatter:
 
 
 _FENCE_CLOSE = LazyRegex(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
-_CITATION_KEYS = LazyRegex(r"^(?:bibliography|references|nocite)[ \t]*:", re.MULTILINE)
+# at the top, or under `format: html:` (Quarto's per-format metadata)
+_CITATION_KEYS = LazyRegex(r"^[ \t]*(?:bibliography|references|nocite)[ \t]*:", re.MULTILINE)
 
 
 def front_matter(text: str) -> FrontMatter | None:
@@ -814,13 +815,17 @@ def front_matter(text: str) -> FrontMatter | None:
         return None  # a title and an author: nothing of citations, and no YAML parser to load for it
     import yaml
 
-    found = _top_keys(body, ("bibliography", "references", "nocite"))
+    found = _top_keys(body, ("bibliography", "references", "nocite", "format"))
     if found is None:
         return None
     out = FrontMatter()
     if "bibliography" in found:
         key, value = found["bibliography"]
         out = FrontMatter(_paths(value, 1), where=_node_span(key, 1))
+    elif "format" in found:
+        paths, where = _format_paths(found["format"][1], 1)
+        if paths:
+            out = FrontMatter(paths, where=where)
     references = None
     if "references" in found and isinstance(found["references"][1], yaml.SequenceNode):
         entries, unreadable = _csl_nodes(found["references"][1].value, 1)
@@ -864,6 +869,27 @@ def _top_keys(
         if isinstance(key, yaml.ScalarNode) and key.value in wanted:
             found.setdefault(key.value, (key, value))
     return found
+
+
+def _format_paths(value: Any, lines_before: int) -> tuple[tuple[tuple[str, Span], ...], Span]:
+    """The paths a `format:` mapping's formats name as their `bibliography:` (`format: html: bibliography: a.bib`),
+    each once, in order; and where the first is named. Quarto gives a format's own metadata to that format's
+    render: a key is checked against every format's, as the report could be rendered to any of them."""
+    import yaml
+
+    out: list[tuple[str, Span]] = []
+    where = _WHOLE
+    if not isinstance(value, yaml.MappingNode):
+        return (), where
+    for _, options in value.value:
+        if not isinstance(options, yaml.MappingNode):
+            continue
+        for key, node in options.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == "bibliography":
+                if not out:
+                    where = _node_span(key, lines_before)
+                out += [p for p in _paths(node, lines_before) if p[0] not in {q[0] for q in out}]
+    return tuple(out), where
 
 
 def _paths(value: Any, lines_before: int) -> tuple[tuple[str, Span], ...]:
@@ -1135,18 +1161,34 @@ def _project_bibliography(base: Path, stamps: list[str]) -> list[tuple[str, Span
         if not _within(folder, roots):
             break
         for name in QUARTO_METADATA:
-            path = folder / name
-            paths = _metadata(path, roots, stamps)
-            if paths:
-                by = f" (named in {shown(_as_named_from(base, folder, name))})"
-                return [(written, _WHOLE, folder, by) for written, _ in paths]
-            if name == "_quarto.yml" and paths is not None:
+            meta = _metadata(folder / name, roots, stamps)
+            if meta is None:
+                continue
+            # its own `bibliography:` wins; else the last of its `metadata-files:` to name one, merged after
+            # one another as Quarto merges them (their paths from the project's folder, where they are named)
+            for named, paths in [(name, meta.paths)] + [
+                (merged, _merged(folder, merged, roots, stamps)) for merged in reversed(meta.files)
+            ]:
+                if paths:
+                    by = f" (named in {shown(_as_named_from(base, folder, named))})"
+                    return [(written, _WHOLE, folder, by) for written, _ in paths]
+            if name == "_quarto.yml":
                 return []  # the project's top: its metadata names no bibliography
     return []
 
 
-def _metadata(path: Path, roots: tuple[Path, ...], stamps: list[str]) -> tuple[tuple[str, Span], ...] | None:
-    """The bibliography paths a project's metadata file names; () for none; None when there is no such file.
+def _merged(folder: Path, written: str, roots: tuple[Path, ...], stamps: list[str]) -> tuple[tuple[str, Span], ...]:
+    """The bibliography one of a project file's `metadata-files:` names; () for none, or one that cannot be opened."""
+    try:
+        path = folder / written
+        meta = _metadata(path, roots, stamps)
+    except (ValueError, OSError):  # a NUL byte in it
+        return ()
+    return meta.paths if meta is not None else ()
+
+
+def _metadata(path: Path, roots: tuple[Path, ...], stamps: list[str]) -> _Meta | None:
+    """What a project's metadata file names (no path for none); None when there is no such file.
 
     A file that cannot be read, or is no YAML mapping, is one warning line a run and names none.
     """
@@ -1159,7 +1201,7 @@ def _metadata(path: Path, roots: tuple[Path, ...], stamps: list[str]) -> tuple[t
     if not _within(Path(os.path.realpath(path)), roots):  # a link counts where it points
         _warn_once(str(path), f"{_here(path)} is not read: it links outside the report's folder and this project")
         stamps.append(f"{os.path.realpath(path)}:unread")
-        return ()
+        return _Meta()
     try:
         data = read_bytes(path, _here(path), MAX_METADATA)
         text = data.decode("utf-8")
@@ -1167,21 +1209,40 @@ def _metadata(path: Path, roots: tuple[Path, ...], stamps: list[str]) -> tuple[t
         problem = "not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else str(exc).partition(": ")[2]
         _warn_once(str(path), f"{_here(path)} is not read: {problem}")
         stamps.append(f"{os.path.realpath(path)}:unread")
-        return ()
+        return _Meta()
     digest = hashlib.sha256(data).hexdigest()
     stamps.append(f"{os.path.realpath(path)}:{digest}")
     return _metadata_paths(_here(path), digest, text)
 
 
+class _Meta(NamedTuple):
+    """What a project's metadata file says of bibliographies: the paths it names, and the `metadata-files:` it merges."""
+
+    paths: tuple[tuple[str, Span], ...] = ()
+    files: tuple[str, ...] = ()
+
+
 @lru_cache(maxsize=16)
-def _metadata_paths(name: str, digest: str, text: str) -> tuple[tuple[str, Span], ...]:
-    """A metadata file's `bibliography:` parsed once a run for each content, a malformed one said once."""
+def _metadata_paths(name: str, digest: str, text: str) -> _Meta:
+    """A metadata file's `bibliography:` (at its top, else under `format:`) and its `metadata-files:`, parsed once a
+    run for each content, a malformed one said once."""
+    import yaml
+
     problems: list[str] = []
-    found = _top_keys(lines_ended(text.removeprefix("\ufeff")), ("bibliography",), problems)
+    found = _top_keys(lines_ended(text.removeprefix("\ufeff")), ("bibliography", "format", "metadata-files"), problems)
     if found is None:
         log.warning("%s is not read: %s", name, problems[0], extra=ONCE)
-        return ()
-    return _paths(found["bibliography"][1], 0) if "bibliography" in found else ()
+        return _Meta()
+    if "bibliography" in found:
+        paths = _paths(found["bibliography"][1], 0)
+    else:
+        paths = _format_paths(found["format"][1], 0)[0] if "format" in found else ()
+    files: tuple[str, ...] = ()
+    if "metadata-files" in found:
+        node = found["metadata-files"][1]
+        nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+        files = tuple(str(n.value) for n in nodes if isinstance(n, yaml.ScalarNode) and n.value)
+    return _Meta(paths, files)
 
 
 def _here(path: Path) -> str:

@@ -513,3 +513,38 @@ def test_a_corpus_record_cut_to_its_keys_still_hears_of_a_key_in_another_case(tm
     assert "@smith2020 differs in case" in dangling.message
     none = bib.Library([str(library)], 1 << 20).for_text("No citation here.")
     assert [e for b in none.bibliographies for e in b.entries] == []
+
+
+def test_a_bibliography_under_format_serves_a_report_and_its_project(tmp_path, monkeypatch):
+    """Quarto's per-format metadata: `format: html: bibliography: …`, in the front matter or the project's."""
+    book = _quarto_project(
+        tmp_path, monkeypatch, "format:\n  html:\n    toc: true\n  pdf:\n    bibliography: references.bib\n"
+    )
+    assert _keys(bib.for_report("chapters/ch1.qmd", "Text [@shared].\n")) == {"../references.bib": ["shared"]}
+    front = (
+        "---\ntitle: One\nformat:\n  html:\n    bibliography: local.bib\n  docx:\n    bibliography: [local.bib]\n---\n"
+    )
+    cited = bib.for_report("chapters/ch1.qmd", front)
+    assert _keys(cited) == {"local.bib": ["local"]}  # named once, though two formats name it
+    assert cited.named[0].where == bib.Span(5, 19, 5, 28)  # where the first format names it
+    top = "---\nbibliography: ../references.bib\nformat:\n  html:\n    bibliography: local.bib\n---\n"
+    assert _keys(bib.for_report("chapters/ch1.qmd", top)) == {"../references.bib": ["shared"]}  # the top wins
+    assert book.exists()
+
+
+def test_a_projects_metadata_files_name_its_bibliography(tmp_path, monkeypatch, caplog):
+    """`metadata-files:` in _quarto.yml are merged into the project's metadata: the last to name a bibliography
+    gives it, the project's own `bibliography:` winning; one outside the project is not read."""
+    book = _quarto_project(tmp_path, monkeypatch, "metadata-files:\n  - _first.yml\n  - _bib.yml\n")
+    (book / "_first.yml").write_text("bibliography: chapters/local.bib\n", encoding="utf-8")
+    (book / "_bib.yml").write_text("title: A book\nbibliography: references.bib\n", encoding="utf-8")
+    assert _keys(bib.for_report("chapters/ch1.qmd", "Text.\n")) == {"../references.bib": ["shared"]}
+    (book / "_bib.yml").write_text("title: A book\n", encoding="utf-8")
+    assert _keys(bib.for_report("chapters/ch1.qmd", "Text.\n")) == {"local.bib": ["local"]}
+    (book / "_quarto.yml").write_text("metadata-files: [_first.yml]\nbibliography: references.bib\n", encoding="utf-8")
+    assert _keys(bib.for_report("chapters/ch1.qmd", "Text.\n")) == {"../references.bib": ["shared"]}
+    (tmp_path / "outside.yml").write_text("bibliography: ../secret.bib\n", encoding="utf-8")
+    (book / "_quarto.yml").write_text("metadata-files: [../outside.yml]\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="clinaudit"):
+        assert bib.for_report("chapters/ch1.qmd", "Text.\n").named == ()
+    assert any("outside.yml is not read" in r.getMessage() for r in caplog.records)
