@@ -181,6 +181,9 @@ class _Reading:
     # only by named reference links: claim index → their labels. A label nothing defines cites nothing (_unlink).
     linked_by: dict[int, tuple[str, ...]] = field(default_factory=dict)
     item_links: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the same for a list item's citations
+    # an author–year mention that is a reference link's text ("[Granger 2011][aristotle]"): weak only if the link's
+    # definition names no id the services can check, which is known once the whole report is read
+    weak_links: list[tuple[tuple[str, ...], Finding]] = field(default_factory=list)
     table: structure.Table | None = None  # what the header of the table being read says its rows are
     not_claims: dict[str, int] = field(default_factory=dict)  # kind → lines its structure says are no claims
     # Pandoc citations: the bibliographies they resolve through, whether `@key` alone cites, and the keys held
@@ -533,6 +536,7 @@ def _link_references(reading: _Reading) -> None:
     # one finding, not a million (each a sentence and a span) held and written out.
     dangling: dict[str, tuple[MarkerUse, list[int]]] = {}
     counts: dict[str, int] = {}
+    resolved: dict[str, int] = {}  # a label → the entry it reached, for a reference link's author–year text
     for use, part in zip(reading.markers, reading.marker_parts, strict=True):
         own = part if part in lists else max((p for p in parts if p < part), default=None)
         searched = [lists[g] for g in (own, DEFINITIONS) if g in lists]
@@ -553,11 +557,21 @@ def _link_references(reading: _Reading) -> None:
                 continue
             used.add(hit)
             first_use.setdefault(hit, use.span)
+            if reading.weak_links:
+                resolved[label] = hit
             _mention_entry(reading, reading.entries[hit], label, use)
     _report_dangling(reading, dangling, counts)
+    for labels, weak in reading.weak_links:  # a reference link's author–year text: weak unless it reaches an id
+        if not any(_checkable(reading.entries[resolved[label]]) for label in labels if label in resolved):
+            reading.findings.append(weak)
     if reading.bib_entries:
         _cite_bibliographies(reading, used, first_use)
     _mention_uncited(reading, used)
+
+
+def _checkable(entry: ReferenceEntry) -> bool:
+    """Does an entry name an id the services can check (a PMID, PMC id, DOI or NCT id)?"""
+    return any(kind in _CHECKABLE for _, kind, _ in entry.ids)
 
 
 def _entry_lists(reading: _Reading) -> dict[int, dict[str, int]]:
@@ -786,10 +800,14 @@ class _Cite:
 _CHECKABLE = frozenset({CitationKind.PMID, CitationKind.PMCID, CitationKind.DOI, CitationKind.NCT})
 
 
+_WEAK_SPACE = re.compile(r"\s+")  # a link's brackets and target, blanked in the text read: one space when quoted
+
+
 def _in_id_link(start: int, end: int, cites: list[_Cite]) -> bool:
-    """Does [start, end) lie in the text of a link whose target is an id the services can check?"""
+    """Does [start, end) fall on the text of a link whose target is an id the services can check? On it, not in it:
+    "([Granger 2011](https://pubmed…))" is read as the mention "(Granger 2011)", its brackets outside the link."""
     return any(
-        c.found is not None and c.ref_text and c.found.kind in _CHECKABLE and c.start <= start and end <= c.end
+        c.found is not None and c.ref_text and c.found.kind in _CHECKABLE and c.start < end and start < c.end
         for c in cites
     )
 
@@ -989,16 +1007,19 @@ def _word_findings(
     for weak, s, e in decided.weak:
         if _in_id_link(a + s, a + e, cites):
             continue  # link text whose target is a PMID, DOI or NCT id: reference text, compared with the record
-        reading.findings.append(
-            catalogue.finding(
-                catalogue.WEAK_CITATION,
-                unit_span(unit, index, a + s, a + e),
-                f"'{weak}' names a source that cannot be checked",
-                sentence=display,
-                claim_type=name,
-                suggestion="Add the PMID, DOI or NCT id of the work you mean.",
-            )
+        found = catalogue.finding(
+            catalogue.WEAK_CITATION,
+            unit_span(unit, index, a + s, a + e),
+            f"'{_WEAK_SPACE.sub(' ', weak).replace('( ', '(').replace(' )', ')')}' names a source that cannot be checked",
+            sentence=display,
+            claim_type=name,
+            suggestion="Add the PMID, DOI or NCT id of the work you mean.",
         )
+        link = next((c for c in cites if c.start < a + e and a + s < c.end and _named_links([c])), None)
+        if link is not None:
+            reading.weak_links.append((link.labels, found))  # decided once its definition is known
+        else:
+            reading.findings.append(found)
     for entry, s, e in decided.known:  # known failures fire whether or not the sentence is cited
         reading.findings.append(entry.finding(unit_span(unit, index, a + s, a + e), display, claim_type=name))
 

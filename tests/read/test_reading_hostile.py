@@ -350,3 +350,22 @@ def test_a_missing_marker_used_many_times_is_one_finding_with_its_count():
         "[2] has no entry in the reference list",
     ]
     assert (found[0].span.line, found[0].span.column) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    "cite, definition, weak",
+    [
+        ("([Granger 2011](https://pubmed.ncbi.nlm.nih.gov/21870978/))", "", False),  # brackets outside the link
+        ("([Granger 2011][aristotle])", "[aristotle]: https://pubmed.ncbi.nlm.nih.gov/21870978/", False),
+        ("[Granger 2011][aristotle]", "[aristotle]: https://doi.org/10.1056/NEJMoa1107039", False),
+        ("([Granger 2011][site])", "[site]: https://example.org/aristotle", True),  # no id the services check
+        ("([Granger 2011](https://example.org/aristotle))", "", True),
+        ("([Granger 2011][nowhere])", "", True),  # a link defined nowhere is its text
+    ],
+)
+def test_an_author_year_link_text_is_weak_only_when_its_target_names_no_checkable_id(cite, definition, weak):
+    text = f"Apixaban reduced stroke compared with warfarin {cite}.\n\n{definition}\n"
+    found = [f for f in audit(text).findings if f.rule == "weak-citation"]
+    assert bool(found) is weak
+    if found:  # quoted as a reader reads it: the link's blanked brackets and target are not
+        assert [f.message for f in found] == ["'(Granger 2011)' names a source that cannot be checked"]
