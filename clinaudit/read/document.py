@@ -393,7 +393,9 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
         ):
             kind = "change-log"
         if kind is not None:
-            _not_a_claim(unit, index, kind, reading)
+            cites = _not_a_claim(unit, index, kind, reading)
+            if kind == "caption" and cites:
+                reading.above, reading.above_links = "caption", _named_links(cites)  # a cited caption, its table
             continue
         _read_prose(unit, index, rules, reading, previous)
         if unit.kind == "table_row" and reading.table is not None and reading.table.drug >= 0 and not reading.unlinked:
@@ -436,11 +438,11 @@ def _keep(kept: list[Any], item: Any, reading: _Reading) -> None:
     kept.append(item)
 
 
-def _not_a_claim(unit: Unit, index, kind: str, reading: _Reading) -> None:
+def _not_a_claim(unit: Unit, index, kind: str, reading: _Reading) -> list[_Cite]:
     """A part its structure says is no claim (a change-log line, a legend, …): counted, and its citations read."""
     reading.not_claims[kind] = reading.not_claims.get(kind, 0) + structure.line_count(unit)
     reading.prose = reading.prose or says_something(unit.text)
-    _read_citations_only(unit, index, reading)
+    return _read_citations_only(unit, index, reading)
 
 
 # Where a source beside the text is reported: it has no place in the text, so the record's start.
@@ -1240,13 +1242,14 @@ def _citation_words() -> frozenset[str]:
     return frozenset(reference_rules()["citation_words"])
 
 
-def _read_citations_only(unit: Unit, index, reading: _Reading) -> None:
-    """A heading or a table's header row is not prose, but what it cites is reported."""
+def _read_citations_only(unit: Unit, index, reading: _Reading) -> list[_Cite]:
+    """A heading or a table's header row is not prose, but what it cites is reported; and returned."""
     cites = _unit_citations(unit, reading)
     if cites:
         display = _shown_row(unit, 0, len(unit.text)) if unit.cells else _display(unit.text)
         for cite in cites:
             _record(cite, unit, index, display, None, reading)
+    return cites
 
 
 def _record(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from clinaudit.core.models import Link, Span, Unit, UnitKind
@@ -206,6 +206,18 @@ def parse_markdown(text: str, line_base: int = 0, state: ReadState | None = None
     return doc
 
 
+# A fence of Pandoc's fenced divs (Quarto's callouts): `::: {.callout-warning}`, `::: note`, `:::`. CommonMark reads
+# it as text of the paragraph it touches; it is markup, not prose, and is blanked (offsets kept).
+_DIV_FENCE = re.compile(
+    r"^[ \t]{0,3}:{3,}[ \t]*(?:\{[^{}\n]{0,500}\}|[\w.-]{1,100})?[ \t]*(?::{3,}[ \t]*)?$", re.MULTILINE
+)
+
+
+def _without_fences(unit: Unit) -> Unit:
+    text = _DIV_FENCE.sub(lambda m: " " * len(m.group(0)), unit.text)
+    return unit if text == unit.text else replace(unit, text=text)
+
+
 def _defined_labels(carried: frozenset[str], references: dict) -> frozenset[str]:
     """The named link labels defined so far; a numbered one (`[1]: …`) is read as a marker wherever it is written."""
     if not references:
@@ -252,6 +264,8 @@ class _Blocks:
         unit = _block_unit(
             self.text, self.index, inline.content, inline.map, "paragraph", self.section, self.label, item=self.item
         )
+        if ":::" in unit.text:
+            unit = _without_fences(unit)
         self.label = ""
         self.item = False
         unit = self._masked(unit)

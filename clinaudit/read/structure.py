@@ -29,7 +29,9 @@ from clinaudit.core.text import counted
 
 RULES = "rules/structure.yaml"
 
-NotClaim = Literal["change-log", "document-control", "html-banner", "legend", "synonyms", "contents", "non-medical"]
+NotClaim = Literal[
+    "change-log", "document-control", "html-banner", "legend", "synonyms", "contents", "caption", "non-medical"
+]
 TableKind = Literal["contraindication", "dosing", "lab-order", "evidence", "treatment", "change-log"]
 
 _NUMBERING = re.compile(r"^\s*(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXivx]{1,5}[.)]|[A-Za-z][.)])\s+")
@@ -38,6 +40,9 @@ _FIRST_WORD = re.compile(r"^[\s*_>-]{0,6}([A-Za-z]{2,20})\b")
 _FIRST_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9-]{0,20})((?:\s[^<>]{0,500})?)>")
 _ATTRIBUTE = re.compile(r"""\b(?:class|id|role)\s*=\s*(?:"([^"]{0,300})"|'([^']{0,300})'|([^\s"'>]{1,300}))""")
 _WORDS = re.compile(r"[A-Za-z]{3,}")
+# A table's caption, as Pandoc writes it (": Doses {#tbl-doses}", "Table: Doses") and as reports number it
+# ("Table 2: Doses", "Table 2. Doses", "Tab. 2 – Doses")
+_CAPTION = re.compile(r"^[ \t*_]{0,4}(?::[ \t]|(?:table|tab\.)(?:[ \t]+[\w.-]{1,12})?[ \t]*[.:|—–-])", re.IGNORECASE)
 _TAG_REACH = 600  # characters of an HTML block searched for its first tag
 
 
@@ -162,6 +167,16 @@ def _all_lines(text: str) -> NotClaim | None:
     return first
 
 
+def _caption(units: Sequence[Unit], i: int) -> bool:
+    """A paragraph that captions the table right above or below it: the table's title, read as a heading is (its
+    citations checked, its words no claim; "Table 2: Usual doses of apixaban" names what the rows hold)."""
+    unit = units[i]
+    if unit.item or not _CAPTION.match(unit.text):
+        return False
+    before = i > 0 and units[i - 1].kind in ("table_row", "table_header")
+    return before or (i + 1 < len(units) and units[i + 1].kind == "table_header")
+
+
 def _contents_line(unit: Unit) -> bool:
     """A list item that only links into the document: "[Assessment](#assessment)"."""
     if not unit.item or not unit.links or not all(link.target.startswith("#") for link in unit.links):
@@ -221,6 +236,9 @@ def unit_kinds(units: Sequence[Unit], text: str) -> dict[int, NotClaim]:
                 out[i] = "html-banner"
             continue
         if kind != "paragraph" or i in out:
+            continue
+        if _caption(units, i):
+            out[i] = "caption"
             continue
         found = _all_lines(unit.text)
         if found is not None:

@@ -192,3 +192,36 @@ def test_the_summary_counts_what_was_not_read_as_claims(tmp_path, plan):
     assert "5 change-log lines" in markdown and "6 document-control lines" in markdown
     html = run_cli("check", "--offline", "--format", "html", str(path)).stdout
     assert "5 change-log lines" in html and "4 table-of-contents lines" in html
+
+
+TABLE = "| Drug | Dose |\n|---|---|\n| Apixaban | 5 mg twice daily |\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Table 2: Usual doses of apixaban\n\n" + TABLE,  # numbered, above its table
+        "Table 2. Usual doses of apixaban\n\n" + TABLE,
+        TABLE + "\n: Usual doses of apixaban {#tbl-doses}\n",  # Pandoc's caption, below it
+        TABLE + "\nTable: Usual doses of apixaban\n",
+    ],
+)
+def test_a_tables_caption_is_its_title_not_a_claim(text):
+    document = read(text)
+    said = [c.sentence.text for c in document.claims]
+    assert not [s for s in said if "Usual doses" in s]  # the caption names what the rows hold
+    assert said == ["Apixaban | 5 mg twice daily"]  # the row is still a dose, uncited
+    assert dict(document.not_claims) == {"caption": 1}
+
+
+def test_a_caption_shape_away_from_any_table_is_read_as_prose():
+    document = read("Table 2: Usual doses of apixaban are 5 mg twice daily.\n\nSome text.\n\n" + TABLE)
+    assert "Table 2: Usual doses of apixaban are 5 mg twice daily." in [c.sentence.text for c in document.claims]
+
+
+def test_a_callouts_fences_are_markup_not_the_sentence():
+    text = "Intro.\n\n::: {.callout-warning}\nApixaban is contraindicated in active bleeding.\n:::\n\n::: note\nWarfarin needs INR monitoring.\n:::\n"
+    document = read(text)
+    claims = {c.sentence.text: c.sentence.span.line for c in document.claims}
+    assert claims["Apixaban is contraindicated in active bleeding."] == 4
+    assert not [t for t in claims if ":::" in t or "callout" in t]
