@@ -30,7 +30,15 @@ from clinaudit.core.text import counted
 RULES = "rules/structure.yaml"
 
 NotClaim = Literal[
-    "change-log", "document-control", "html-banner", "legend", "synonyms", "contents", "caption", "non-medical"
+    "change-log",
+    "document-control",
+    "html-banner",
+    "legend",
+    "synonyms",
+    "abbreviations",
+    "contents",
+    "caption",
+    "non-medical",
 ]
 TableKind = Literal["contraindication", "dosing", "lab-order", "evidence", "treatment", "change-log"]
 
@@ -135,11 +143,13 @@ def heading_kind(text: str) -> NotClaim | None:
 
 @lru_cache(maxsize=1024)
 def section_kind(path: tuple[str, ...]) -> NotClaim | None:
-    """Is what stands under this heading path no claim? A change log anywhere above; contents right above."""
+    """Is what stands under this heading path no claim? A change log anywhere above; contents or a list of
+    abbreviations right above."""
     if not path:
         return None
-    if heading_kind(path[-1]) == "contents":
-        return "contents"
+    right_above = heading_kind(path[-1])
+    if right_above in ("contents", "abbreviations"):
+        return right_above
     return "change-log" if any(heading_kind(h) == "change-log" for h in path) else None
 
 

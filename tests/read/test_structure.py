@@ -225,3 +225,18 @@ def test_a_callouts_fences_are_markup_not_the_sentence():
     claims = {c.sentence.text: c.sentence.span.line for c in document.claims}
     assert claims["Apixaban is contraindicated in active bleeding."] == 4
     assert not [t for t in claims if ":::" in t or "callout" in t]
+
+
+def test_a_list_of_abbreviations_states_nothing():
+    text = (
+        "# Plan\n\nWarfarin is contraindicated in pregnancy.\n\n## Abbreviations\n\n"
+        "AF, atrial fibrillation; DOAC, direct oral anticoagulant; INR, international normalised ratio.\n\n"
+        "- VTE: venous thromboembolism\n\n## Follow-up\n\nWarfarin doubles the risk of bleeding in the elderly.\n\n"
+        "Abbreviations: PE, pulmonary embolism; DVT, deep vein thrombosis.\n"
+    )
+    document = read(text)
+    said = [c.sentence.text for c in document.claims]
+    assert "Warfarin is contraindicated in pregnancy." in said
+    assert not [s for s in said if "atrial fibrillation" in s or "venous" in s or "pulmonary" in s]
+    assert dict(document.not_claims) == {"abbreviations": 3}  # two under the heading, one by its label
+    assert "Warfarin doubles the risk of bleeding in the elderly." in said  # the next section is read again
