@@ -127,6 +127,9 @@ def test_preprint_by_crossref_type_and_pubmed_type():
         ("https://www.sign.ac.uk/our-guidelines/", "guideline_body", 85),  # 80 (.ac.uk) before
         ("https://www.rki.de/EN/Home/homepage_node.html", "government", 93),  # a national public health agency
         ("https://www.who.int/europe/publications", "government", 93),  # WHO's bodies stay government sites
+        ("https://www.resus.org.uk/library/additional-guidance/guidance-hyperkalaemia", "guideline_body", 85),  # 40
+        ("https://ukkidney.org/health-professionals/guidelines", "guideline_body", 85),  # 40 before
+        ("https://www.medicines.org.uk/emc/product/2878/smpc", "reputable", 70),  # the UK's SmPCs; 40 before
     ],
 )
 def test_web_sources_by_domain(url, category, points):
