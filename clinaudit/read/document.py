@@ -835,11 +835,20 @@ def _read_prose(
     strongest: claims.ClaimType | None = None
     first = len(reading.claims)  # where this unit's claims start
     claim_at: list[int | None] = [None] * len(bounds)  # each sentence's claim, by its index in reading.claims
+    said = _attributed(text, bounds, prose) if not row and cites else -1  # "“…” — NICE NG238 [2]": its source
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:
             if k == 0 and not row:
                 _read_citations_alone(unit, index, raw, per_sentence[0], reading, previous)
+            continue
+        if k == said:  # an attribution states nothing: its citations are the quotation's (_closing_group)
+            quoted = reading.last_sentence
+            if quoted is not None:  # the quotation's words are what the source is checked against
+                display, name, _, words = quoted
+                _record_sentence(unit, index, words, raw, display, name, per_sentence[k], reading)
+            else:
+                _record_sentence(unit, index, raw, "", _display(raw), None, per_sentence[k], reading)
             continue
         reading.sentences += 1
         medical = reading.medical >= MEDICAL_DOCUMENT
@@ -1045,6 +1054,23 @@ def _record_row(unit: Unit, index, cites: list[_Cite], strongest: str | None, re
 
 _UNDER_LEAD_IN = frozenset({"table_header", "table_row"})  # with list items: what a lead-in's citation reaches
 _CLOSED = re.compile(r"[\s.,;:!?)\]*_]*")  # what may follow a closing group: punctuation, emphasis marks
+# An attribution closing a paragraph, as a quotation is attributed: a dash, then a line at most (the source and its
+# citation); it states nothing and cites the quotation it closes
+_ATTRIBUTION = re.compile(r"[\s*_>]{0,4}(?:[—–―]|--)[ \t]*\S[^\n]{0,120}$")
+_QUOTES = frozenset("\"”’'»")
+
+
+def _attributed(text: str, bounds: list[tuple[int, int]], prose: list[bool]) -> int:
+    """The paragraph's last sentence when it attributes the quotation just before it ("“Offer atorvastatin 20 mg
+    …” — NICE guideline NG238 [2]"); else -1."""
+    last = max((k for k, said in enumerate(prose) if said), default=0)
+    if last == 0:
+        return -1
+    before = text[bounds[last - 1][0] : bounds[last - 1][1]].rstrip(" \t\n*_")
+    a, b = bounds[last]
+    return last if before[-1:] in _QUOTES and _ATTRIBUTION.match(text, a, b) else -1
+
+
 _CAPTION = re.compile(r"^\W{0,3}(?:table|tab\.)\s+[\w.-]+\s*[.:|—–-]", re.IGNORECASE)
 
 
@@ -1071,14 +1097,18 @@ def _closing_group(
     last = max((k for k, said in enumerate(prose) if said), default=None)
     if last is None or not per_sentence[last]:
         return
-    group = [per_sentence[last][-1]]  # the citations at the end, with only punctuation between them
-    for cite in reversed(per_sentence[last][:-1]):
-        if not _CLOSED.fullmatch(text, cite.end, group[0].start):
-            break
-        group.insert(0, cite)
-    after_stop = text[bounds[last][0] : group[0].start].rstrip()[-1:] in (".", "!", "?")
-    if sum(max(1, len(c.labels)) for c in group) < 2 and not after_stop:
-        return  # one citation inside the last sentence is that sentence's own, not the paragraph's
+    a = bounds[last][0]
+    if last == _attributed(text, bounds, prose):
+        group = per_sentence[last]  # "— NICE guideline NG238 [2]" under a quotation: it names the quotation's source
+    else:
+        group = [per_sentence[last][-1]]  # the citations at the end, with only punctuation between them
+        for cite in reversed(per_sentence[last][:-1]):
+            if not _CLOSED.fullmatch(text, cite.end, group[0].start):
+                break
+            group.insert(0, cite)
+        after_stop = text[a : group[0].start].rstrip()[-1:] in (".", "!", "?")
+        if sum(max(1, len(c.labels)) for c in group) < 2 and not after_stop:
+            return  # one citation inside the last sentence is that sentence's own, not the paragraph's
     for k in range(last - 1, -1, -1):
         if per_sentence[k]:
             break  # a cited sentence: the group reaches no further back

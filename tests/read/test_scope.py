@@ -101,3 +101,21 @@ def test_citation_scope_sentence_restores_the_strict_reading(tmp_path):
     assert "only the cited caption of its table cites it" in strict[14]
     (tmp_path / ".clinaudit.toml").write_text('citation-scope = "sentence"\n', encoding="utf-8")
     assert set(uncited(cwd=tmp_path)) == set(strict)
+
+
+def test_an_attribution_under_a_quotation_cites_the_quotation():
+    text = (
+        '> "Offer atorvastatin 20 mg for the primary prevention of CVD to people with a 10% risk or more."\n'
+        "> — NICE guideline NG238 [1]\n\n## References\n1. https://www.nice.org.uk/guidance/ng238\n"
+    )
+    document = read_document("r.md", [(text, 0)], True)
+    (claim,) = document.claims  # the attribution is no claim of its own
+    assert claim.sentence.text.startswith('"Offer atorvastatin 20 mg') and claim.cited and claim.scope == "paragraph"
+    (mention,) = [m for m in document.mentions if m.span.line == 2]
+    assert mention.sentence.startswith('"Offer atorvastatin')  # the source is checked against the quotation
+
+
+def test_a_dash_that_follows_no_quotation_is_prose():
+    got = scopes("# X\n\nWarfarin causes bleeding. – Heparin is safer in pregnancy [1].\n\n## References\n1. a\n")
+    assert got["Warfarin causes bleeding."] == ""  # one citation inside the last sentence is its own
+    assert [scope for said, scope in got.items() if said.startswith("– Heparin")] == ["sentence"]
