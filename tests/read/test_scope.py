@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from clinaudit.read.document import read_document
 
 from helpers import FIXTURES
@@ -119,3 +121,35 @@ def test_a_dash_that_follows_no_quotation_is_prose():
     got = scopes("# X\n\nWarfarin causes bleeding. – Heparin is safer in pregnancy [1].\n\n## References\n1. a\n")
     assert got["Warfarin causes bleeding."] == ""  # one citation inside the last sentence is its own
     assert [scope for said, scope in got.items() if said.startswith("– Heparin")] == ["sentence"]
+
+
+DOSES = "| Drug | Dose |\n|---|---|\n| Apixaban | 5 mg twice daily |\n| Rivaroxaban | 20 mg daily |\n"
+REFS = "\n## References\n1. https://pubmed.ncbi.nlm.nih.gov/21870978/\n"
+
+
+@pytest.mark.parametrize(
+    "note",
+    [
+        "Doses from the BNF for Children 2024 [1].",
+        "Source: ESC 2020 guideline [1]",
+        "Adapted from Granger et al. [1]",
+        ": Usual doses {#tbl-doses} [1]",  # Pandoc's caption, below its table
+        "Table: Usual doses [1]",
+    ],
+)
+def test_a_cited_note_right_below_a_table_cites_its_rows(note):
+    got = scopes(DOSES + "\n" + note + "\n" + REFS)
+    assert got["Apixaban | 5 mg twice daily"] == got["Rivaroxaban | 20 mg daily"] == "caption"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DOSES + "\nDoses above 4 g a day damage the liver [1].\n",  # a claim of its own, not the table's source
+        DOSES + "\nSome text.\n\nSource: ESC 2020 guideline [1]\n",  # not right below the table
+        DOSES + "\nSource: ESC 2020 guideline\n",  # a note citing nothing
+    ],
+)
+def test_what_is_no_cited_note_right_below_a_table_leaves_its_rows_uncited(text):
+    got = scopes(text + REFS)
+    assert got["Apixaban | 5 mg twice daily"] == got["Rivaroxaban | 20 mg daily"] == ""
