@@ -181,7 +181,9 @@ class _Reading:
     # only by named reference links: claim index → their labels. A label nothing defines cites nothing (_unlink).
     linked_by: dict[int, tuple[str, ...]] = field(default_factory=dict)
     item_links: dict[int, tuple[str, ...]] = field(default_factory=dict)  # the same for a list item's citations
-    rows_above: list[int] = field(default_factory=list)  # the claims of the table just read, for a note below it
+    # the claims of the table or list just read ("table_row" or "item": which), for a cited note right below it
+    block_above: list[int] = field(default_factory=list)
+    block_kind: str = ""
     # an author–year mention that is a reference link's text ("[Granger 2011][aristotle]"): weak only if the link's
     # definition names no id the services can check, which is known once the whole report is read
     weak_links: list[tuple[tuple[str, ...], Finding]] = field(default_factory=list)
@@ -357,9 +359,11 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
     formed = structure.unit_kinds(parsed.units, text)  # the units that are no claim by their form
     for at, unit in enumerate(parsed.units):
         previous, reading.last_sentence = reading.last_sentence, None
-        rows_above = reading.rows_above if unit.kind != "table_row" else []
-        if unit.kind != "table_row":
-            reading.rows_above = []  # a note below a table reaches only the table right above it
+        block = "table_row" if unit.kind == "table_row" else "item" if unit.item else ""
+        above = reading.block_above if not block else []  # a note below reaches only the table or list right above
+        above_kind = reading.block_kind
+        if block != reading.block_kind:
+            reading.block_above, reading.block_kind = [], block
         if reading.above and not (unit.kind in _UNDER_LEAD_IN or (unit.item and reading.above == "lead-in")):
             reading.above, reading.above_links = "", ()  # the list or table the lead-in (or caption) opened has ended
         if unit.kind not in _UNDER_LEAD_IN:
@@ -400,34 +404,39 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             cites = _not_a_claim(unit, index, kind, reading)
             if kind == "caption" and cites:
                 reading.above, reading.above_links = "caption", _named_links(cites)  # a cited caption, its table
-                _cite_rows(rows_above, cites, reading)  # a caption below its table cites it too
+                if above_kind == "table_row":
+                    _cite_rows(above, cites, reading)  # a caption below its table cites it too
             continue
         first = len(reading.claims)
         _read_prose(unit, index, rules, reading, previous)
+        if block:
+            reading.block_above.extend(range(first, len(reading.claims)))
         if unit.kind == "table_row":
-            reading.rows_above.extend(range(first, len(reading.claims)))
             if reading.table is not None and reading.table.drug >= 0 and not reading.unlinked:
                 _drug_or_evidence_row(unit, index, reading.table, reading)
-        elif rows_above and unit.kind == "paragraph" and not unit.item and _SOURCE_NOTE.match(unit.text):
-            _cite_rows(rows_above, _unit_layout(unit, reading).cites, reading)
+        elif above and unit.kind == "paragraph" and not block and _SOURCE_NOTE.match(unit.text):
+            _cite_rows(above, _unit_layout(unit, reading).cites, reading)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
 
 
-# A note right below a table that names where its rows come from: "Source: …", "Doses from the BNF for Children [1]",
-# "Adapted from …", "Data: …"
+# A note right below a table or list that names where its rows or items come from: "Source: …", "Doses from the BNF
+# for Children [1]", "Adapted from …", "Data: …", "These steps follow the Resuscitation Council UK guideline [1]"
 _SOURCE_NOTE = re.compile(
     r"^[\s*_]{0,4}(?:(?:sources?|references?|refs?\.?|data)[ \t]{0,2}[:：]"
     r"|(?:data|doses|dosing|values|figures|recommendations)[ \t]+(?:are[ \t]+|were[ \t]+)?"
-    r"(?:(?:adapted|taken|derived|drawn)[ \t]+)?from\b"
-    r"|(?:adapted|reproduced|modified|taken|derived)[ \t]+from\b|based[ \t]+on\b)",
+    r"(?:(?:adapted|taken|derived|drawn)[ \t]+from|from|based[ \t]+on)\b"
+    r"|(?:adapted|reproduced|modified|taken|derived)[ \t]+from\b"
+    r"|th(?:ese|is|e[ \t]+above)[ \t]+(?:\w+[ \t]+){0,2}?(?:steps?|recommendations?|doses?|measures?|points?|instructions?"
+    r"|criteria|values|figures|list|table)[ \t]+(?:follows?|comes?[ \t]+from|(?:are|is)[ \t]+(?:based[ \t]+on|from"
+    r"|(?:adapted|taken|drawn|derived)[ \t]+from)|(?:were|was)[ \t]+(?:adapted|taken|drawn|derived)[ \t]+from)\b)",
     re.IGNORECASE,
 )
 
 
 def _cite_rows(rows: list[int], cites: Sequence[_Cite], reading: _Reading) -> None:
-    """The table right above a cited caption or source note is cited by it: each of its rows' uncited claims."""
+    """The table or list right above a cited caption or source note is cited by it: each of its uncited claims."""
     if not rows or not cites:
         return
     by = _named_links(cites)

@@ -153,3 +153,18 @@ def test_a_cited_note_right_below_a_table_cites_its_rows(note):
 def test_what_is_no_cited_note_right_below_a_table_leaves_its_rows_uncited(text):
     got = scopes(text + REFS)
     assert got["Apixaban | 5 mg twice daily"] == got["Rivaroxaban | 20 mg daily"] == ""
+
+
+STEPS = (
+    "1. Give intramuscular adrenaline 0.5 mg into the anterolateral thigh.\n"
+    "2. Repeat the adrenaline dose after 5 minutes if there is no improvement.\n"
+)
+
+
+def test_a_cited_note_right_below_a_list_cites_its_items():
+    got = scopes(
+        "# X\n\n" + STEPS + "\nThese steps follow the Resuscitation Council UK 2021 guideline [1][2].\n" + REFS
+    )
+    assert [scope for said, scope in got.items() if said.startswith(("Give", "Repeat"))] == ["caption", "caption"]
+    below = scopes("# X\n\n" + STEPS + "\nAdrenaline can cause palpitations [1].\n" + REFS)  # a claim of its own
+    assert [scope for said, scope in below.items() if said.startswith(("Give", "Repeat"))] == ["", ""]
