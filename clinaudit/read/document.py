@@ -405,7 +405,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             if kind == "caption" and cites:
                 reading.above, reading.above_links = "caption", _named_links(cites)  # a cited caption, its table
                 if above_kind == "table_row":
-                    _cite_rows(above, cites, reading)  # a caption below its table cites it too
+                    _cite_block(above, cites, reading)  # a caption below its table cites it too
             continue
         first = len(reading.claims)
         _read_prose(unit, index, rules, reading, previous)
@@ -415,7 +415,7 @@ def _read_units(parsed: ParsedDocument, reading: _Reading, text: str) -> None:
             if reading.table is not None and reading.table.drug >= 0 and not reading.unlinked:
                 _drug_or_evidence_row(unit, index, reading.table, reading)
         elif above and unit.kind == "paragraph" and not block and _SOURCE_NOTE.match(unit.text):
-            _cite_rows(above, _unit_layout(unit, reading).cites, reading)
+            _cite_block(above, _unit_layout(unit, reading).cites, reading)
     for label, text, span in parsed.definitions:
         ids = tuple((f.id, f.kind, f.value) for f in citations.find_ids(text))
         _add_entries(reading, [ReferenceEntry(_entry_label(label.strip()), text.strip(), ids, span)], DEFINITIONS)
@@ -435,12 +435,12 @@ _SOURCE_NOTE = re.compile(
 )
 
 
-def _cite_rows(rows: list[int], cites: Sequence[_Cite], reading: _Reading) -> None:
+def _cite_block(claimed: list[int], cites: Sequence[_Cite], reading: _Reading) -> None:
     """The table or list right above a cited caption or source note is cited by it: each of its uncited claims."""
-    if not rows or not cites:
+    if not claimed or not cites:
         return
     by = _named_links(cites)
-    for k in rows:
+    for k in claimed:
         if k < len(reading.claims) and not reading.claims[k].cited:
             reading.claims[k] = replace(reading.claims[k], cited=True, scope="caption")
             if by:
@@ -930,7 +930,7 @@ def _read_prose(
             strongest = _typed_row(unit, index, bounds, first, cites, rules, reading) or strongest
         _record_row(unit, index, cites, strongest.name if strongest else None, reading)
     elif cites:
-        _closing_group(text, bounds, cites, per_sentence, prose, claim_at, reading)
+        _closing_group(text, bounds, cites, per_sentence, prose, claim_at, reading, said)
         _lead_in(unit, bounds, per_sentence, reading)
 
 
@@ -1124,8 +1124,11 @@ def _closing_group(
     prose: list[bool],
     claim_at: list[int | None],
     reading: _Reading,
+    said: int = -1,
 ) -> None:
     """A group of citations closing a paragraph (`… .[1][4][5]`) cites the sentences since the last cited one.
+
+    `said`: the paragraph's last sentence when it attributes a quotation (_attributed): all its citations close it.
 
     A group is two citations or more, or citations standing after the last sentence's full stop.
     Measured on ExpertQA's medical dev answers (benchmarks/scope.py), leaving out a sentence's own
@@ -1140,7 +1143,7 @@ def _closing_group(
     if last is None or not per_sentence[last]:
         return
     a = bounds[last][0]
-    if last == _attributed(text, bounds, prose):
+    if last == said:
         group = per_sentence[last]  # "— NICE guideline NG238 [2]" under a quotation: it names the quotation's source
     else:
         group = [per_sentence[last][-1]]  # the citations at the end, with only punctuation between them
