@@ -5,6 +5,13 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import multiprocessing
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from clinaudit.check import Hooks
 from clinaudit.core.models import Options
@@ -107,3 +114,53 @@ def test_a_run_cut_short_terminates_its_workers():
     except KeyError:
         pass
     assert all(w.exitcode is not None for w in workers)
+
+
+LINUX = sys.platform.startswith("linux") and Path("/proc/self/stat").exists()
+
+
+def _gone(pid: int) -> bool:
+    """Has the process ended (gone, or a zombie nobody has reaped yet)?"""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(not LINUX, reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_worker_ends_with_the_run_that_started_it():
+    """A run cut short by a signal leaves: a worker its pool started meanwhile, never told, must not go on."""
+    code = (
+        "import multiprocessing, os, sys, time\n"
+        "from clinaudit.run import parallel\n"
+        "def work(parent):\n"
+        "    parallel._die_with(parent)\n"
+        "    print(os.getpid(), flush=True)\n"
+        "    time.sleep(120)\n"
+        "p = multiprocessing.get_context('fork').Process(target=work, args=(os.getpid(),))\n"
+        "p.start()\n"
+        "sys.stdout.write(sys.stdin.readline())\n"  # wait for the test to have the worker's pid
+        "os._exit(0)\n"
+    )
+    run = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    worker = int(run.stdout.readline())
+    run.stdin.write("go\n")
+    run.stdin.flush()
+    run.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while not _gone(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(worker)
+
+
+@pytest.mark.skipif(not LINUX, reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_worker_whose_run_left_before_it_started_leaves_at_once():
+    def work() -> None:
+        parallel._die_with(1)  # not its parent: the run is gone
+        sys.exit(5)
+
+    worker = multiprocessing.get_context("fork").Process(target=work)
+    worker.start()
+    worker.join(timeout=30)
+    assert worker.exitcode == 0

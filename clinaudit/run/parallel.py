@@ -23,6 +23,7 @@ import logging
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from multiprocessing.pool import Pool
@@ -134,7 +135,7 @@ def _pool(options: Options, known: Known, corpus: JsonlCorpus | None = None) -> 
         context = multiprocessing.get_context(START_METHOD)
     except ValueError:
         context = multiprocessing.get_context()
-    pool = context.Pool(workers(options), initializer=_init, initargs=(options, known, corpus))
+    pool = context.Pool(workers(options), initializer=_init, initargs=(options, known, corpus, os.getpid()))
     try:
         yield pool
     except BaseException:
@@ -154,7 +155,7 @@ def _warm(options: Options, known: Known) -> None:
     read_record(CorpusRecord("<warm-up>", 0, _WARM_UP, source="<warm-up>"), options, known)
 
 
-def _init(options: Options, known: Known, corpus: JsonlCorpus | None) -> None:
+def _init(options: Options, known: Known, corpus: JsonlCorpus | None, parent: int = 0) -> None:
     """A worker's state; and not the parent's signal handlers, forked with it.
 
     Ctrl-C and SIGTERM end a worker at once (Ctrl-C reaches the whole process group; the
@@ -164,9 +165,35 @@ def _init(options: Options, known: Known, corpus: JsonlCorpus | None) -> None:
     global _options, _known, _corpus
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with(parent)
     _options, _known, _corpus = options, known, corpus
     log.handlers = [_Kept()]  # not the parent's stderr: its warnings go back with what it read
     log.propagate = False
+    # Nothing else a worker has to say belongs on the terminal: a failed task goes back to the parent as its
+    # exception. What is left is the pool's own traceback when the parent is gone (a worker the pool started
+    # again while a signal ended the run writes its result to a closed pipe): said to no one.
+    sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115  # open for the worker's life
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, the kernel ends a worker when the run that started it is gone.
+
+    A signal ends the run: its handler sends SIGTERM to the workers it knows and leaves. Meanwhile the pool's
+    own thread may start a worker again in place of one just ended; that one, never told, went on reading,
+    then wrote to a closed pipe, or waited for good on a lock a killed worker held, keeping the terminal's
+    pipes open. `PR_SET_PDEATHSIG` asks the kernel to kill it when the thread that forked it is gone: the
+    pool's thread, which dies with the run.
+    """
+    if not parent or not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the run left before the line above: nobody waits for this worker
+        os._exit(0)
 
 
 class _Kept(logging.Handler):
