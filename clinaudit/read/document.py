@@ -877,7 +877,7 @@ def _read_prose(
     strongest: claims.ClaimType | None = None
     first = len(reading.claims)  # where this unit's claims start
     claim_at: list[int | None] = [None] * len(bounds)  # each sentence's claim, by its index in reading.claims
-    said = _attributed(text, bounds, prose) if not row and cites else -1  # "“…” — NICE NG238 [2]": its source
+    said = _attributed(text, bounds, prose) if cites and not row and _DASHES.search(text) else -1  # "“…” — NICE [2]"
     for k, (a, b) in enumerate(bounds):
         raw = text[a:b]
         if not prose[k]:
@@ -1100,6 +1100,7 @@ _CLOSED = re.compile(r"[\s.,;:!?)\]*_]*")  # what may follow a closing group: pu
 # citation); it states nothing and cites the quotation it closes
 _ATTRIBUTION = re.compile(r"[\s*_>]{0,4}(?:[—–―]|--)[ \t]*\S[^\n]{0,120}$")
 _QUOTES = frozenset("\"”’'»")
+_DASHES = re.compile(r"[—–―]|--")  # a paragraph with none has no attribution: the common case, one search in C
 
 
 def _attributed(text: str, bounds: list[tuple[int, int]], prose: list[bool]) -> int:
