@@ -652,13 +652,11 @@ def _report_dangling(
             reading.findings.append(_broken_link(label, first, _uses(counts[label], lines)))
             continue
         reading.findings.append(
-            catalogue.finding(
+            _at_use(
                 catalogue.DANGLING_REFERENCE,
-                first.span,
+                first,
                 f"[{label}] has no entry in the reference list" + _uses(counts[label], lines),
-                sentence=first.sentence,
-                claim_type=first.claim_type,
-                suggestion="Add the entry under References, or correct the marker's number.",
+                "Add the entry under References, or correct the marker's number.",
             )
         )
     if broken:
@@ -673,14 +671,25 @@ def _broken_link(label: str, first: MarkerUse, uses: str) -> Finding:
     severity. Not a numbered `[4]`, which a reader takes for a source (high); and often no link
     was meant at all, as in a chemical name ("[EMIM][TfO]").
     """
-    return catalogue.finding(
+    return _at_use(
         catalogue.DANGLING_REFERENCE,
-        first.span,
+        first,
         f"[{label}] is defined nowhere: the link renders as its bracketed text and cites nothing" + uses,
-        severity=Severity.LOW,
-        sentence=first.sentence,
-        claim_type=first.claim_type,
-        suggestion=f"Add the definition `[{label}]: <url>`, or write the brackets as text (`\\[`).",
+        f"Add the definition `[{label}]: <url>`, or write the brackets as text (`\\[`).",
+        Severity.LOW,
+    )
+
+
+def _at_use(rule: str, use: MarkerUse, message: str, suggestion: str, severity: Severity | None = None) -> Finding:
+    """A finding on a label no list or bibliography reaches, at its first use, in the sentence and claim it cites."""
+    return catalogue.finding(
+        rule,
+        use.span,
+        message,
+        severity=severity,
+        sentence=use.sentence,
+        claim_type=use.claim_type,
+        suggestion=suggestion,
     )
 
 
@@ -786,26 +795,21 @@ def _dangling_key(reading: _Reading, label: str, first: MarkerUse, uses: str) ->
     unread = cited.unread if cited is not None else []
     if unread:
         why = "; ".join(f"{n.name} ({n.problem})" for n in unread)
-        return catalogue.finding(
+        return _at_use(
             catalogue.UNVERIFIABLE_CITATION,
-            first.span,
+            first,
             f"{label} cannot be checked: its bibliography was not read: {why}" + uses,
-            sentence=first.sentence,
-            claim_type=first.claim_type,
-            suggestion="Keep the bibliography in the report's folder or project, or name it with --bibliography.",
+            "Keep the bibliography in the report's folder or project, or name it with --bibliography.",
         )
     names = [b.name for b in cited.bibliographies] if cited is not None else []
     where = f"in {', '.join(names)}" if names else "(the report names no bibliography)"
     near = [k for k in reading.keys if k.casefold() == label[1:].casefold()]
     hint = f"; {', '.join('@' + k for k in sorted(near))} differs in case (keys are case-sensitive)" if near else ""
-    return catalogue.finding(
+    return _at_use(
         catalogue.DANGLING_REFERENCE,
-        first.span,
+        first,
         f"{label} has no entry {where}{hint}" + uses,
-        sentence=first.sentence,
-        claim_type=first.claim_type,
-        suggestion="Add the entry to the bibliography (front matter bibliography:, or --bibliography), or correct "
-        "the key.",
+        "Add the entry to the bibliography (front matter bibliography:, or --bibliography), or correct the key.",
     )
 
 
