@@ -86,7 +86,7 @@ sys.path.insert(0, str(CHECKOUT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from clinaudit.core.text import plural_stem  # noqa: E402
-from clinaudit.read import claims, sentences  # noqa: E402
+from clinaudit.read import citations, claims, sentences  # noqa: E402
 from clinaudit.read.document import read_document  # noqa: E402
 from clinaudit.read.parse import parse_markdown  # noqa: E402
 
@@ -249,7 +249,7 @@ def gated(texts: Iterable[str]) -> list[tuple[str, int, int, int]]:
 def with_sources(answer: dict) -> str:
     """An ExpertQA answer as its user would audit it: its text, then its sources (`[1] https://…`) as References."""
     sources = [str(s).strip() for s in answer.get("attribution") or [] if str(s).strip()]
-    listed = [s if re.match(r"\[\d+\]", s) else f"[{k}] {s}" for k, s in enumerate(sources, 1)]
+    listed = [s if citations.entry_form(s) is not None else f"[{k}] {s}" for k, s in enumerate(sources, 1)]
     text = answer["answer_string"].rstrip()
     return text + ("\n\n## References\n\n" + "\n".join(listed) if listed else "") + "\n"
 
